@@ -1,0 +1,217 @@
+"""Types shared by every game: errors, outcomes, rankings and the game contract.
+
+Every game module (``pylos``, ``kabaleo``) provides one object that satisfies
+:class:`GameRules`. The server, the CLI and the bots only ever talk to games
+through that contract, so adding a game never touches them.
+
+Errors are ``ValueError`` subclasses (as in python-chess) carrying a stable,
+machine-readable ``reason`` string that the wire layer copies into the gRPC
+status details. Messages must never contain hidden information: they may name
+the move the caller sent and public facts only.
+"""
+
+from __future__ import annotations
+
+import enum
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
+
+
+class RulesError(ValueError):
+    """Base class of every error raised by the rules layer."""
+
+    reason = "RULES_ERROR"
+
+
+class MalformedMoveError(RulesError):
+    """The move text is not in the game's notation at all (``"zz9"``)."""
+
+    reason = "MALFORMED_MOVE"
+
+
+class IllegalMoveError(RulesError):
+    """The move is well formed but not legal in this position."""
+
+    reason = "ILLEGAL_MOVE"
+
+
+class GameOverError(RulesError):
+    """A move was given for a game that has already ended."""
+
+    reason = "GAME_OVER"
+
+
+class InvalidPositionError(RulesError):
+    """A position string could not be read or describes an impossible position."""
+
+    reason = "INVALID_POSITION"
+
+
+class InvalidConfigError(RulesError):
+    """A match configuration is not allowed (e.g. Kabaleo ``equal`` deal with 4 players)."""
+
+    reason = "INVALID_CONFIG"
+
+
+class Termination(enum.Enum):
+    """Why a game ended. Values are the stable lower-case names used on the wire and in records."""
+
+    NORMAL = "normal"  # Kabaleo: every piece placed
+    PYRAMID_COMPLETE = "pyramid_complete"  # Pylos: the top ball was placed
+    NO_LEGAL_MOVE = "no_legal_move"  # Pylos: the player to move is stuck
+    REPETITION = "repetition"  # Pylos: third occurrence of a position
+    MOVE_LIMIT = "move_limit"  # the match's maximum number of moves was reached
+    RESIGNATION = "resignation"
+    TIMEOUT = "timeout"  # a seat lost on time under the forfeit policy
+    ABORTED = "aborted"  # the match was cancelled; nobody wins
+
+
+def competition_ranks(keys: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
+    """Rank seats by key, greatest first; equal keys share a rank ("1224" ranking).
+
+    >>> competition_ranks([(3,), (5,), (3,), (1,)])
+    (2, 1, 2, 4)
+    """
+    return tuple(1 + sum(1 for other in keys if other > key) for key in keys)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """End of a game as a value: why it ended and the rank of every seat.
+
+    ``ranks[i]`` is the rank of seat ``i`` (0-based seat index, rank 1 is best;
+    tied seats share a rank). A draw is every seat at rank 1.
+    """
+
+    termination: Termination
+    ranks: tuple[int, ...]
+
+    @property
+    def winners(self) -> tuple[int, ...]:
+        """Seats (0-based) that share first place."""
+        return tuple(i for i, rank in enumerate(self.ranks) if rank == 1)
+
+    @property
+    def is_draw(self) -> bool:
+        """True when every seat shares first place."""
+        return all(rank == 1 for rank in self.ranks)
+
+    @classmethod
+    def win_for(cls, seats: int, winner: int, termination: Termination) -> Outcome:
+        """One winner, everybody else shares second place."""
+        return cls(termination, tuple(1 if s == winner else 2 for s in range(seats)))
+
+    @classmethod
+    def loss_for(cls, seats: int, loser: int, termination: Termination) -> Outcome:
+        """One loser ranked last, everybody else shares first place."""
+        return cls(termination, tuple(seats if s == loser and seats > 1 else 1 for s in range(seats)))
+
+    @classmethod
+    def draw(cls, seats: int, termination: Termination) -> Outcome:
+        """Every seat shares first place."""
+        return cls(termination, (1,) * seats)
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """What one viewer may know of a game: the base of every game's view type.
+
+    Views are built only by a game's ``view``/``referee_view`` functions, never by
+    blanking fields of a state, so nothing hidden can ride along by accident.
+    ``viewer`` is the 0-based seat, or None for a spectator (and for the
+    referee view, where ``referee`` is True).
+    """
+
+    game: str
+    viewer: int | None
+    referee: bool
+    seats: int
+    to_move: int | None
+    ply: int
+    position: str
+    legal_moves: tuple[str, ...]
+    outcome: Outcome | None
+
+
+StateT = TypeVar("StateT")
+ConfigT = TypeVar("ConfigT")
+
+
+class GameRules(Protocol, Generic[ConfigT, StateT]):
+    """The contract every game implements. States are immutable values.
+
+    Seats are 0-based indices here; notations that show seats (Kabaleo) print
+    them 1-based as the rules pages say.
+    """
+
+    name: str
+    min_seats: int
+    max_seats: int
+
+    def parse_config(self, options: Mapping[str, str], seats: int) -> ConfigT:
+        """Build a configuration from string options (CLI flags, proto maps); raise InvalidConfigError."""
+        ...
+
+    def config_options(self, config: ConfigT) -> dict[str, str]:
+        """The string options that rebuild ``config`` through :meth:`parse_config` (records, replays)."""
+        ...
+
+    def new_game(self, config: ConfigT, seed: bytes) -> StateT:
+        """The initial state, whose hidden set-up derives only from the 32-byte ``seed``."""
+        ...
+
+    def legal_moves(self, state: StateT) -> list[str]:
+        """Legal moves in canonical notation, sorted and unique; empty when the game is over."""
+        ...
+
+    def apply(self, state: StateT, move: str) -> StateT:
+        """The state after ``move``; raises MalformedMoveError, IllegalMoveError or GameOverError."""
+        ...
+
+    def canonical_move(self, state: StateT, move: str) -> str:
+        """The canonical notation of a legal ``move`` (raises like :meth:`apply`)."""
+        ...
+
+    def to_move(self, state: StateT) -> int | None:
+        """The seat to move, or None when the game is over."""
+        ...
+
+    def outcome(self, state: StateT) -> Outcome | None:
+        """The outcome when the game is over, else None."""
+        ...
+
+    def seats(self, state: StateT) -> int:
+        """Number of seats in this game."""
+        ...
+
+    def parse_position(self, text: str, config: ConfigT) -> StateT:
+        """Read a full (referee) position string; raise InvalidPositionError."""
+        ...
+
+    def format_position(self, state: StateT) -> str:
+        """The full (referee) position string; round-trips exactly through :meth:`parse_position`."""
+        ...
+
+    def random_move(self, state: StateT, rng: random.Random) -> str:
+        """A legal move drawn uniformly from :meth:`legal_moves` (used for time-out substitution)."""
+        ...
+
+    def forfeit(self, state: StateT, seat: int, termination: Termination) -> StateT:
+        """``seat`` resigns or loses on time. A two-seat game ends (the seat loses with
+        ``termination``); in a larger game the seat is ranked last at the end and the game
+        goes on (the server plays its moves at random so the others can finish)."""
+        ...
+
+    def view(self, state: StateT, seat: int | None) -> View:
+        """What ``seat`` (0-based; None for a spectator) may know: the only path to a client."""
+        ...
+
+    def referee_view(self, state: StateT) -> View:
+        """Everything, for the server's own records and the end-of-game reveal."""
+        ...
+
+    def perft(self, state: StateT, depth: int) -> int:
+        """Number of distinct sequences of exactly ``depth`` legal moves from ``state``."""
+        ...
