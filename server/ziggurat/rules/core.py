@@ -201,7 +201,8 @@ class GameRules(Protocol, Generic[ConfigT, StateT]):
     def forfeit(self, state: StateT, seat: int, termination: Termination) -> StateT:
         """``seat`` resigns or loses on time. A two-seat game ends (the seat loses with
         ``termination``); in a larger game the seat is ranked last at the end and the game
-        goes on (the server plays its moves at random so the others can finish)."""
+        goes on (the server plays its moves at random so the others can finish).
+        """
         ...
 
     def view(self, state: StateT, seat: int | None) -> View:

@@ -1,0 +1,37 @@
+"""Entry point of the ``ziggurat`` command: one sub-command per module of this package."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from ziggurat import __version__
+from ziggurat.cli import demo_cmd, rules_cmd, serve_cmd, verify_cmd
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser (kept separate so tests can inspect the help text)."""
+    parser = argparse.ArgumentParser(
+        prog="ziggurat",
+        description="Authoritative game server for Kabaleo and Pylos: bring your bot, in any language.",
+    )
+    parser.add_argument("--version", action="version", version=f"ziggurat {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    serve_cmd.register(commands)
+    rules_cmd.register(commands)
+    verify_cmd.register(commands)
+    demo_cmd.register(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the process exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    code: int = args.handler(args)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,65 @@
+"""``ziggurat verify``: check a finished match's commit-reveal, moves and outcome."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import grpc
+from google.protobuf import json_format
+
+from ziggurat.v1 import match_service_pb2 as spb
+from ziggurat.v1 import match_service_pb2_grpc as sgrpc
+from ziggurat.verify import verify_record
+
+
+def register(commands: Any) -> None:
+    """Add ``verify``."""
+    parser = commands.add_parser(
+        "verify",
+        help="verify a finished match: seed commitment, moves, outcome",
+        description=(
+            "Fetch a finished match's record from a server (or read a saved record) and check that "
+            "the revealed seed matches the commitment, every move is legal in the set-up derived "
+            "from the seed, and the recorded outcome is the real one. Exit 0 if it verifies, 1 if not."
+        ),
+    )
+    parser.add_argument("match_id", nargs="?", help="the match to fetch from --server")
+    parser.add_argument("--server", default="127.0.0.1:50051", help="HOST:PORT (default 127.0.0.1:50051)")
+    parser.add_argument("--file", type=Path, help="verify a record saved as JSON instead of fetching one")
+    parser.add_argument("--save", type=Path, help="also save the fetched record as JSON")
+    parser.set_defaults(handler=_verify)
+
+
+def _verify(args: argparse.Namespace) -> int:
+    if args.file is not None:
+        try:
+            record = json_format.Parse(args.file.read_text(), spb.MatchRecord())
+        except (OSError, json_format.ParseError) as error:
+            print(f"error: cannot read {args.file}: {error}", file=sys.stderr)
+            return 2
+    elif args.match_id:
+        try:
+            with grpc.insecure_channel(args.server) as channel:
+                stub = sgrpc.MatchServiceStub(channel)
+                response = stub.GetMatchRecord(spb.GetMatchRecordRequest(match_id=args.match_id), timeout=10)
+        except grpc.RpcError as error:
+            print(f"error: {error.code().name}: {error.details()}", file=sys.stderr)
+            return 2
+        record = response.record
+        if args.save is not None:
+            args.save.write_text(json_format.MessageToJson(record))
+    else:
+        print("error: give a MATCH_ID (with --server) or --file", file=sys.stderr)
+        return 2
+    verdict = verify_record(record)
+    if verdict.ok:
+        print(
+            f"verified: match {record.match_id}: seed matches commitment {record.seed_commitment[:16]}…, "
+            f"{len(record.moves)} legal moves, outcome confirmed"
+        )
+        return 0
+    print(f"NOT verified: match {record.match_id}: {verdict.problem}")
+    return 1

@@ -1,0 +1,1 @@
+"""The authoritative match server: match manager, gRPC servicers and the server process."""

@@ -1,0 +1,42 @@
+"""Match records: everything needed to replay a finished match and verify its set-up."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ziggurat.rules.core import Outcome, Termination
+from ziggurat.service.render import render_match
+from ziggurat.v1 import match_service_pb2 as spb
+from ziggurat.wire.codec import TERMINATIONS, outcome_to_proto
+
+if TYPE_CHECKING:
+    from ziggurat.service.match import Match
+
+
+def match_record(match: Match) -> spb.MatchRecord:
+    """The record of a finished match (callers check that it is finished: the seed is in it)."""
+    seed = match.revealed_seed
+    if seed is None:
+        raise ValueError("a record exists only for a finished match")
+    summary = render_match(match, None)
+    record = spb.MatchRecord(
+        match_id=match.match_id,
+        config=summary.config,
+        time_control=summary.time_control,
+        seats=summary.seats,
+        seed_commitment=match.commitment,
+        revealed_seed=seed.hex(),
+    )
+    ply = 0
+    for entry in match.entries:
+        if entry.kind == "move":
+            data = entry.data
+            record.moves.add(seat=data["seat"] + 1, move=data["move"], substituted=data["substituted"])
+            ply += 1
+        elif entry.kind == "forfeit":
+            termination = TERMINATIONS[Termination(entry.data["termination"])]
+            record.forfeits.add(seat=entry.data["seat"] + 1, ply=ply, termination=termination)
+        elif entry.kind == "ended":
+            outcome = Outcome(Termination(entry.data["termination"]), tuple(entry.data["ranks"]))
+            record.outcome.CopyFrom(outcome_to_proto(outcome))
+    return record

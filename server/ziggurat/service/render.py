@@ -1,0 +1,128 @@
+"""Log entries → protobuf events for one audience: the only way events leave the server.
+
+Every game-dependent part goes through ``rules.view(state, audience)`` and the
+view codec; everything else in an event is public by construction (seat numbers,
+names, clocks, the move text, the seed commitment). The seed appears only in the
+``ended`` event, after the game is over. Rendering depends only on the entry and
+the match's immutable settings, so the same entry renders to the same bytes for
+the same audience whenever it is sent (live, resumed, or after a restart).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ziggurat.rules.core import Outcome, Termination
+from ziggurat.v1 import match_pb2 as mpb
+from ziggurat.wire.codec import config_to_proto, outcome_to_proto, view_to_proto
+
+if TYPE_CHECKING:
+    from ziggurat.service.match import LogEntry, Match
+
+SEAT_STATES: dict[str, mpb.SeatState.ValueType] = {
+    "open": mpb.SEAT_STATE_OPEN,
+    "joined": mpb.SEAT_STATE_JOINED,
+    "connected": mpb.SEAT_STATE_CONNECTED,
+    "disconnected": mpb.SEAT_STATE_DISCONNECTED,
+    "timed_out": mpb.SEAT_STATE_TIMED_OUT,
+    "substituted": mpb.SEAT_STATE_SUBSTITUTED,
+    "resigned": mpb.SEAT_STATE_RESIGNED,
+}
+TIMEOUT_POLICIES: dict[str, mpb.TimeoutPolicy.ValueType] = {
+    "forfeit": mpb.TIMEOUT_POLICY_FORFEIT,
+    "random_move": mpb.TIMEOUT_POLICY_RANDOM_MOVE,
+}
+SEAT_ASSIGNMENTS: dict[str, mpb.SeatAssignment.ValueType] = {
+    "lot": mpb.SEAT_ASSIGNMENT_LOT,
+    "chosen": mpb.SEAT_ASSIGNMENT_CHOSEN,
+}
+STATUSES: dict[str, mpb.MatchStatus.ValueType] = {
+    "waiting": mpb.MATCH_STATUS_WAITING,
+    "active": mpb.MATCH_STATUS_ACTIVE,
+    "finished": mpb.MATCH_STATUS_FINISHED,
+}
+
+
+def time_control_proto(match: Match) -> mpb.TimeControl:
+    """The match's time control on the wire."""
+    tc = match.time_control
+    return mpb.TimeControl(
+        per_move_ms=tc.per_move_ms,
+        base_ms=tc.base_ms,
+        increment_ms=tc.increment_ms,
+        on_timeout=TIMEOUT_POLICIES[tc.on_timeout],
+        disconnect_grace_ms=tc.disconnect_grace_ms,
+    )
+
+
+def render_event(match: Match, entry: LogEntry, audience: int | None) -> mpb.Event:
+    """The event ``entry`` as seen by ``audience`` (0-based seat, or None for a spectator)."""
+    event = mpb.Event(seq=entry.seq, match_id=match.match_id, time_ms=entry.time_ms)
+    data = entry.data
+    kind = entry.kind
+    if kind == "created":
+        created = event.match_created
+        created.config.CopyFrom(
+            config_to_proto(match.game, match.seat_count, match.rules.config_options(match.config))
+        )
+        created.time_control.CopyFrom(time_control_proto(match))
+        created.seed_commitment = match.commitment
+    elif kind == "seat":
+        seat = event.seat_changed.seat
+        seat.seat, seat.player_name, seat.state = data["seat"] + 1, data["name"], SEAT_STATES[data["state"]]
+    elif kind == "started":
+        started = event.match_started
+        for index, name in enumerate(data["names"]):
+            started.seats.add(seat=index + 1, player_name=name, state=mpb.SEAT_STATE_JOINED)
+        started.view.CopyFrom(view_to_proto(match.rules.view(entry.state, audience)))
+    elif kind == "turn":
+        turn = event.turn_started
+        turn.seat, turn.ply, turn.time_left_ms = data["seat"] + 1, data["ply"], data["time_left_ms"]
+        if audience == data["seat"]:
+            turn.legal_moves.extend(match.rules.legal_moves(entry.state))
+        for index, clock in enumerate(data["clocks"]):
+            turn.seats.add(seat=index + 1, player_name=match.seats[index].name, clock_ms=clock)
+    elif kind == "move":
+        played = event.move_played
+        played.seat, played.move, played.substituted = data["seat"] + 1, data["move"], data["substituted"]
+        played.view.CopyFrom(view_to_proto(match.rules.view(entry.state, audience)))
+    elif kind == "forfeit":
+        # A forfeit (resignation or time-out under the forfeit policy) is a seat change.
+        seat = event.seat_changed.seat
+        seat.seat, seat.player_name = data["seat"] + 1, match.seats[data["seat"]].name
+        seat.state = (
+            mpb.SEAT_STATE_RESIGNED if data["termination"] == "resignation" else mpb.SEAT_STATE_TIMED_OUT
+        )
+    elif kind == "ended":
+        ended = event.match_ended
+        outcome = Outcome(Termination(data["termination"]), tuple(data["ranks"]))
+        ended.outcome.CopyFrom(outcome_to_proto(outcome))
+        seed = match.revealed_seed
+        ended.revealed_seed = "" if seed is None else seed.hex()
+        ended.view.CopyFrom(view_to_proto(match.rules.view(entry.state, audience)))
+    else:  # pragma: no cover - every kind written by Match is handled above
+        raise ValueError(f"unknown event kind {kind!r}")
+    return event
+
+
+def render_match(match: Match, audience: int | None) -> mpb.Match:
+    """The match summary as ``audience`` may see it (GetMatch, ListMatches)."""
+    out = mpb.Match(
+        match_id=match.match_id,
+        config=config_to_proto(match.game, match.seat_count, match.rules.config_options(match.config)),
+        time_control=time_control_proto(match),
+        seat_assignment=SEAT_ASSIGNMENTS[match.seat_assignment],
+        status=STATUSES[match.status],
+        seed_commitment=match.commitment,
+        last_seq=match.last_seq,
+    )
+    for index, info in enumerate(match.seats):
+        out.seats.add(
+            seat=index + 1, player_name=info.name, state=SEAT_STATES[info.state], clock_ms=info.clock_ms
+        )
+    seed = match.revealed_seed
+    if seed is not None:
+        out.revealed_seed = seed.hex()
+    if match.status != "waiting":
+        out.view.CopyFrom(view_to_proto(match.rules.view(match.state, audience)))
+    return out

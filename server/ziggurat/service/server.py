@@ -1,0 +1,123 @@
+"""The server process: gRPC server with health and reflection, restore, graceful shutdown.
+
+Shutdown order (SIGTERM or Ctrl-C): health → NOT_SERVING, end every event stream
+(clients resume from their last sequence number elsewhere or after a restart),
+stop accepting and drain unary calls for ``grace`` seconds, close the database
+(WAL checkpoint). A second signal forces an immediate exit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_health.v1.health import aio as health_aio  # type: ignore[attr-defined]
+from grpc_reflection.v1alpha import reflection
+
+from ziggurat.service.manager import MatchManager
+from ziggurat.service.servicer import MatchServicer
+from ziggurat.store.sqlite import Store
+from ziggurat.v1 import match_service_pb2, match_service_pb2_grpc
+
+log = logging.getLogger("ziggurat.server")
+
+SERVICE_NAME = match_service_pb2.DESCRIPTOR.services_by_name["MatchService"].full_name
+MAX_MESSAGE_BYTES = 64 * 1024
+
+GRPC_OPTIONS = [
+    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.keepalive_time_ms", 30_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.max_concurrent_streams", 10_000),
+    ("grpc.so_reuseport", 0),
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ServeOptions:
+    """Everything ``ziggurat serve`` can be told."""
+
+    host: str = "0.0.0.0"
+    port: int = 50051
+    db_path: str = "ziggurat.db"
+    durable: bool = False
+    grace_seconds: float = 5.0
+    rate_per_seat: float = 200.0
+    burst_per_seat: float = 400.0
+    max_live_matches: int = 20_000
+
+
+class ZigguratServer:
+    """A running server; use :meth:`start` and :meth:`stop` (or :func:`run` for the CLI)."""
+
+    def __init__(self, options: ServeOptions) -> None:
+        self.options = options
+        self.store = Store(options.db_path, durable=options.durable)
+        self.manager = MatchManager(self.store, max_live_matches=options.max_live_matches)
+        self.health = health_aio.HealthServicer()
+        self.server = grpc.aio.server(options=GRPC_OPTIONS)
+        self.port = 0
+
+    async def start(self) -> int:
+        """Restore unfinished matches, bind, start serving; returns the bound port."""
+        restored = self.manager.restore()
+        if restored:
+            log.info("restored %d unfinished matches from %s", restored, self.options.db_path)
+        servicer = MatchServicer(
+            self.manager, rate=self.options.rate_per_seat, burst=self.options.burst_per_seat
+        )
+        match_service_pb2_grpc.add_MatchServiceServicer_to_server(servicer, self.server)
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
+        reflection.enable_server_reflection(
+            (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), self.server
+        )
+        address = f"{self.options.host}:{self.options.port}"
+        self.port = self.server.add_insecure_port(address)
+        if not self.port:
+            raise OSError(f"could not listen on {address}")
+        await self.server.start()
+        serving = health_pb2.HealthCheckResponse.SERVING
+        await self.health.set("", serving)
+        await self.health.set(SERVICE_NAME, serving)
+        return self.port
+
+    async def stop(self) -> None:
+        """Graceful stop: NOT_SERVING, end streams, drain, close the database."""
+        not_serving = health_pb2.HealthCheckResponse.NOT_SERVING
+        await self.health.set("", not_serving)
+        await self.health.set(SERVICE_NAME, not_serving)
+        self.manager.close()
+        await self.server.stop(self.options.grace_seconds)
+        self.store.close()
+
+
+async def run(options: ServeOptions, *, on_ready: Callable[[int], None] | None = None) -> None:
+    """Serve until SIGTERM/SIGINT, then shut down in order; a second signal exits at once."""
+    server = ZigguratServer(options)
+    port = await server.start()
+    log.info("ziggurat listening on %s:%d (database %s)", options.host, port, options.db_path)
+    if on_ready is not None:
+        on_ready(port)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def on_signal() -> None:
+        if stop.is_set():
+            log.warning("second signal: exiting now")
+            os._exit(1)
+        log.info("shutting down (send the signal again to force)")
+        stop.set()
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, on_signal)
+    await stop.wait()
+    await server.stop()
+    log.info("stopped")

@@ -1,0 +1,246 @@
+"""The MatchService servicer: thin handlers that authenticate, call the match, render.
+
+Every message that reaches a client is built by :mod:`ziggurat.service.render`
+from the caller's seat (or None for a spectator), so redaction has one code path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+
+from ziggurat.rules.core import RulesError
+from ziggurat.service.manager import MatchManager
+from ziggurat.service.match import Match
+from ziggurat.service.ratelimit import RateLimiter
+from ziggurat.service.render import SEAT_ASSIGNMENTS, STATUSES, render_event, render_match
+from ziggurat.service.timecontrol import TimeControl
+from ziggurat.v1 import match_pb2 as mpb
+from ziggurat.v1 import match_service_pb2 as spb
+from ziggurat.v1 import match_service_pb2_grpc as sgrpc
+from ziggurat.wire import errors
+from ziggurat.wire.codec import GAME_NAMES, config_from_proto
+
+_POLICIES = {
+    mpb.TIMEOUT_POLICY_UNSPECIFIED: "forfeit",
+    mpb.TIMEOUT_POLICY_FORFEIT: "forfeit",
+    mpb.TIMEOUT_POLICY_RANDOM_MOVE: "random_move",
+}
+_ASSIGNMENTS = {value: name for name, value in SEAT_ASSIGNMENTS.items()}
+_STATUS_NAMES = {value: name for name, value in STATUSES.items()}
+MAX_PAGE = 1000
+
+
+def bearer_token(context: grpc.aio.ServicerContext[Any, Any]) -> str | None:
+    """The seat token from ``authorization: Bearer <token>`` metadata, if any."""
+    for key, value in context.invocation_metadata() or ():
+        if key == "authorization" and isinstance(value, str):
+            scheme, _, token = value.partition(" ")
+            return token.strip() if scheme.lower() == "bearer" else value.strip()
+    return None
+
+
+async def _refuse(context: grpc.aio.ServicerContext[Any, Any], error: errors.ApiError) -> None:
+    status = error.to_status()
+    await context.abort(status.code, status.details, status.trailing_metadata)
+
+
+Handler = Callable[..., Awaitable[Any]]
+
+
+def _api(handler: Handler) -> Handler:
+    """Turn ApiError/RulesError raised by a unary handler into a rich gRPC status."""
+
+    async def wrapped(self: MatchServicer, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        try:
+            return await handler(self, request, context)
+        except errors.ApiError as error:
+            await _refuse(context, error)
+        except RulesError as error:
+            await _refuse(context, errors.from_rules_error(error))
+
+    wrapped.__name__ = handler.__name__
+    wrapped.__doc__ = handler.__doc__
+    return wrapped
+
+
+class MatchServicer(sgrpc.MatchServiceServicer):
+    """gRPC front of the :class:`MatchManager`."""
+
+    def __init__(self, manager: MatchManager, *, rate: float = 200.0, burst: float = 400.0) -> None:
+        self.manager = manager
+        self.limiter = RateLimiter(rate, burst)
+
+    def _seat(self, match: Match, context: grpc.aio.ServicerContext[Any, Any]) -> int:
+        token = bearer_token(context)
+        seat = match.seat_for_token(token)
+        if not self.limiter.allow(f"{match.match_id}/{seat}"):
+            raise errors.exhausted("RATE_LIMITED", "too many requests for this seat; slow down")
+        return seat
+
+    @_api
+    async def CreateMatch(
+        self, request: spb.CreateMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> spb.CreateMatchResponse:
+        """Validate the configuration and time control, then create the match."""
+        peer = context.peer() or "unknown"
+        if not self.limiter.allow(f"create/{peer.rsplit(':', 1)[0]}"):
+            raise errors.exhausted("RATE_LIMITED", "too many matches created from this address; slow down")
+        try:
+            game, seats, options = config_from_proto(request.config)
+            tc = request.time_control
+            time_control = TimeControl(
+                per_move_ms=tc.per_move_ms,
+                base_ms=tc.base_ms,
+                increment_ms=tc.increment_ms,
+                on_timeout=_POLICIES.get(tc.on_timeout, "invalid"),
+                disconnect_grace_ms=tc.disconnect_grace_ms,
+            )
+        except RulesError as error:
+            raise errors.ApiError(grpc.StatusCode.INVALID_ARGUMENT, "INVALID_CONFIG", str(error)) from None
+        assignment = _ASSIGNMENTS.get(request.seat_assignment, "lot")
+        match = self.manager.create(game, seats, options, time_control, assignment)
+        return spb.CreateMatchResponse(match=render_match(match, None))
+
+    @_api
+    async def JoinMatch(
+        self, request: spb.JoinMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> spb.JoinMatchResponse:
+        """Take a seat and hand back its token (shown once, stored hashed)."""
+        match = self.manager.get(request.match_id)
+        token, seat = match.join(request.player_name, request.seat - 1 if request.seat else None)
+        return spb.JoinMatchResponse(token=token, seat=seat + 1, match=render_match(match, seat))
+
+    @_api
+    async def ListMatches(
+        self, request: spb.ListMatchesRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> spb.ListMatchesResponse:
+        """Matches newest first, as a spectator sees them."""
+        limit = min(request.page_size or 100, MAX_PAGE)
+        status = _STATUS_NAMES.get(request.status) if request.status else None
+        game = GAME_NAMES.get(request.game) if request.game else None
+        matches = self.manager.list(status=status, game=game, limit=limit)
+        return spb.ListMatchesResponse(matches=[render_match(m, None) for m in matches])
+
+    @_api
+    async def GetMatch(
+        self, request: spb.GetMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> spb.GetMatchResponse:
+        """The match as the caller's seat (token) or a spectator (no token) sees it."""
+        match = self.manager.get(request.match_id)
+        viewer = match.viewer_for_token(bearer_token(context))
+        return spb.GetMatchResponse(match=render_match(match, viewer))
+
+    @_api
+    async def SubmitMove(
+        self, request: spb.SubmitMoveRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> spb.SubmitMoveResponse:
+        """Play a move for the token's seat."""
+        match = self.manager.get(request.match_id)
+        seat = self._seat(match, context)
+        entry = match.submit(seat, request.move, request.ply or None)
+        return spb.SubmitMoveResponse(seq=entry.seq, move=entry.data["move"])
+
+    @_api
+    async def Resign(
+        self, request: spb.ResignRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> spb.ResignResponse:
+        """The token's seat resigns."""
+        match = self.manager.get(request.match_id)
+        seat = self._seat(match, context)
+        entry = match.resign(seat)
+        return spb.ResignResponse(seq=entry.seq)
+
+    @_api
+    async def GetMatchRecord(
+        self, request: spb.GetMatchRecordRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> spb.GetMatchRecordResponse:
+        """The verifiable record of a finished match (refused while it is running)."""
+        from ziggurat.service.records import match_record
+
+        match = self.manager.get(request.match_id)
+        if match.status != "finished":
+            raise errors.precondition("NOT_FINISHED", "the record is available once the match is over")
+        return spb.GetMatchRecordResponse(record=match_record(match))
+
+    async def WatchMatch(
+        self, request: spb.WatchMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[spb.WatchMatchResponse]:
+        """Stream the log after ``after_seq`` as the caller may see it, until the end."""
+        try:
+            match = self.manager.get(request.match_id)
+            viewer = match.viewer_for_token(bearer_token(context))
+            entries = match.follow(request.after_seq)
+            first = await anext(entries, None)
+        except errors.ApiError as error:
+            await _refuse(context, error)
+            return
+        if viewer is not None:
+            match.connect(viewer)
+        try:
+            if first is not None:
+                yield spb.WatchMatchResponse(event=render_event(match, first, viewer))
+                async for entry in entries:
+                    yield spb.WatchMatchResponse(event=render_event(match, entry, viewer))
+        finally:
+            if viewer is not None:
+                match.disconnect(viewer)
+
+    async def Play(  # type: ignore[override]  # writes with context.write, returns nothing
+        self, request_iterator: AsyncIterator[spb.PlayRequest], context: grpc.aio.ServicerContext[Any, Any]
+    ) -> None:
+        """Bidirectional bot stream: events out, moves in, on one call."""
+        try:
+            first = await anext(request_iterator)
+        except StopAsyncIteration:
+            return
+        try:
+            match = self.manager.get(first.match_id)
+            seat = match.seat_for_token(bearer_token(context))
+            entries = match.follow(first.after_seq)
+        except errors.ApiError as error:
+            await _refuse(context, error)
+            return
+        lock = asyncio.Lock()
+
+        async def send(response: spb.PlayResponse) -> None:
+            async with lock:
+                await context.write(response)
+
+        match.connect(seat)
+        reader = asyncio.create_task(self._play_reader(match, seat, first, request_iterator, send))
+        try:
+            async for entry in entries:
+                await send(spb.PlayResponse(event=render_event(match, entry, seat)))
+        finally:
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await reader
+            match.disconnect(seat)
+
+    async def _play_reader(
+        self,
+        match: Match,
+        seat: int,
+        first: spb.PlayRequest,
+        requests: AsyncIterator[spb.PlayRequest],
+        send: Callable[[spb.PlayResponse], Awaitable[None]],
+    ) -> None:
+        """Apply every move that arrives on a Play stream; refusals go back as MoveRejected."""
+        request: spb.PlayRequest | None = first
+        while request is not None:
+            if request.move:
+                try:
+                    if not self.limiter.allow(f"{match.match_id}/{seat}"):
+                        raise errors.exhausted("RATE_LIMITED", "too many requests for this seat; slow down")
+                    match.submit(seat, request.move, request.ply or None)
+                except errors.ApiError as error:
+                    rejected = spb.MoveRejected(
+                        move=request.move[:64], reason=error.reason, message=error.message
+                    )
+                    await send(spb.PlayResponse(move_rejected=rejected))
+            request = await anext(requests, None)

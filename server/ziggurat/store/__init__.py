@@ -1,0 +1,1 @@
+"""Persistence: the per-match event log and match records on SQLite."""

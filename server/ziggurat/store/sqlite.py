@@ -1,0 +1,240 @@
+"""The event log and match records on an embedded SQLite database (WAL mode).
+
+The log is the single source of truth: every accepted move is committed here
+before any client hears of it, and replaying a match's events through the rules
+rebuilds it after a crash. The secret seed is stored beside the match (it must be,
+to survive a restart) and leaves the server only through the reveal at the end.
+
+sqlite3 calls are synchronous and short (one small transaction per ply); they run
+on the event loop thread so that commit order is the order clients see.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS matches (
+    match_id TEXT PRIMARY KEY,
+    created_ms INTEGER NOT NULL,
+    game TEXT NOT NULL,
+    seats INTEGER NOT NULL,
+    options_json TEXT NOT NULL,
+    time_control_json TEXT NOT NULL,
+    seat_assignment TEXT NOT NULL,
+    seed BLOB NOT NULL,
+    commitment TEXT NOT NULL,
+    status TEXT NOT NULL,
+    ended_ms INTEGER
+);
+CREATE INDEX IF NOT EXISTS matches_by_status ON matches (status, created_ms);
+CREATE TABLE IF NOT EXISTS seat_tokens (
+    match_id TEXT NOT NULL,
+    seat INTEGER NOT NULL,
+    player_name TEXT NOT NULL,
+    token_hash TEXT NOT NULL,
+    PRIMARY KEY (match_id, seat)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS events (
+    match_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    time_ms INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    data_json TEXT NOT NULL,
+    PRIMARY KEY (match_id, seq)
+) WITHOUT ROWID;
+"""
+
+
+@dataclass(slots=True)
+class StoredEvent:
+    """One persisted log entry (the authoritative, unredacted form: never sent as is)."""
+
+    seq: int
+    time_ms: int
+    kind: str
+    data: dict[str, Any]
+
+
+@dataclass(slots=True)
+class StoredMatch:
+    """A match's row plus its seats and events, as loaded for replay."""
+
+    match_id: str
+    created_ms: int
+    game: str
+    seats: int
+    options: dict[str, str]
+    time_control: dict[str, int | str]
+    seat_assignment: str
+    seed: bytes
+    commitment: str
+    status: str
+    ended_ms: int | None
+    seat_rows: list[tuple[int, str, str]]  # (seat, player_name, token_hash)
+    events: list[StoredEvent]
+
+
+class Store:
+    """A SQLite database file holding every match ziggurat has hosted."""
+
+    def __init__(self, path: str | Path, *, durable: bool = False) -> None:
+        """Open (creating if needed) the database at ``path``.
+
+        ``durable=False`` uses ``synchronous=NORMAL``: a commit survives a crash of
+        the server process (kill -9) but maybe not a power loss; ``durable=True``
+        fsyncs every commit (``synchronous=FULL``).
+        """
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
+        self._db.execute("PRAGMA foreign_keys=ON")
+        self._db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        """Checkpoint and close; later calls fail."""
+        try:
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            self._db.close()
+
+    def create_match(self, match: StoredMatch) -> None:
+        """Insert a new match and its first events in one transaction."""
+        with self._transaction():
+            self._db.execute(
+                "INSERT INTO matches VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    match.match_id,
+                    match.created_ms,
+                    match.game,
+                    match.seats,
+                    json.dumps(match.options, sort_keys=True),
+                    json.dumps(match.time_control, sort_keys=True),
+                    match.seat_assignment,
+                    match.seed,
+                    match.commitment,
+                    match.status,
+                    match.ended_ms,
+                ),
+            )
+            self._insert_events(match.match_id, match.events)
+
+    def add_seat(
+        self,
+        match_id: str,
+        seat: int,
+        player_name: str,
+        token_hash: str,
+        events: Sequence[StoredEvent],
+        *,
+        status: str | None = None,
+    ) -> None:
+        """Record a joined seat (token stored only hashed), its events and the new status atomically."""
+        with self._transaction():
+            self._db.execute(
+                "INSERT INTO seat_tokens VALUES (?,?,?,?)", (match_id, seat, player_name, token_hash)
+            )
+            self._insert_events(match_id, events)
+            if status is not None:
+                self._db.execute("UPDATE matches SET status=? WHERE match_id=?", (status, match_id))
+
+    def append(
+        self,
+        match_id: str,
+        events: Sequence[StoredEvent],
+        *,
+        status: str | None = None,
+        ended_ms: int | None = None,
+    ) -> None:
+        """Append events (and optionally change the match status) in one transaction."""
+        with self._transaction():
+            self._insert_events(match_id, events)
+            if status is not None:
+                self._db.execute(
+                    "UPDATE matches SET status=?, ended_ms=? WHERE match_id=?", (status, ended_ms, match_id)
+                )
+
+    def load(self, match_id: str) -> StoredMatch | None:
+        """One match with its seats and full event log, or None."""
+        row = self._db.execute("SELECT * FROM matches WHERE match_id=?", (match_id,)).fetchone()
+        return None if row is None else self._load_row(row)
+
+    def load_unfinished(self) -> list[StoredMatch]:
+        """Every match that was waiting or active: what a restart must bring back."""
+        rows = self._db.execute(
+            "SELECT * FROM matches WHERE status != 'finished' ORDER BY created_ms"
+        ).fetchall()
+        return [self._load_row(row) for row in rows]
+
+    def list_ids(self, *, status: str | None, game: str | None, limit: int) -> list[str]:
+        """Match ids, newest first, filtered by status and game."""
+        query = "SELECT match_id FROM matches WHERE 1=1"
+        params: list[Any] = []
+        if status is not None:
+            query += " AND status=?"
+            params.append(status)
+        if game is not None:
+            query += " AND game=?"
+            params.append(game)
+        query += " ORDER BY created_ms DESC, match_id LIMIT ?"
+        params.append(limit)
+        return [row[0] for row in self._db.execute(query, params)]
+
+    def _load_row(self, row: tuple[Any, ...]) -> StoredMatch:
+        match_id = row[0]
+        seats = self._db.execute(
+            "SELECT seat, player_name, token_hash FROM seat_tokens WHERE match_id=? ORDER BY seat",
+            (match_id,),
+        ).fetchall()
+        events = [
+            StoredEvent(seq, time_ms, kind, json.loads(data))
+            for seq, time_ms, kind, data in self._db.execute(
+                "SELECT seq, time_ms, kind, data_json FROM events WHERE match_id=? ORDER BY seq",
+                (match_id,),
+            )
+        ]
+        return StoredMatch(
+            match_id=match_id,
+            created_ms=row[1],
+            game=row[2],
+            seats=row[3],
+            options=json.loads(row[4]),
+            time_control=json.loads(row[5]),
+            seat_assignment=row[6],
+            seed=bytes(row[7]),
+            commitment=row[8],
+            status=row[9],
+            ended_ms=row[10],
+            seat_rows=[(int(s), str(n), str(h)) for s, n, h in seats],
+            events=events,
+        )
+
+    def _insert_events(self, match_id: str, events: Iterable[StoredEvent]) -> None:
+        self._db.executemany(
+            "INSERT INTO events VALUES (?,?,?,?,?)",
+            [(match_id, e.seq, e.time_ms, e.kind, json.dumps(e.data, separators=(",", ":"))) for e in events],
+        )
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self._db)
+
+
+class _Transaction:
+    """BEGIN/COMMIT around a block, ROLLBACK on error, so a refused write leaves nothing."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def __enter__(self) -> None:
+        self._db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        self._db.execute("COMMIT" if exc_type is None else "ROLLBACK")

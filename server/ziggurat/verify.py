@@ -1,0 +1,73 @@
+"""Commit-reveal verification of a finished match record (``ziggurat verify``).
+
+Anyone holding a record can check, without trusting the server, that:
+the revealed seed matches the commitment published at the start; the set-up
+re-derived from that seed, replayed with the recorded moves and forfeits,
+accepts every move as legal; and it ends with the recorded outcome.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ziggurat.rules.core import RulesError, Termination
+from ziggurat.rules.registry import get_rules
+from ziggurat.rules.seeding import commitment
+from ziggurat.v1 import match_service_pb2 as spb
+from ziggurat.wire.codec import TERMINATIONS, config_from_proto, outcome_to_proto
+
+_TERMINATION_BY_WIRE = {value: name for name, value in TERMINATIONS.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The result of a verification: ok, and the first problem found otherwise."""
+
+    ok: bool
+    problem: str = ""
+
+
+def verify_record(record: spb.MatchRecord) -> Verdict:
+    """Check a record's commitment, moves and outcome; never raises on bad records."""
+    try:
+        seed = bytes.fromhex(record.revealed_seed)
+    except ValueError:
+        return Verdict(False, "the revealed seed is not hex")
+    if len(seed) != 32:
+        return Verdict(False, "the revealed seed is not 32 bytes")
+    if commitment(seed) != record.seed_commitment:
+        return Verdict(False, "the revealed seed does not match the commitment published at the start")
+    try:
+        game, seats, options = config_from_proto(record.config)
+        rules = get_rules(game)
+        state = rules.new_game(rules.parse_config(options, seats), seed)
+    except RulesError as error:
+        return Verdict(False, f"the configuration is invalid: {error}")
+    forfeits = sorted(record.forfeits, key=lambda f: f.ply)
+    pending = list(forfeits)
+    for ply, move in enumerate(record.moves):
+        while pending and pending[0].ply == ply:
+            forfeit = pending.pop(0)
+            state = rules.forfeit(
+                state, forfeit.seat - 1, _TERMINATION_BY_WIRE.get(forfeit.termination, Termination.TIMEOUT)
+            )
+        if rules.to_move(state) != move.seat - 1:
+            return Verdict(
+                False, f"move {ply + 1} ({move.move}) is recorded for seat {move.seat}, not the seat to move"
+            )
+        try:
+            state = rules.apply(state, move.move)
+        except RulesError as error:
+            return Verdict(False, f"move {ply + 1} ({move.move}) is not legal: {error}")
+    for forfeit in pending:
+        if forfeit.ply != len(record.moves):
+            return Verdict(False, f"a forfeit is recorded at ply {forfeit.ply}, after the last move")
+        state = rules.forfeit(
+            state, forfeit.seat - 1, _TERMINATION_BY_WIRE.get(forfeit.termination, Termination.TIMEOUT)
+        )
+    outcome = rules.outcome(state)
+    if outcome is None:
+        return Verdict(False, "the recorded moves do not finish the game")
+    if outcome_to_proto(outcome) != record.outcome:
+        return Verdict(False, "the recorded outcome differs from the outcome of the replayed game")
+    return Verdict(True)

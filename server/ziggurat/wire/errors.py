@@ -1,0 +1,102 @@
+"""Typed errors of the service and their gRPC status codes with a machine-readable reason.
+
+Every refusal the server sends is an :class:`ApiError`: a status code, a stable
+``reason`` (the ErrorInfo reason, domain ``ziggurat``) and a human message. Rules
+errors are mapped here so malformed, illegal, out-of-turn and game-over moves each
+get their own status and reason. Messages are built from public facts only.
+"""
+
+from __future__ import annotations
+
+import grpc
+from google.protobuf import any_pb2
+from google.rpc import error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+from ziggurat.rules.core import (
+    GameOverError,
+    IllegalMoveError,
+    InvalidConfigError,
+    InvalidPositionError,
+    MalformedMoveError,
+    RulesError,
+)
+
+DOMAIN = "ziggurat"
+
+
+class ApiError(Exception):
+    """A request the server refuses; nothing was changed by it."""
+
+    def __init__(self, code: grpc.StatusCode, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+
+    def to_status(self) -> grpc.Status:
+        """The rich status: code, message and an ErrorInfo with our reason in the details."""
+        info = error_details_pb2.ErrorInfo(reason=self.reason, domain=DOMAIN)
+        detail = any_pb2.Any()
+        detail.Pack(info)
+        status = status_pb2.Status(code=self.code.value[0], message=self.message, details=[detail])
+        return rpc_status.to_status(status)
+
+
+_RULES_CODES: dict[type[RulesError], grpc.StatusCode] = {
+    MalformedMoveError: grpc.StatusCode.INVALID_ARGUMENT,
+    InvalidConfigError: grpc.StatusCode.INVALID_ARGUMENT,
+    InvalidPositionError: grpc.StatusCode.INVALID_ARGUMENT,
+    IllegalMoveError: grpc.StatusCode.FAILED_PRECONDITION,
+    GameOverError: grpc.StatusCode.FAILED_PRECONDITION,
+}
+
+
+def from_rules_error(error: RulesError) -> ApiError:
+    """The API error for a rules error (its reason is the rules error's own)."""
+    code = _RULES_CODES.get(type(error), grpc.StatusCode.INVALID_ARGUMENT)
+    return ApiError(code, error.reason, str(error))
+
+
+def not_found(match_id: str) -> ApiError:
+    """No such match."""
+    return ApiError(grpc.StatusCode.NOT_FOUND, "MATCH_NOT_FOUND", f"no match {match_id!r}")
+
+
+def invalid(reason: str, message: str) -> ApiError:
+    """A request that is malformed whatever the match state."""
+    return ApiError(grpc.StatusCode.INVALID_ARGUMENT, reason, message)
+
+
+def precondition(reason: str, message: str) -> ApiError:
+    """A well-formed request that the match's current state does not allow."""
+    return ApiError(grpc.StatusCode.FAILED_PRECONDITION, reason, message)
+
+
+def unauthenticated(reason: str, message: str) -> ApiError:
+    """No token, or a token that is not a seat token at all."""
+    return ApiError(grpc.StatusCode.UNAUTHENTICATED, reason, message)
+
+
+def permission_denied(reason: str, message: str) -> ApiError:
+    """A valid token used where it gives no right (e.g. another match's seat)."""
+    return ApiError(grpc.StatusCode.PERMISSION_DENIED, reason, message)
+
+
+def exhausted(reason: str, message: str) -> ApiError:
+    """Too much: rate limit, server capacity."""
+    return ApiError(grpc.StatusCode.RESOURCE_EXHAUSTED, reason, message)
+
+
+def error_reason(error: grpc.aio.AioRpcError | grpc.RpcError) -> str | None:
+    """Client side: the ErrorInfo reason of a failed call, if the server sent one."""
+    status = rpc_status.from_call(error)  # type: ignore[arg-type]
+    if status is None:
+        return None
+    for detail in status.details:
+        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+            info = error_details_pb2.ErrorInfo()
+            detail.Unpack(info)
+            reason: str = info.reason
+            return reason
+    return None
