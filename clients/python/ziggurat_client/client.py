@@ -1,0 +1,196 @@
+"""The asyncio client: create, join, watch and play matches.
+
+Thin by design: every call is one RPC of ``proto/ziggurat/v1/match_service.proto``;
+failures surface as :class:`ZigguratError` carrying the status code and the
+server's machine-readable reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+import grpc
+
+from ziggurat.v1 import game_pb2, match_pb2
+from ziggurat.v1 import match_service_pb2 as spb
+from ziggurat.v1 import match_service_pb2_grpc as sgrpc
+from ziggurat.wire.errors import error_reason
+
+CHANNEL_OPTIONS = [
+    ("grpc.keepalive_time_ms", 20_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+]
+
+
+class ZigguratError(Exception):
+    """A call the server refused: ``code`` is the gRPC status, ``reason`` the ErrorInfo reason."""
+
+    def __init__(self, code: grpc.StatusCode, reason: str | None, message: str) -> None:
+        super().__init__(f"{code.name} {reason or ''}: {message}")
+        self.code = code
+        self.reason = reason
+        self.message = message
+
+    @classmethod
+    def from_rpc(cls, error: grpc.aio.AioRpcError) -> ZigguratError:
+        """Wrap a failed call, decoding the reason from the status details."""
+        return cls(error.code(), error_reason(error), error.details() or "")
+
+
+@dataclass(frozen=True, slots=True)
+class MatchHandle:
+    """A joined seat: the match id, the 1-based seat and its secret token."""
+
+    match_id: str
+    seat: int
+    token: str
+
+    @property
+    def metadata(self) -> tuple[tuple[str, str], ...]:
+        """The call metadata that authenticates as this seat."""
+        return (("authorization", f"Bearer {self.token}"),)
+
+
+class ZigguratClient:
+    """An open connection to a server. Use as ``async with ZigguratClient(address) as client``."""
+
+    def __init__(self, address: str, *, credentials: grpc.ChannelCredentials | None = None) -> None:
+        self.address = address
+        if credentials is None:
+            self._channel = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
+        else:
+            self._channel = grpc.aio.secure_channel(address, credentials, options=CHANNEL_OPTIONS)
+        self.stub = sgrpc.MatchServiceStub(self._channel)
+
+    async def __aenter__(self) -> ZigguratClient:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Close the channel."""
+        await self._channel.close(None)
+
+    async def _call(self, method: Callable[..., Awaitable[Any]], request: Any, **kwargs: Any) -> Any:
+        try:
+            return await method(request, **kwargs)
+        except grpc.aio.AioRpcError as error:
+            raise ZigguratError.from_rpc(error) from None
+
+    async def create_match(
+        self,
+        config: game_pb2.GameConfig,
+        *,
+        time_control: match_pb2.TimeControl | None = None,
+        seat_assignment: match_pb2.SeatAssignment.ValueType = match_pb2.SEAT_ASSIGNMENT_LOT,
+    ) -> match_pb2.Match:
+        """Create a match; returns it as a spectator sees it."""
+        request = spb.CreateMatchRequest(
+            config=config, time_control=time_control, seat_assignment=seat_assignment
+        )
+        response: spb.CreateMatchResponse = await self._call(self.stub.CreateMatch, request)
+        return response.match
+
+    async def join(self, match_id: str, name: str, seat: int = 0) -> MatchHandle:
+        """Take a seat (``seat`` only for SEAT_ASSIGNMENT_CHOSEN matches)."""
+        request = spb.JoinMatchRequest(match_id=match_id, player_name=name, seat=seat)
+        response: spb.JoinMatchResponse = await self._call(self.stub.JoinMatch, request)
+        return MatchHandle(match_id, response.seat, response.token)
+
+    async def get_match(self, match_id: str, handle: MatchHandle | None = None) -> match_pb2.Match:
+        """The match as ``handle``'s seat (or a spectator) sees it."""
+        metadata = handle.metadata if handle else ()
+        response: spb.GetMatchResponse = await self._call(
+            self.stub.GetMatch, spb.GetMatchRequest(match_id=match_id), metadata=metadata
+        )
+        return response.match
+
+    async def list_matches(
+        self, status: match_pb2.MatchStatus.ValueType = match_pb2.MATCH_STATUS_UNSPECIFIED
+    ) -> list[match_pb2.Match]:
+        """Matches newest first."""
+        response: spb.ListMatchesResponse = await self._call(
+            self.stub.ListMatches, spb.ListMatchesRequest(status=status)
+        )
+        return list(response.matches)
+
+    async def submit_move(self, handle: MatchHandle, move: str, ply: int = 0) -> spb.SubmitMoveResponse:
+        """Play ``move`` for ``handle``'s seat."""
+        request = spb.SubmitMoveRequest(match_id=handle.match_id, move=move, ply=ply)
+        response: spb.SubmitMoveResponse = await self._call(
+            self.stub.SubmitMove, request, metadata=handle.metadata
+        )
+        return response
+
+    async def resign(self, handle: MatchHandle) -> None:
+        """Resign ``handle``'s seat."""
+        await self._call(
+            self.stub.Resign, spb.ResignRequest(match_id=handle.match_id), metadata=handle.metadata
+        )
+
+    async def record(self, match_id: str) -> spb.MatchRecord:
+        """The verifiable record of a finished match."""
+        response: spb.GetMatchRecordResponse = await self._call(
+            self.stub.GetMatchRecord, spb.GetMatchRecordRequest(match_id=match_id)
+        )
+        return response.record
+
+    async def watch(
+        self, match_id: str, *, handle: MatchHandle | None = None, after_seq: int = 0
+    ) -> AsyncIterator[match_pb2.Event]:
+        """Events after ``after_seq`` as the seat (or a spectator) sees them, until the match ends."""
+        metadata = handle.metadata if handle else ()
+        call = self.stub.WatchMatch(
+            spb.WatchMatchRequest(match_id=match_id, after_seq=after_seq), metadata=metadata
+        )
+        try:
+            async for response in call:
+                yield response.event
+        except grpc.aio.AioRpcError as error:
+            raise ZigguratError.from_rpc(error) from None
+        finally:
+            call.cancel()
+
+    async def play(
+        self,
+        handle: MatchHandle,
+        choose: Callable[[match_pb2.TurnStartedEvent], Awaitable[str] | str],
+        *,
+        on_event: Callable[[match_pb2.Event], None] | None = None,
+        after_seq: int = 0,
+    ) -> match_pb2.MatchEndedEvent | None:
+        """Play ``handle``'s seat on the bidirectional Play stream until the match ends.
+
+        ``choose`` gets each TurnStarted event for this seat (with its legal moves) and
+        returns a move. Returns the MatchEnded event (None if the stream ended early).
+        """
+        call = self.stub.Play(metadata=handle.metadata)  # type: ignore[call-arg]  # writes via call.write
+        await call.write(spb.PlayRequest(match_id=handle.match_id, after_seq=after_seq))
+        ended: match_pb2.MatchEndedEvent | None = None
+        try:
+            async for response in call:
+                if response.WhichOneof("kind") != "event":
+                    continue
+                event = response.event
+                if on_event is not None:
+                    on_event(event)
+                kind = event.WhichOneof("kind")
+                if kind == "turn_started" and event.turn_started.seat == handle.seat:
+                    move = choose(event.turn_started)
+                    if not isinstance(move, str):
+                        move = await move
+                    await call.write(spb.PlayRequest(move=move, ply=event.turn_started.ply))
+                elif kind == "match_ended":
+                    ended = event.match_ended
+        except grpc.aio.AioRpcError as error:
+            raise ZigguratError.from_rpc(error) from None
+        finally:
+            call.cancel()
+        return ended

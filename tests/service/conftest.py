@@ -1,0 +1,128 @@
+"""Fixtures: a real server on an ephemeral loopback port with a real database file."""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from ziggurat.service.server import ServeOptions, ZigguratServer
+from ziggurat.v1 import game_pb2
+from ziggurat_client import ZigguratClient
+
+
+@dataclass
+class RunningServer:
+    server: ZigguratServer
+    address: str
+    db_path: Path
+
+
+@pytest.fixture
+async def server(tmp_path: Path) -> AsyncIterator[RunningServer]:
+    """An in-process server (same event loop as the test) on 127.0.0.1:0."""
+    db = tmp_path / "ziggurat.db"
+    running = ZigguratServer(ServeOptions(host="127.0.0.1", port=0, db_path=str(db), grace_seconds=0.5))
+    port = await running.start()
+    yield RunningServer(running, f"127.0.0.1:{port}", db)
+    await running.stop()
+
+
+@pytest.fixture
+async def client(server: RunningServer) -> AsyncIterator[ZigguratClient]:
+    async with ZigguratClient(server.address) as c:
+        yield c
+
+
+def pylos_config(variant: int = game_pb2.PYLOS_VARIANT_STANDARD, max_moves: int = 0) -> game_pb2.GameConfig:
+    return game_pb2.GameConfig(
+        game=game_pb2.GAME_PYLOS, seats=2, pylos=game_pb2.PylosConfig(variant=variant, max_moves=max_moves)
+    )
+
+
+def kabaleo_config(
+    seats: int, deal: int = game_pb2.KABALEO_DEAL_RANDOM, last_stack: bool = False
+) -> game_pb2.GameConfig:
+    return game_pb2.GameConfig(
+        game=game_pb2.GAME_KABALEO,
+        seats=seats,
+        kabaleo=game_pb2.KabaleoConfig(deal=deal, last_stack=last_stack),
+    )
+
+
+def random_chooser(seed: int):  # type: ignore[no-untyped-def]
+    rng = random.Random(seed)
+
+    def choose(turn):  # type: ignore[no-untyped-def]
+        return rng.choice(list(turn.legal_moves))
+
+    return choose
+
+
+class ServerProcess:
+    """``ziggurat serve`` as a real subprocess (for kill -9, signals and the CLI)."""
+
+    def __init__(self, db_path: Path, extra: list[str] | None = None) -> None:
+        self.db_path = db_path
+        self.extra = extra or []
+        self.proc: subprocess.Popen[str] | None = None
+        self.address = ""
+
+    def start(self) -> str:
+        cmd = [
+            sys.executable,
+            "-m",
+            "ziggurat.cli.main",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--db",
+            str(self.db_path),
+            "--grace",
+            "1",
+            *self.extra,
+        ]
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        assert self.proc.stdout is not None
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            line = self.proc.stdout.readline()
+            if not line:
+                err = self.proc.stderr.read() if self.proc.stderr else ""
+                raise RuntimeError(f"server exited before listening: {err}")
+            if line.startswith("ziggurat listening on "):
+                self.address = line.split()[-1].strip()
+                return self.address
+        raise RuntimeError("server did not start in 30 s")
+
+    def kill9(self) -> None:
+        assert self.proc is not None
+        self.proc.kill()
+        self.proc.wait(10)
+
+    def terminate(self) -> int:
+        assert self.proc is not None
+        self.proc.terminate()
+        return self.proc.wait(20)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+
+@pytest.fixture
+def server_process(tmp_path: Path) -> Iterator[ServerProcess]:
+    proc = ServerProcess(tmp_path / "ziggurat.db")
+    yield proc
+    proc.stop()

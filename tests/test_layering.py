@@ -1,0 +1,63 @@
+"""The layers point down only: rules ← wire ← service/store ← cli."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import ziggurat
+
+PACKAGE = Path(ziggurat.__file__).parent
+
+# For each layer, the imports it must never make (prefix match on the module name).
+FORBIDDEN = {
+    "rules": [
+        "grpc",
+        "google",
+        "asyncio",
+        "sqlite3",
+        "socket",
+        "ziggurat.v1",
+        "ziggurat.wire",
+        "ziggurat.service",
+        "ziggurat.store",
+        "ziggurat.cli",
+        "ziggurat_client",
+        "os",
+        "io",
+        "logging",
+    ],
+    "wire": ["ziggurat.service", "ziggurat.store", "ziggurat.cli", "sqlite3", "asyncio"],
+    "store": ["grpc", "ziggurat.v1", "ziggurat.wire", "ziggurat.service", "ziggurat.cli"],
+    "service": ["ziggurat.cli"],
+}
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+def test_layers_import_only_downwards() -> None:
+    problems = []
+    for layer, forbidden in FORBIDDEN.items():
+        files = sorted((PACKAGE / layer).glob("*.py"))
+        assert files, f"layer {layer} has no modules"
+        for path in files:
+            for name in _imports(path):
+                if any(name == bad or name.startswith(bad + ".") for bad in forbidden):
+                    problems.append(f"{path.relative_to(PACKAGE)} imports {name}")
+    assert not problems, problems
+
+
+def test_rules_has_no_generated_protobuf_or_io() -> None:
+    for path in (PACKAGE / "rules").glob("*.py"):
+        text = path.read_text()
+        assert "_pb2" not in text, path
+        assert "open(" not in text, path
