@@ -1,0 +1,165 @@
+"""Hypothesis properties of the Kabaleo engine: moves, errors, termination, round trips, non-interference."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ziggurat.rules.core import GameOverError, IllegalMoveError, MalformedMoveError, RulesError
+from ziggurat.rules.kabaleo import (
+    KABALEO,
+    Deal,
+    KabaleoConfig,
+    KabaleoState,
+    apply,
+    format_position,
+    legal_moves,
+    new_game,
+    parse_position,
+    view,
+)
+from ziggurat.rules.kabaleo_model import canonical_colours
+
+EXAMPLES = 60
+
+
+@st.composite
+def configs(draw: st.DrawFn) -> KabaleoConfig:
+    players = draw(st.integers(2, 4))
+    deal = Deal.RANDOM if players == 4 else draw(st.sampled_from(Deal))
+    return KabaleoConfig(players, deal, draw(st.booleans()))
+
+
+@st.composite
+def states(draw: st.DrawFn, finished: bool | None = None) -> KabaleoState:
+    """A state reached by random legal play from a seeded set-up (``finished`` forces the end or not)."""
+    config = draw(configs())
+    state = new_game(config, draw(st.binary(min_size=32, max_size=32)))
+    total = config.total_plies
+    if finished is None:
+        plies = draw(st.integers(0, total))
+    else:
+        plies = total if finished else draw(st.integers(0, total - 1))
+    rng = random.Random(draw(st.integers(0, 2**32)))
+    for _ in range(plies):
+        state = apply(state, rng.choice(legal_moves(state)))
+    return state
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(states(), st.data())
+def test_every_legal_move_applies(state: KabaleoState, data: st.DataObject) -> None:
+    moves = legal_moves(state)
+    assert moves == sorted(set(moves))
+    if state.to_move is None:
+        assert moves == []
+        return
+    for move in data.draw(st.lists(st.sampled_from(moves), min_size=1, max_size=10)):
+        after = apply(state, move)
+        assert after.ply == state.ply + 1
+        assert KABALEO.canonical_move(state, move) == move
+
+
+MOVE_LIKE = st.one_of(
+    st.text(max_size=5),
+    st.builds(lambda c, n: f"{c}{n}", st.sampled_from("RYGBOPXrb"), st.integers(-3, 40)),
+    st.builds(lambda c, n: f"{c}0{n}", st.sampled_from("RYGBOP"), st.integers(1, 9)),
+)
+
+
+@settings(max_examples=EXAMPLES * 3, deadline=None)
+@given(states(), MOVE_LIKE)
+def test_anything_not_legal_is_rejected_with_the_right_error(state: KabaleoState, move: str) -> None:
+    before = format_position(state)
+    snapshot = replace(state)
+    if state.to_move is not None and move in legal_moves(state):
+        apply(state, move)
+        return
+    well_formed = len(move) >= 2 and move[0] in "RYGBOP" and move[1:].isascii() and move[1:].isdigit()
+    well_formed = well_formed and move[1] != "0"
+    try:
+        apply(state, move)
+    except GameOverError:
+        assert state.to_move is None
+    except MalformedMoveError:
+        assert state.to_move is not None and not well_formed
+    except IllegalMoveError:
+        assert state.to_move is not None and well_formed
+    else:
+        raise AssertionError(f"{move!r} was accepted")
+    assert format_position(state) == before and state == snapshot
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(configs(), st.binary(min_size=32, max_size=32), st.integers(0, 2**32))
+def test_games_end_after_exactly_every_piece(config: KabaleoConfig, seed: bytes, rng_seed: int) -> None:
+    rng = random.Random(rng_seed)
+    state = new_game(config, seed)
+    plies = 0
+    while state.to_move is not None:
+        assert plies < config.total_plies
+        state = apply(state, KABALEO.random_move(state, rng))
+        plies += 1
+    assert plies == config.total_plies == state.ply
+    assert KABALEO.outcome(state) is not None
+
+
+@settings(max_examples=EXAMPLES * 2, deadline=None)
+@given(states())
+def test_position_round_trip(state: KabaleoState) -> None:
+    text = format_position(state)
+    again = parse_position(text, state.config)
+    assert again == state
+    assert format_position(again) == text
+
+
+def other_assignments(state: KabaleoState, seat: int | None, data: st.DataObject) -> KabaleoState:
+    """The same state with every objective ``seat`` may not know (and the unheld pair) redrawn."""
+    colours = state.colours_in_play
+    kept = {} if seat is None else {seat: state.objectives[seat]}
+    free = data.draw(st.permutations([c for c in colours if c not in kept.values()]))
+    objectives = []
+    for s in range(state.config.players):
+        objectives.append(kept[s] if s in kept else free.pop())
+    unheld = canonical_colours(free)
+    return replace(state, objectives=tuple(objectives), unheld=(unheld[0], unheld[1]))
+
+
+@settings(max_examples=EXAMPLES * 2, deadline=None)
+@given(states(finished=False), st.data())
+def test_non_interference(state: KabaleoState, data: st.DataObject) -> None:
+    players = state.config.players
+    seat = data.draw(st.sampled_from([None, *range(players)]))
+    other = other_assignments(state, seat, data)
+    assert view(state, seat) == view(other, seat)
+    assert view(state, seat).position == view(other, seat).position
+    # errors a seat can provoke are identical too
+    for move in ("B1", "P30", "Y7", "G12", "zz"):
+        assert error_text(state, move) == error_text(other, move)
+    # and so is everything after the same moves, while the game goes on
+    rng = random.Random(data.draw(st.integers(0, 1000)))
+    while state.to_move is not None:
+        move = rng.choice(legal_moves(state))
+        state, other = apply(state, move), apply(other, move)
+        if state.to_move is not None:
+            assert view(state, seat) == view(other, seat)
+
+
+def error_text(state: KabaleoState, move: str) -> str:
+    try:
+        apply(state, move)
+    except RulesError as error:
+        return f"{error.reason}: {error}"
+    return "ok"
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(states(finished=True))
+def test_the_end_reveals_everything(state: KabaleoState) -> None:
+    for seat in [None, *range(state.config.players)]:
+        seen = view(state, seat)
+        assert seen.objectives == state.objectives and seen.unheld == state.unheld
+        assert seen.position == format_position(state)
