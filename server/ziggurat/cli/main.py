@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from ziggurat import __version__
-from ziggurat.cli import demo_cmd, rules_cmd, serve_cmd, verify_cmd
+from ziggurat.cli import bot_cmd, demo_cmd, rules_cmd, serve_cmd, verify_cmd
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -21,6 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve_cmd.register(commands)
     rules_cmd.register(commands)
     verify_cmd.register(commands)
+    bot_cmd.register(commands)
     demo_cmd.register(commands)
     return parser
 
