@@ -318,12 +318,19 @@ class Match:
             if self._turn is not None and self._turn.seat == seat:
                 self._arm_timer()
 
-    async def follow(self, after_seq: int) -> AsyncIterator[LogEntry]:
-        """Entries with seq > ``after_seq``: the backlog, then live ones, until the end."""
+    def follow(self, after_seq: int) -> AsyncIterator[LogEntry]:
+        """Entries with seq > ``after_seq``: the backlog, then live ones, until the end.
+
+        The resume point is checked here, eagerly, so a bad one is refused before a
+        stream is opened or a seat is marked connected.
+        """
         if not 0 <= after_seq <= self.last_seq:
             raise errors.ApiError(
                 grpc.StatusCode.OUT_OF_RANGE, "BAD_SEQ", f"after_seq must be between 0 and {self.last_seq}"
             )
+        return self._follow(after_seq)
+
+    async def _follow(self, after_seq: int) -> AsyncIterator[LogEntry]:
         index = after_seq
         while True:
             while index < len(self.entries):
@@ -380,9 +387,10 @@ class Match:
 
     def _turn_data(self, seat: int, ply: int) -> dict[str, Any]:
         tc = self.time_control
-        limits = [
-            limit for limit in (tc.per_move_ms, self.seats[seat].clock_ms if tc.base_ms else 0) if limit
-        ]
+        # An empty Fischer clock is still a limit: 0 would mean "untimed" on the wire, and a
+        # seat that ran out under random_move (no increment) would stall the match forever.
+        clock = max(1, self.seats[seat].clock_ms) if tc.base_ms else 0
+        limits = [limit for limit in (tc.per_move_ms, clock) if limit]
         return {
             "seat": seat,
             "ply": ply,
@@ -486,11 +494,13 @@ class Match:
     def _arm_timer(self) -> None:
         """(Re)schedule the expiry of the running turn: its time limit, or the disconnect grace."""
         turn = self._turn
-        if turn is None or self.status != "active":
+        if turn is None:
             return
         if turn.timer is not None:
             turn.timer.cancel()
             turn.timer = None
+        if self.status != "active" or self._closed:
+            return  # closed: the streams ending at shutdown must not start a grace timer
         now = time.monotonic()
         deadlines = []
         if turn.time_left_ms:
@@ -506,7 +516,7 @@ class Match:
     def _expire(self, ply: int) -> None:
         """The running turn's time is up: apply the match's timeout policy."""
         turn = self._turn
-        if turn is None or turn.ply != ply or self.status != "active":
+        if turn is None or turn.ply != ply or self.status != "active" or self._closed:
             return
         seat = turn.seat
         info = self.seats[seat]
