@@ -146,12 +146,14 @@ def test_views_are_public_and_complete() -> None:
         assert isinstance(view, PylosView) and isinstance(view, View)
         assert view.viewer == seat and not view.referee
         assert view.position == PYLOS.format_position(state)
-        assert view.legal_moves == tuple(PYLOS.legal_moves(state))
+        # The seat to move (dark, seat 1) is told its legal moves; the others are not.
+        assert view.legal_moves == (tuple(PYLOS.legal_moves(state)) if seat == 1 else ())
         assert view.levels == ("L...............", ".........", "....", ".")
         assert view.reserves == (14, 15)
         assert view.seats == 2 and view.to_move == 1 and view.ply == 1 and view.game == "pylos"
     referee = PYLOS.referee_view(state)
     assert referee.referee and referee.viewer is None and referee.position == PYLOS.view(state, 0).position
+    assert referee.legal_moves == tuple(PYLOS.legal_moves(state))
 
 
 def test_forfeit() -> None:

@@ -8,13 +8,14 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from ziggurat.service.server import ServeOptions, ZigguratServer
-from ziggurat.v1 import game_pb2
+from ziggurat.v1 import game_pb2, match_pb2, match_service_pb2
 from ziggurat_client import ZigguratClient
 
 
@@ -126,3 +127,24 @@ def server_process(tmp_path: Path) -> Iterator[ServerProcess]:
     proc = ServerProcess(tmp_path / "ziggurat.db")
     yield proc
     proc.stop()
+
+
+@dataclass
+class PlayItem:
+    """One item of a Play stream, flattened: an event, or a refusal of a sent move."""
+
+    kind: str  # "event" or "move_rejected"
+    event: match_pb2.Event
+    move_rejected: match_service_pb2.MoveRejected
+
+    def WhichOneof(self, _: str) -> str:  # noqa: N802 - mirrors the protobuf API
+        return self.kind
+
+
+async def play_items(call: Any) -> AsyncIterator[PlayItem]:
+    """Flatten PlayResponse batches (events of one change + an optional refusal) into items."""
+    async for response in call:
+        if response.HasField("move_rejected"):
+            yield PlayItem("move_rejected", match_pb2.Event(), response.move_rejected)
+        for event in response.events:
+            yield PlayItem("event", event, match_service_pb2.MoveRejected())

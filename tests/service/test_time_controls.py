@@ -19,7 +19,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from tests.service.conftest import RunningServer, kabaleo_config, pylos_config
+from tests.service.conftest import RunningServer, kabaleo_config, play_items, pylos_config
 from ziggurat.service.server import ServeOptions, ZigguratServer
 from ziggurat.v1 import game_pb2, match_pb2
 from ziggurat.v1 import match_service_pb2 as spb
@@ -67,7 +67,7 @@ async def run_bot(
     call = client.stub.Play(metadata=handle.metadata)  # type: ignore[call-arg]
     await call.write(spb.PlayRequest(match_id=handle.match_id, after_seq=after_seq))
     try:
-        async for response in call:
+        async for response in play_items(call):
             if response.WhichOneof("kind") == "move_rejected":
                 run.rejected.append(response.move_rejected)
                 continue

@@ -121,8 +121,10 @@ class ZigguratClient:
         )
         return list(response.matches)
 
-    async def submit_move(self, handle: MatchHandle, move: str, ply: int = 0) -> spb.SubmitMoveResponse:
-        """Play ``move`` for ``handle``'s seat."""
+    async def submit_move(
+        self, handle: MatchHandle, move: str, ply: int | None = None
+    ) -> spb.SubmitMoveResponse:
+        """Play ``move`` for ``handle``'s seat; ``ply`` guards against playing it on a later turn."""
         request = spb.SubmitMoveRequest(match_id=handle.match_id, move=move, ply=ply)
         response: spb.SubmitMoveResponse = await self._call(
             self.stub.SubmitMove, request, metadata=handle.metadata
@@ -152,7 +154,8 @@ class ZigguratClient:
         )
         try:
             async for response in call:
-                yield response.event
+                for event in response.events:
+                    yield event
         except grpc.aio.AioRpcError as error:
             raise ZigguratError.from_rpc(error) from None
         finally:
@@ -176,19 +179,17 @@ class ZigguratClient:
         ended: match_pb2.MatchEndedEvent | None = None
         try:
             async for response in call:
-                if response.WhichOneof("kind") != "event":
-                    continue
-                event = response.event
-                if on_event is not None:
-                    on_event(event)
-                kind = event.WhichOneof("kind")
-                if kind == "turn_started" and event.turn_started.seat == handle.seat:
-                    move = choose(event.turn_started)
-                    if not isinstance(move, str):
-                        move = await move
-                    await call.write(spb.PlayRequest(move=move, ply=event.turn_started.ply))
-                elif kind == "match_ended":
-                    ended = event.match_ended
+                for event in response.events:
+                    if on_event is not None:
+                        on_event(event)
+                    kind = event.WhichOneof("kind")
+                    if kind == "turn_started" and event.turn_started.seat == handle.seat:
+                        move = choose(event.turn_started)
+                        if not isinstance(move, str):
+                            move = await move
+                        await call.write(spb.PlayRequest(move=move, ply=event.turn_started.ply))
+                    elif kind == "match_ended":
+                        ended = event.match_ended
         except grpc.aio.AioRpcError as error:
             raise ZigguratError.from_rpc(error) from None
         finally:

@@ -109,13 +109,13 @@ class SeatRunner:
             await call.write(spb.PlayRequest(match_id=self.handle.match_id, after_seq=resume))
             async for response in call:
                 self.backoff.reset()
-                if response.WhichOneof("kind") == "move_rejected":
+                if response.HasField("move_rejected"):
                     self.rejections.append(response.move_rejected)
                     log.warning("seat %d: move refused: %s", self.handle.seat, response.move_rejected.message)
-                    continue
-                ended = await self._handle(call, response.event)
-                if ended is not None:
-                    return ended
+                for event in response.events:
+                    ended = await self._handle(call, event)
+                    if ended is not None:
+                        return ended
         except grpc.aio.AioRpcError as error:
             raise ZigguratError.from_rpc(error) from None
         finally:

@@ -50,6 +50,12 @@ def register(commands: Any) -> None:
         "--rate", type=float, default=200.0, help="requests per second per seat (0 = unlimited)"
     )
     parser.add_argument("--max-matches", type=int, default=20_000, help="maximum live matches")
+    parser.add_argument(
+        "--no-mdns",
+        dest="mdns",
+        action="store_false",
+        help="do not announce the server on the LAN (mDNS _ziggurat._tcp; default: announce)",
+    )
     parser.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
     parser.set_defaults(handler=_serve)
 
@@ -69,6 +75,7 @@ def _serve(args: argparse.Namespace) -> int:
         rate_per_seat=args.rate,
         burst_per_seat=max(1.0, 2 * args.rate),
         max_live_matches=args.max_matches,
+        mdns=args.mdns,
     )
 
     def ready(port: int) -> None:

@@ -30,6 +30,7 @@ Decisions the rules page leaves to the implementation, documented once here:
 from __future__ import annotations
 
 import enum
+import functools
 import random
 import re
 from collections import Counter
@@ -231,6 +232,13 @@ def _has_move(light: int, dark: int, side: int) -> bool:
     if own.bit_count() < BALLS_PER_COLOUR:
         return not (light | dark) >> TOP & 1
     return bool(_base_moves(light, dark, side))
+
+
+@functools.lru_cache(maxsize=4096)
+def _sorted_moves(light: int, dark: int, side: int, variant: Variant) -> tuple[str, ...]:
+    """Sorted canonical notations of a board's moves, memoised: a server asks for the same
+    position's moves several times per ply (validation, the mover's view, its turn event)."""
+    return tuple(sorted(_notation(m) for m in _generate(light, dark, side, variant)))
 
 
 def _notation(move: _Move) -> str:
@@ -481,8 +489,7 @@ class PylosRules:
         """Canonical notations of every legal move, each recovery choice separately, sorted."""
         if state.outcome is not None:
             return []
-        moves = _generate(state.light, state.dark, state.side, state.config.variant)
-        return sorted(_notation(m) for m in moves)
+        return list(_sorted_moves(state.light, state.dark, state.side, state.config.variant))
 
     def _resolve_text(self, state: PylosState, move: str) -> _Move:
         """Parse and check a move text with the documented error precedence."""
@@ -571,15 +578,17 @@ class PylosRules:
 
     def _view(self, state: PylosState, seat: int | None, *, referee: bool) -> PylosView:
         """Build a view from public facts only."""
+        state_to_move = self.to_move(state)
         return PylosView(
             game=self.name,
             viewer=seat,
             referee=referee,
             seats=SEATS,
-            to_move=self.to_move(state),
+            to_move=state_to_move,
             ply=state.ply,
             position=_format(state),
-            legal_moves=tuple(self.legal_moves(state)),
+            # Legal moves are told to the seat to move (and the referee) only, as in Kabaleo.
+            legal_moves=tuple(self.legal_moves(state)) if referee or seat == state_to_move else (),
             outcome=state.outcome,
             levels=_levels(state.light, state.dark),
             reserves=(

@@ -52,6 +52,40 @@ class LogEntry:
     kind: str
     data: dict[str, Any]
     state: Any
+    # Serialized renderings by audience, kept only for the newest commit (fan-out).
+    cache: dict[int | None, bytes] | None = None
+
+
+class Subscriber:
+    """One open stream of a match: who it is for, and a wake-up when something happens.
+
+    ``outbox`` carries stream-specific messages (a refused move on a Play stream)
+    that the stream's single writer sends with the next batch of events.
+    """
+
+    __slots__ = ("_future", "cursor", "outbox", "seat")
+
+    def __init__(self, seat: int | None, cursor: int) -> None:
+        self.seat = seat
+        self.cursor = cursor  # number of log entries already sent
+        self.outbox: list[Any] = []
+        self._future: asyncio.Future[None] | None = None
+
+    async def wait(self) -> None:
+        """Sleep until :meth:`wake` (returns at once if woken since the last wait)."""
+        if self._future is None:
+            self._future = asyncio.get_running_loop().create_future()
+        try:
+            await self._future
+        finally:
+            self._future = None
+
+    def wake(self) -> None:
+        """Wake the stream's writer; harmless when it is not waiting."""
+        if self._future is None:
+            self._future = asyncio.get_running_loop().create_future()
+        if not self._future.done():
+            self._future.set_result(None)
 
 
 @dataclass(slots=True)
@@ -102,7 +136,8 @@ class Match:
         self.forfeited: set[int] = set()
         self.moves = 0  # plies played so far
         self._by_token: dict[str, int] = {}
-        self._changed: asyncio.Future[None] | None = None
+        self._subscribers: list[Subscriber] = []
+        self._recent: list[LogEntry] = []  # entries of the newest commit (their caches are kept)
         self._turn: _Turn | None = None
         self._rng = random.Random(secrets.randbits(64))
         self._order = seat_order(stored.seed, stored.seats)
@@ -318,38 +353,58 @@ class Match:
             if self._turn is not None and self._turn.seat == seat:
                 self._arm_timer()
 
-    def follow(self, after_seq: int) -> AsyncIterator[LogEntry]:
-        """Entries with seq > ``after_seq``: the backlog, then live ones, until the end.
-
-        The resume point is checked here, eagerly, so a bad one is refused before a
-        stream is opened or a seat is marked connected.
-        """
+    def subscribe(self, after_seq: int, seat: int | None) -> Subscriber:
+        """Open a stream cursor after ``after_seq`` (checked here, before anything is sent)."""
         if not 0 <= after_seq <= self.last_seq:
             raise errors.ApiError(
                 grpc.StatusCode.OUT_OF_RANGE, "BAD_SEQ", f"after_seq must be between 0 and {self.last_seq}"
             )
-        return self._follow(after_seq)
+        subscriber = Subscriber(seat, after_seq)
+        self._subscribers.append(subscriber)
+        return subscriber
 
-    async def _follow(self, after_seq: int) -> AsyncIterator[LogEntry]:
-        index = after_seq
+    def unsubscribe(self, subscriber: Subscriber) -> None:
+        """Forget a closed stream."""
+        if subscriber in self._subscribers:
+            self._subscribers.remove(subscriber)
+
+    async def batches(self, subscriber: Subscriber) -> AsyncIterator[tuple[list[LogEntry], list[Any]]]:
+        """(new entries, outbox items) for ``subscriber`` as they happen, until the end.
+
+        Entries committed together arrive together. A subscriber that falls behind
+        simply gets a bigger batch next time: nothing is queued per subscriber.
+        """
         while True:
-            while index < len(self.entries):
-                entry = self.entries[index]
-                index += 1
-                yield entry
+            entries = self.entries[subscriber.cursor :]
+            extras, subscriber.outbox = subscriber.outbox, []
+            if entries or extras:
+                subscriber.cursor = len(self.entries)
+                yield entries, extras
+                continue
             if self.status == "finished" or self._closed:
                 return
-            if self._changed is None:
-                self._changed = asyncio.get_running_loop().create_future()
-            await asyncio.shield(self._changed)
+            await subscriber.wait()
+
+    def follow(self, after_seq: int) -> AsyncIterator[LogEntry]:
+        """Entries with seq > ``after_seq`` one by one, until the end (checked eagerly)."""
+        subscriber = self.subscribe(after_seq, None)
+        return self._follow(subscriber)
+
+    async def _follow(self, subscriber: Subscriber) -> AsyncIterator[LogEntry]:
+        try:
+            async for entries, _ in self.batches(subscriber):
+                for entry in entries:
+                    yield entry
+        finally:
+            self.unsubscribe(subscriber)
 
     def close(self) -> None:
         """Stop timers and end every follower (server shutdown); the log already holds everything."""
         self._closed = True
+        for subscriber in self._subscribers:
+            subscriber.wake()
         if self._turn is not None and self._turn.timer is not None:
             self._turn.timer.cancel()
-        if self._changed is not None and not self._changed.done():
-            self._changed.set_result(None)
 
     # ----------------------------------------------------------------- internals
 
@@ -428,6 +483,9 @@ class Match:
                 self.match_id, stored, status=status, ended_ms=now if status == "finished" else None
             )
         # Durable: now change memory and tell the world.
+        for entry in self._recent:
+            entry.cache = None
+        self._recent = entries
         for entry in entries:
             self.entries.append(entry)
             self.state = entry.state
@@ -465,10 +523,14 @@ class Match:
             self._log(f"match {self.match_id} seat {data['seat'] + 1} forfeited ({data['termination']})")
 
     def _wake(self) -> None:
-        if self._changed is not None:
-            if not self._changed.done():
-                self._changed.set_result(None)
-            self._changed = None
+        """Wake every stream, the seat to move first so that its turn reaches it soonest."""
+        to_move = self._turn.seat if self._turn is not None else None
+        for subscriber in self._subscribers:
+            if subscriber.seat == to_move and to_move is not None:
+                subscriber.wake()
+        for subscriber in self._subscribers:
+            if subscriber.seat != to_move or to_move is None:
+                subscriber.wake()
 
     # -------------------------------------------------------------------- clocks
 

@@ -126,3 +126,45 @@ def render_match(match: Match, audience: int | None) -> mpb.Match:
     if match.status != "waiting":
         out.view.CopyFrom(view_to_proto(match.rules.view(match.state, audience)))
     return out
+
+
+def event_bytes(match: Match, entry: LogEntry, audience: int | None) -> bytes:
+    """The serialized event for ``audience``, cached on the entry while it is the newest.
+
+    Fan-out to many spectators (and both Pylos seats' identical parts) then costs one
+    rendering per audience instead of one per stream.
+    """
+    cache = entry.cache
+    if cache is None:
+        cache = entry.cache = {}
+    data = cache.get(audience)
+    if data is None:
+        data = cache[audience] = render_event(match, entry, audience).SerializeToString()
+    return data
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def frame_events(events: list[bytes], extra: bytes = b"") -> bytes:
+    """A WatchMatchResponse / PlayResponse in wire form: field 1 (``events``) repeated.
+
+    Both messages declare ``repeated Event events = 1``, so the response is just each
+    serialized event behind its tag and length; ``extra`` appends further fields that
+    are already encoded (e.g. a ``move_rejected``).
+    """
+    return b"".join(b"\x0a" + _varint(len(event)) + event for event in events) + extra
+
+
+def frame_field(number: int, payload: bytes) -> bytes:
+    """One length-delimited field (wire type 2) in wire form."""
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload

@@ -21,9 +21,10 @@ from grpc_health.v1.health import aio as health_aio  # type: ignore[attr-defined
 from grpc_reflection.v1alpha import reflection
 
 from ziggurat.service.manager import MatchManager
-from ziggurat.service.servicer import MatchServicer
+from ziggurat.service.mdns import Advertiser
+from ziggurat.service.servicer import MatchServicer, build_handlers
 from ziggurat.store.sqlite import Store
-from ziggurat.v1 import match_service_pb2, match_service_pb2_grpc
+from ziggurat.v1 import match_service_pb2
 
 log = logging.getLogger("ziggurat.server")
 
@@ -53,6 +54,8 @@ class ServeOptions:
     rate_per_seat: float = 200.0
     burst_per_seat: float = 400.0
     max_live_matches: int = 20_000
+    # Announce the server on the LAN by mDNS (``ziggurat serve`` turns it on unless --no-mdns).
+    mdns: bool = False
 
 
 class ZigguratServer:
@@ -65,6 +68,7 @@ class ZigguratServer:
         self.health = health_aio.HealthServicer()
         self.server = grpc.aio.server(options=GRPC_OPTIONS)
         self.port = 0
+        self.advertiser: Advertiser | None = None
 
     async def start(self) -> int:
         """Restore unfinished matches, bind, start serving; returns the bound port."""
@@ -74,7 +78,7 @@ class ZigguratServer:
         servicer = MatchServicer(
             self.manager, rate=self.options.rate_per_seat, burst=self.options.burst_per_seat
         )
-        match_service_pb2_grpc.add_MatchServiceServicer_to_server(servicer, self.server)
+        self.server.add_generic_rpc_handlers((build_handlers(servicer),))
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         reflection.enable_server_reflection(
             (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), self.server
@@ -87,10 +91,16 @@ class ZigguratServer:
         serving = health_pb2.HealthCheckResponse.SERVING
         await self.health.set("", serving)
         await self.health.set(SERVICE_NAME, serving)
+        if self.options.mdns:
+            self.advertiser = Advertiser(self.options.host, self.port)
+            await self.advertiser.start()
         return self.port
 
     async def stop(self) -> None:
-        """Graceful stop: NOT_SERVING, end streams, drain, close the database."""
+        """Graceful stop: stop advertising, NOT_SERVING, end streams, drain, close the database."""
+        if self.advertiser is not None:
+            await self.advertiser.stop()
+            self.advertiser = None
         not_serving = health_pb2.HealthCheckResponse.NOT_SERVING
         await self.health.set("", not_serving)
         await self.health.set(SERVICE_NAME, not_serving)

@@ -15,13 +15,19 @@ import grpc
 
 from ziggurat.rules.core import RulesError
 from ziggurat.service.manager import MatchManager
-from ziggurat.service.match import Match
+from ziggurat.service.match import Match, Subscriber
 from ziggurat.service.ratelimit import RateLimiter
-from ziggurat.service.render import SEAT_ASSIGNMENTS, STATUSES, render_event, render_match
+from ziggurat.service.render import (
+    SEAT_ASSIGNMENTS,
+    STATUSES,
+    event_bytes,
+    frame_events,
+    frame_field,
+    render_match,
+)
 from ziggurat.service.timecontrol import TimeControl
 from ziggurat.v1 import match_pb2 as mpb
 from ziggurat.v1 import match_service_pb2 as spb
-from ziggurat.v1 import match_service_pb2_grpc as sgrpc
 from ziggurat.wire import errors
 from ziggurat.wire.codec import GAME_NAMES, config_from_proto
 
@@ -33,6 +39,7 @@ _POLICIES = {
 _ASSIGNMENTS = {value: name for name, value in SEAT_ASSIGNMENTS.items()}
 _STATUS_NAMES = {value: name for name, value in STATUSES.items()}
 MAX_PAGE = 1000
+SERVICE = "ziggurat.v1.MatchService"
 
 
 def bearer_token(context: grpc.aio.ServicerContext[Any, Any]) -> str | None:
@@ -68,7 +75,7 @@ def _api(handler: Handler) -> Handler:
     return wrapped
 
 
-class MatchServicer(sgrpc.MatchServiceServicer):
+class MatchServicer:
     """gRPC front of the :class:`MatchManager`."""
 
     def __init__(self, manager: MatchManager, *, rate: float = 200.0, burst: float = 400.0) -> None:
@@ -142,7 +149,7 @@ class MatchServicer(sgrpc.MatchServiceServicer):
         """Play a move for the token's seat."""
         match = self.manager.get(request.match_id)
         seat = self._seat(match, context)
-        entry = match.submit(seat, request.move, request.ply or None)
+        entry = match.submit(seat, request.move, request.ply if request.HasField("ply") else None)
         return spb.SubmitMoveResponse(seq=entry.seq, move=entry.data["move"])
 
     @_api
@@ -169,31 +176,36 @@ class MatchServicer(sgrpc.MatchServiceServicer):
 
     async def WatchMatch(
         self, request: spb.WatchMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> AsyncIterator[spb.WatchMatchResponse]:
-        """Stream the log after ``after_seq`` as the caller may see it, until the end."""
+    ) -> AsyncIterator[bytes]:
+        """Stream the log after ``after_seq`` as the caller may see it, until the end.
+
+        Yields serialized WatchMatchResponse messages (see :func:`build_handlers`).
+        """
         try:
             match = self.manager.get(request.match_id)
             viewer = match.viewer_for_token(bearer_token(context))
-            entries = match.follow(request.after_seq)
-            first = await anext(entries, None)
+            subscriber = match.subscribe(request.after_seq, viewer)
         except errors.ApiError as error:
             await _refuse(context, error)
             return
         if viewer is not None:
             match.connect(viewer)
         try:
-            if first is not None:
-                yield spb.WatchMatchResponse(event=render_event(match, first, viewer))
-                async for entry in entries:
-                    yield spb.WatchMatchResponse(event=render_event(match, entry, viewer))
+            async for entries, _ in match.batches(subscriber):
+                yield frame_events([event_bytes(match, entry, viewer) for entry in entries])
         finally:
+            match.unsubscribe(subscriber)
             if viewer is not None:
                 match.disconnect(viewer)
 
-    async def Play(  # type: ignore[override]  # writes with context.write, returns nothing
+    async def Play(
         self, request_iterator: AsyncIterator[spb.PlayRequest], context: grpc.aio.ServicerContext[Any, Any]
-    ) -> None:
-        """Bidirectional bot stream: events out, moves in, on one call."""
+    ) -> AsyncIterator[bytes]:
+        """Bidirectional bot stream: events out, moves in, on one call.
+
+        One writer (this generator) sends each batch of events together with any
+        refusal of a move; a reader task applies the moves that come in.
+        """
         try:
             first = await anext(request_iterator)
         except StopAsyncIteration:
@@ -201,34 +213,30 @@ class MatchServicer(sgrpc.MatchServiceServicer):
         try:
             match = self.manager.get(first.match_id)
             seat = match.seat_for_token(bearer_token(context))
-            entries = match.follow(first.after_seq)
+            subscriber = match.subscribe(first.after_seq, seat)
         except errors.ApiError as error:
             await _refuse(context, error)
             return
-        lock = asyncio.Lock()
-
-        async def send(response: spb.PlayResponse) -> None:
-            async with lock:
-                await context.write(response)
-
         match.connect(seat)
-        reader = asyncio.create_task(self._play_reader(match, seat, first, request_iterator, send))
+        reader = asyncio.create_task(self._play_reader(match, seat, subscriber, first, request_iterator))
         try:
-            async for entry in entries:
-                await send(spb.PlayResponse(event=render_event(match, entry, seat)))
+            async for entries, extras in match.batches(subscriber):
+                rejected = b"".join(frame_field(2, item.SerializeToString()) for item in extras)
+                yield frame_events([event_bytes(match, entry, seat) for entry in entries], rejected)
         finally:
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await reader
+            match.unsubscribe(subscriber)
             match.disconnect(seat)
 
     async def _play_reader(
         self,
         match: Match,
         seat: int,
+        subscriber: Subscriber,
         first: spb.PlayRequest,
         requests: AsyncIterator[spb.PlayRequest],
-        send: Callable[[spb.PlayResponse], Awaitable[None]],
     ) -> None:
         """Apply every move that arrives on a Play stream; refusals go back as MoveRejected."""
         request: spb.PlayRequest | None = first
@@ -237,10 +245,51 @@ class MatchServicer(sgrpc.MatchServiceServicer):
                 try:
                     if not self.limiter.allow(f"{match.match_id}/{seat}"):
                         raise errors.exhausted("RATE_LIMITED", "too many requests for this seat; slow down")
-                    match.submit(seat, request.move, request.ply or None)
+                    match.submit(seat, request.move, request.ply if request.HasField("ply") else None)
                 except errors.ApiError as error:
                     rejected = spb.MoveRejected(
                         move=request.move[:64], reason=error.reason, message=error.message
                     )
-                    await send(spb.PlayResponse(move_rejected=rejected))
+                    subscriber.outbox.append(rejected)
+                    subscriber.wake()
             request = await anext(requests, None)
+
+
+def build_handlers(servicer: MatchServicer) -> Any:
+    """The MatchService method handlers; the two streams send pre-serialized bytes.
+
+    Streaming responses are assembled from per-audience cached event bytes
+    (:func:`~ziggurat.service.render.frame_events`), so their serializer is the
+    identity; every other method uses the generated message serializers.
+    """
+    generic: dict[str, Any] = {}
+    unary: dict[str, tuple[Any, Any]] = {
+        "CreateMatch": (spb.CreateMatchRequest, spb.CreateMatchResponse),
+        "JoinMatch": (spb.JoinMatchRequest, spb.JoinMatchResponse),
+        "ListMatches": (spb.ListMatchesRequest, spb.ListMatchesResponse),
+        "GetMatch": (spb.GetMatchRequest, spb.GetMatchResponse),
+        "SubmitMove": (spb.SubmitMoveRequest, spb.SubmitMoveResponse),
+        "Resign": (spb.ResignRequest, spb.ResignResponse),
+        "GetMatchRecord": (spb.GetMatchRecordRequest, spb.GetMatchRecordResponse),
+    }
+    for name, (request_type, response_type) in unary.items():
+        generic[name] = grpc.unary_unary_rpc_method_handler(
+            getattr(servicer, name),
+            request_deserializer=request_type.FromString,
+            response_serializer=response_type.SerializeToString,
+        )
+    generic["WatchMatch"] = grpc.unary_stream_rpc_method_handler(
+        servicer.WatchMatch,
+        request_deserializer=spb.WatchMatchRequest.FromString,
+        response_serializer=_identity,
+    )
+    generic["Play"] = grpc.stream_stream_rpc_method_handler(
+        servicer.Play,
+        request_deserializer=spb.PlayRequest.FromString,
+        response_serializer=_identity,
+    )
+    return grpc.method_handlers_generic_handler(SERVICE, generic)
+
+
+def _identity(data: bytes) -> bytes:
+    return data

@@ -26,7 +26,7 @@ from ziggurat.v1 import game_pb2 as ziggurat_dot_v1_dot_game__pb2
 from ziggurat.v1 import match_pb2 as ziggurat_dot_v1_dot_match__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1fziggurat/v1/match_service.proto\x12\x0bziggurat.v1\x1a\x16ziggurat/v1/game.proto\x1a\x17ziggurat/v1/match.proto\"\xa3\x01\n\x12\x43reateMatchRequest\x12\'\n\x06\x63onfig\x18\x01 \x01(\x0b\x32\x17.ziggurat.v1.GameConfig\x12.\n\x0ctime_control\x18\x02 \x01(\x0b\x32\x18.ziggurat.v1.TimeControl\x12\x34\n\x0fseat_assignment\x18\x03 \x01(\x0e\x32\x1b.ziggurat.v1.SeatAssignment\"8\n\x13\x43reateMatchResponse\x12!\n\x05match\x18\x01 \x01(\x0b\x32\x12.ziggurat.v1.Match\"G\n\x10JoinMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x13\n\x0bplayer_name\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\r\"S\n\x11JoinMatchResponse\x12\r\n\x05token\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12!\n\x05match\x18\x03 \x01(\x0b\x32\x12.ziggurat.v1.Match\"r\n\x12ListMatchesRequest\x12(\n\x06status\x18\x01 \x01(\x0e\x32\x18.ziggurat.v1.MatchStatus\x12\x1f\n\x04game\x18\x02 \x01(\x0e\x32\x11.ziggurat.v1.Game\x12\x11\n\tpage_size\x18\x03 \x01(\r\":\n\x13ListMatchesResponse\x12#\n\x07matches\x18\x01 \x03(\x0b\x32\x12.ziggurat.v1.Match\"#\n\x0fGetMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"5\n\x10GetMatchResponse\x12!\n\x05match\x18\x01 \x01(\x0b\x32\x12.ziggurat.v1.Match\"8\n\x11WatchMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x11\n\tafter_seq\x18\x02 \x01(\x04\"7\n\x12WatchMatchResponse\x12!\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x12.ziggurat.v1.Event\"@\n\x11SubmitMoveRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04move\x18\x02 \x01(\t\x12\x0b\n\x03ply\x18\x03 \x01(\r\"/\n\x12SubmitMoveResponse\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\x0c\n\x04move\x18\x02 \x01(\t\"!\n\rResignRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"\x1d\n\x0eResignResponse\x12\x0b\n\x03seq\x18\x01 \x01(\x04\"M\n\x0bPlayRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x11\n\tafter_seq\x18\x02 \x01(\x04\x12\x0c\n\x04move\x18\x03 \x01(\t\x12\x0b\n\x03ply\x18\x04 \x01(\r\"o\n\x0cPlayResponse\x12#\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x12.ziggurat.v1.EventH\x00\x12\x32\n\rmove_rejected\x18\x02 \x01(\x0b\x32\x19.ziggurat.v1.MoveRejectedH\x00\x42\x06\n\x04kind\"=\n\x0cMoveRejected\x12\x0c\n\x04move\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t\")\n\x15GetMatchRecordRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"B\n\x16GetMatchRecordResponse\x12(\n\x06record\x18\x01 \x01(\x0b\x32\x18.ziggurat.v1.MatchRecord\"\xc3\x02\n\x0bMatchRecord\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\'\n\x06\x63onfig\x18\x02 \x01(\x0b\x32\x17.ziggurat.v1.GameConfig\x12.\n\x0ctime_control\x18\x03 \x01(\x0b\x32\x18.ziggurat.v1.TimeControl\x12 \n\x05seats\x18\x04 \x03(\x0b\x32\x11.ziggurat.v1.Seat\x12\x17\n\x0fseed_commitment\x18\x05 \x01(\t\x12\x15\n\rrevealed_seed\x18\x06 \x01(\t\x12(\n\x05moves\x18\x07 \x03(\x0b\x32\x19.ziggurat.v1.RecordedMove\x12%\n\x07outcome\x18\x08 \x01(\x0b\x32\x14.ziggurat.v1.Outcome\x12&\n\x08\x66orfeits\x18\t \x03(\x0b\x32\x14.ziggurat.v1.Forfeit\"?\n\x0cRecordedMove\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0c\n\x04move\x18\x02 \x01(\t\x12\x13\n\x0bsubstituted\x18\x03 \x01(\x08\"S\n\x07\x46orfeit\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0b\n\x03ply\x18\x02 \x01(\r\x12-\n\x0btermination\x18\x03 \x01(\x0e\x32\x18.ziggurat.v1.Termination2\xc6\x05\n\x0cMatchService\x12P\n\x0b\x43reateMatch\x12\x1f.ziggurat.v1.CreateMatchRequest\x1a .ziggurat.v1.CreateMatchResponse\x12J\n\tJoinMatch\x12\x1d.ziggurat.v1.JoinMatchRequest\x1a\x1e.ziggurat.v1.JoinMatchResponse\x12P\n\x0bListMatches\x12\x1f.ziggurat.v1.ListMatchesRequest\x1a .ziggurat.v1.ListMatchesResponse\x12G\n\x08GetMatch\x12\x1c.ziggurat.v1.GetMatchRequest\x1a\x1d.ziggurat.v1.GetMatchResponse\x12O\n\nWatchMatch\x12\x1e.ziggurat.v1.WatchMatchRequest\x1a\x1f.ziggurat.v1.WatchMatchResponse0\x01\x12M\n\nSubmitMove\x12\x1e.ziggurat.v1.SubmitMoveRequest\x1a\x1f.ziggurat.v1.SubmitMoveResponse\x12\x41\n\x06Resign\x12\x1a.ziggurat.v1.ResignRequest\x1a\x1b.ziggurat.v1.ResignResponse\x12?\n\x04Play\x12\x18.ziggurat.v1.PlayRequest\x1a\x19.ziggurat.v1.PlayResponse(\x01\x30\x01\x12Y\n\x0eGetMatchRecord\x12\".ziggurat.v1.GetMatchRecordRequest\x1a#.ziggurat.v1.GetMatchRecordResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1fziggurat/v1/match_service.proto\x12\x0bziggurat.v1\x1a\x16ziggurat/v1/game.proto\x1a\x17ziggurat/v1/match.proto\"\xa3\x01\n\x12\x43reateMatchRequest\x12\'\n\x06\x63onfig\x18\x01 \x01(\x0b\x32\x17.ziggurat.v1.GameConfig\x12.\n\x0ctime_control\x18\x02 \x01(\x0b\x32\x18.ziggurat.v1.TimeControl\x12\x34\n\x0fseat_assignment\x18\x03 \x01(\x0e\x32\x1b.ziggurat.v1.SeatAssignment\"8\n\x13\x43reateMatchResponse\x12!\n\x05match\x18\x01 \x01(\x0b\x32\x12.ziggurat.v1.Match\"G\n\x10JoinMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x13\n\x0bplayer_name\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\r\"S\n\x11JoinMatchResponse\x12\r\n\x05token\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12!\n\x05match\x18\x03 \x01(\x0b\x32\x12.ziggurat.v1.Match\"r\n\x12ListMatchesRequest\x12(\n\x06status\x18\x01 \x01(\x0e\x32\x18.ziggurat.v1.MatchStatus\x12\x1f\n\x04game\x18\x02 \x01(\x0e\x32\x11.ziggurat.v1.Game\x12\x11\n\tpage_size\x18\x03 \x01(\r\":\n\x13ListMatchesResponse\x12#\n\x07matches\x18\x01 \x03(\x0b\x32\x12.ziggurat.v1.Match\"#\n\x0fGetMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"5\n\x10GetMatchResponse\x12!\n\x05match\x18\x01 \x01(\x0b\x32\x12.ziggurat.v1.Match\"8\n\x11WatchMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x11\n\tafter_seq\x18\x02 \x01(\x04\"8\n\x12WatchMatchResponse\x12\"\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x12.ziggurat.v1.Event\"M\n\x11SubmitMoveRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04move\x18\x02 \x01(\t\x12\x10\n\x03ply\x18\x03 \x01(\rH\x00\x88\x01\x01\x42\x06\n\x04_ply\"/\n\x12SubmitMoveResponse\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\x0c\n\x04move\x18\x02 \x01(\t\"!\n\rResignRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"\x1d\n\x0eResignResponse\x12\x0b\n\x03seq\x18\x01 \x01(\x04\"Z\n\x0bPlayRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x11\n\tafter_seq\x18\x02 \x01(\x04\x12\x0c\n\x04move\x18\x03 \x01(\t\x12\x10\n\x03ply\x18\x04 \x01(\rH\x00\x88\x01\x01\x42\x06\n\x04_ply\"d\n\x0cPlayResponse\x12\"\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x12.ziggurat.v1.Event\x12\x30\n\rmove_rejected\x18\x02 \x01(\x0b\x32\x19.ziggurat.v1.MoveRejected\"=\n\x0cMoveRejected\x12\x0c\n\x04move\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t\")\n\x15GetMatchRecordRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"B\n\x16GetMatchRecordResponse\x12(\n\x06record\x18\x01 \x01(\x0b\x32\x18.ziggurat.v1.MatchRecord\"\xc3\x02\n\x0bMatchRecord\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\'\n\x06\x63onfig\x18\x02 \x01(\x0b\x32\x17.ziggurat.v1.GameConfig\x12.\n\x0ctime_control\x18\x03 \x01(\x0b\x32\x18.ziggurat.v1.TimeControl\x12 \n\x05seats\x18\x04 \x03(\x0b\x32\x11.ziggurat.v1.Seat\x12\x17\n\x0fseed_commitment\x18\x05 \x01(\t\x12\x15\n\rrevealed_seed\x18\x06 \x01(\t\x12(\n\x05moves\x18\x07 \x03(\x0b\x32\x19.ziggurat.v1.RecordedMove\x12%\n\x07outcome\x18\x08 \x01(\x0b\x32\x14.ziggurat.v1.Outcome\x12&\n\x08\x66orfeits\x18\t \x03(\x0b\x32\x14.ziggurat.v1.Forfeit\"?\n\x0cRecordedMove\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0c\n\x04move\x18\x02 \x01(\t\x12\x13\n\x0bsubstituted\x18\x03 \x01(\x08\"S\n\x07\x46orfeit\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0b\n\x03ply\x18\x02 \x01(\r\x12-\n\x0btermination\x18\x03 \x01(\x0e\x32\x18.ziggurat.v1.Termination2\xc6\x05\n\x0cMatchService\x12P\n\x0b\x43reateMatch\x12\x1f.ziggurat.v1.CreateMatchRequest\x1a .ziggurat.v1.CreateMatchResponse\x12J\n\tJoinMatch\x12\x1d.ziggurat.v1.JoinMatchRequest\x1a\x1e.ziggurat.v1.JoinMatchResponse\x12P\n\x0bListMatches\x12\x1f.ziggurat.v1.ListMatchesRequest\x1a .ziggurat.v1.ListMatchesResponse\x12G\n\x08GetMatch\x12\x1c.ziggurat.v1.GetMatchRequest\x1a\x1d.ziggurat.v1.GetMatchResponse\x12O\n\nWatchMatch\x12\x1e.ziggurat.v1.WatchMatchRequest\x1a\x1f.ziggurat.v1.WatchMatchResponse0\x01\x12M\n\nSubmitMove\x12\x1e.ziggurat.v1.SubmitMoveRequest\x1a\x1f.ziggurat.v1.SubmitMoveResponse\x12\x41\n\x06Resign\x12\x1a.ziggurat.v1.ResignRequest\x1a\x1b.ziggurat.v1.ResignResponse\x12?\n\x04Play\x12\x18.ziggurat.v1.PlayRequest\x1a\x19.ziggurat.v1.PlayResponse(\x01\x30\x01\x12Y\n\x0eGetMatchRecord\x12\".ziggurat.v1.GetMatchRecordRequest\x1a#.ziggurat.v1.GetMatchRecordResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -52,31 +52,31 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_WATCHMATCHREQUEST']._serialized_start=747
   _globals['_WATCHMATCHREQUEST']._serialized_end=803
   _globals['_WATCHMATCHRESPONSE']._serialized_start=805
-  _globals['_WATCHMATCHRESPONSE']._serialized_end=860
-  _globals['_SUBMITMOVEREQUEST']._serialized_start=862
-  _globals['_SUBMITMOVEREQUEST']._serialized_end=926
-  _globals['_SUBMITMOVERESPONSE']._serialized_start=928
-  _globals['_SUBMITMOVERESPONSE']._serialized_end=975
-  _globals['_RESIGNREQUEST']._serialized_start=977
-  _globals['_RESIGNREQUEST']._serialized_end=1010
-  _globals['_RESIGNRESPONSE']._serialized_start=1012
-  _globals['_RESIGNRESPONSE']._serialized_end=1041
-  _globals['_PLAYREQUEST']._serialized_start=1043
-  _globals['_PLAYREQUEST']._serialized_end=1120
-  _globals['_PLAYRESPONSE']._serialized_start=1122
-  _globals['_PLAYRESPONSE']._serialized_end=1233
-  _globals['_MOVEREJECTED']._serialized_start=1235
-  _globals['_MOVEREJECTED']._serialized_end=1296
-  _globals['_GETMATCHRECORDREQUEST']._serialized_start=1298
-  _globals['_GETMATCHRECORDREQUEST']._serialized_end=1339
-  _globals['_GETMATCHRECORDRESPONSE']._serialized_start=1341
-  _globals['_GETMATCHRECORDRESPONSE']._serialized_end=1407
-  _globals['_MATCHRECORD']._serialized_start=1410
-  _globals['_MATCHRECORD']._serialized_end=1733
-  _globals['_RECORDEDMOVE']._serialized_start=1735
-  _globals['_RECORDEDMOVE']._serialized_end=1798
-  _globals['_FORFEIT']._serialized_start=1800
-  _globals['_FORFEIT']._serialized_end=1883
-  _globals['_MATCHSERVICE']._serialized_start=1886
-  _globals['_MATCHSERVICE']._serialized_end=2596
+  _globals['_WATCHMATCHRESPONSE']._serialized_end=861
+  _globals['_SUBMITMOVEREQUEST']._serialized_start=863
+  _globals['_SUBMITMOVEREQUEST']._serialized_end=940
+  _globals['_SUBMITMOVERESPONSE']._serialized_start=942
+  _globals['_SUBMITMOVERESPONSE']._serialized_end=989
+  _globals['_RESIGNREQUEST']._serialized_start=991
+  _globals['_RESIGNREQUEST']._serialized_end=1024
+  _globals['_RESIGNRESPONSE']._serialized_start=1026
+  _globals['_RESIGNRESPONSE']._serialized_end=1055
+  _globals['_PLAYREQUEST']._serialized_start=1057
+  _globals['_PLAYREQUEST']._serialized_end=1147
+  _globals['_PLAYRESPONSE']._serialized_start=1149
+  _globals['_PLAYRESPONSE']._serialized_end=1249
+  _globals['_MOVEREJECTED']._serialized_start=1251
+  _globals['_MOVEREJECTED']._serialized_end=1312
+  _globals['_GETMATCHRECORDREQUEST']._serialized_start=1314
+  _globals['_GETMATCHRECORDREQUEST']._serialized_end=1355
+  _globals['_GETMATCHRECORDRESPONSE']._serialized_start=1357
+  _globals['_GETMATCHRECORDRESPONSE']._serialized_end=1423
+  _globals['_MATCHRECORD']._serialized_start=1426
+  _globals['_MATCHRECORD']._serialized_end=1749
+  _globals['_RECORDEDMOVE']._serialized_start=1751
+  _globals['_RECORDEDMOVE']._serialized_end=1814
+  _globals['_FORFEIT']._serialized_start=1816
+  _globals['_FORFEIT']._serialized_end=1899
+  _globals['_MATCHSERVICE']._serialized_start=1902
+  _globals['_MATCHSERVICE']._serialized_end=2612
 # @@protoc_insertion_point(module_scope)

@@ -250,21 +250,24 @@ Global___WatchMatchRequest: _TypeAlias = WatchMatchRequest  # noqa: Y015
 
 @_typing.final
 class WatchMatchResponse(_message.Message):
-    """One WatchMatch message."""
+    """One WatchMatch message: the events of one server-side change, in order. Events that
+    the server records together (a move, the next turn) travel together, so a client
+    never sees a half-applied change.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
-    EVENT_FIELD_NUMBER: _builtins.int
+    EVENTS_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def event(self) -> _match_pb2.Event: ...
+    def events(self) -> _containers.RepeatedCompositeFieldContainer[_match_pb2.Event]: ...
     def __init__(
         self,
         *,
-        event: _match_pb2.Event | None = ...,
+        events: _abc.Iterable[_match_pb2.Event] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -283,21 +286,24 @@ class SubmitMoveRequest(_message.Message):
     move: _builtins.str
     """Canonical notation (other accepted spellings are recorded canonically)."""
     ply: _builtins.int
-    """Optional guard: the ply the move is meant for; a mismatch is refused with
-    STALE_PLY instead of playing a move meant for an earlier turn. 0 = no guard.
+    """Optional guard: the ply the move is meant for (TurnStartedEvent.ply); a mismatch
+    is refused with STALE_PLY instead of playing a move meant for an earlier turn.
+    Unset = no guard.
     """
     def __init__(
         self,
         *,
         match_id: _builtins.str = ...,
         move: _builtins.str = ...,
-        ply: _builtins.int = ...,
+        ply: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_ply", b"_ply", "ply", b"ply"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "move", b"move", "ply", b"ply"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_ply", b"_ply", "match_id", b"match_id", "move", b"move", "ply", b"ply"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__ply: _TypeAlias = _typing.Literal["ply"]  # noqa: Y015
+    _WhichOneofArgType__ply: _TypeAlias = _typing.Literal["_ply", b"_ply"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__ply) -> _WhichOneofReturnType__ply | None: ...
 
 Global___SubmitMoveRequest: _TypeAlias = SubmitMoveRequest  # noqa: Y015
 
@@ -385,48 +391,52 @@ class PlayRequest(_message.Message):
     move: _builtins.str
     """A move to play (empty in the first message if it is not the bot's turn)."""
     ply: _builtins.int
-    """Optional guard as in SubmitMoveRequest."""
+    """Optional guard as in SubmitMoveRequest (unset = no guard)."""
     def __init__(
         self,
         *,
         match_id: _builtins.str = ...,
         after_seq: _builtins.int = ...,
         move: _builtins.str = ...,
-        ply: _builtins.int = ...,
+        ply: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_ply", b"_ply", "ply", b"ply"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_seq", b"after_seq", "match_id", b"match_id", "move", b"move", "ply", b"ply"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_ply", b"_ply", "after_seq", b"after_seq", "match_id", b"match_id", "move", b"move", "ply", b"ply"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__ply: _TypeAlias = _typing.Literal["ply"]  # noqa: Y015
+    _WhichOneofArgType__ply: _TypeAlias = _typing.Literal["_ply", b"_ply"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__ply) -> _WhichOneofReturnType__ply | None: ...
 
 Global___PlayRequest: _TypeAlias = PlayRequest  # noqa: Y015
 
 @_typing.final
 class PlayResponse(_message.Message):
-    """A message to a bot on the Play stream: an event, or the verdict on a move it sent."""
+    """A message to a bot on the Play stream: the events of one change (as in
+    WatchMatchResponse), and/or the verdict on a move it sent.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
-    EVENT_FIELD_NUMBER: _builtins.int
+    EVENTS_FIELD_NUMBER: _builtins.int
     MOVE_REJECTED_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def event(self) -> _match_pb2.Event: ...
+    def events(self) -> _containers.RepeatedCompositeFieldContainer[_match_pb2.Event]: ...
     @_builtins.property
-    def move_rejected(self) -> Global___MoveRejected: ...
+    def move_rejected(self) -> Global___MoveRejected:
+        """Set when a move sent on this stream was refused; nothing changed."""
+
     def __init__(
         self,
         *,
-        event: _match_pb2.Event | None = ...,
+        events: _abc.Iterable[_match_pb2.Event] | None = ...,
         move_rejected: Global___MoveRejected | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "move_rejected", b"move_rejected"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["move_rejected", b"move_rejected"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "move_rejected", b"move_rejected"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events", "move_rejected", b"move_rejected"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["event", "move_rejected"]  # noqa: Y015
-    _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
-    def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___PlayResponse: _TypeAlias = PlayResponse  # noqa: Y015
 
