@@ -7,6 +7,8 @@ server's machine-readable reason.
 
 from __future__ import annotations
 
+import asyncio
+import random
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from types import TracebackType
@@ -19,6 +21,15 @@ from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.v1 import match_service_pb2_grpc as sgrpc
 from ziggurat.wire.errors import error_reason
 
+RETRYABLE_CODES = frozenset(
+    {
+        grpc.StatusCode.UNAVAILABLE,
+        grpc.StatusCode.CANCELLED,
+        grpc.StatusCode.DEADLINE_EXCEEDED,
+        grpc.StatusCode.INTERNAL,
+        grpc.StatusCode.UNKNOWN,
+    }
+)
 CHANNEL_OPTIONS = [
     ("grpc.keepalive_time_ms", 20_000),
     ("grpc.keepalive_timeout_ms", 10_000),
@@ -58,8 +69,23 @@ class MatchHandle:
 class ZigguratClient:
     """An open connection to a server. Use as ``async with ZigguratClient(address) as client``."""
 
-    def __init__(self, address: str, *, credentials: grpc.ChannelCredentials | None = None) -> None:
+    def __init__(
+        self,
+        address: str,
+        *,
+        tls: bool = False,
+        root_certificates: bytes | None = None,
+        credentials: grpc.ChannelCredentials | None = None,
+    ) -> None:
+        """Open a channel to ``address`` (HOST:PORT).
+
+        ``tls=True`` speaks TLS, trusting the system's roots or ``root_certificates``
+        (PEM bytes, e.g. a LAN server's self-signed certificate); ``credentials`` gives
+        full control instead.
+        """
         self.address = address
+        if credentials is None and (tls or root_certificates is not None):
+            credentials = grpc.ssl_channel_credentials(root_certificates=root_certificates)
         if credentials is None:
             self._channel = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
         else:
@@ -160,6 +186,41 @@ class ZigguratClient:
             raise ZigguratError.from_rpc(error) from None
         finally:
             call.cancel()
+
+    async def follow(
+        self,
+        match_id: str,
+        *,
+        handle: MatchHandle | None = None,
+        after_seq: int = 0,
+        attempts: int = 30,
+        initial_backoff: float = 0.1,
+        max_backoff: float = 5.0,
+    ) -> AsyncIterator[match_pb2.Event]:
+        """Like :meth:`watch`, but survives the network: on a dropped stream it reconnects
+        with exponential backoff and resumes after the last event it yielded, so the
+        caller sees every event exactly once, in order, until the match ends."""
+        last = after_seq
+        failures = 0
+        delay = 0.0
+        while True:
+            try:
+                async for event in self.watch(match_id, handle=handle, after_seq=last):
+                    failures, delay = 0, 0.0
+                    last = event.seq
+                    yield event
+                    if event.WhichOneof("kind") == "match_ended":
+                        return
+            except ZigguratError as error:
+                if error.code not in RETRYABLE_CODES:
+                    raise
+            failures += 1
+            if failures > attempts:
+                raise ZigguratError(
+                    grpc.StatusCode.UNAVAILABLE, "GAVE_UP", "could not reconnect to the server"
+                )
+            delay = initial_backoff if not delay else min(max_backoff, delay * 2)
+            await asyncio.sleep(delay * random.uniform(0.5, 1.5))
 
     async def play(
         self,

@@ -23,17 +23,11 @@ from ziggurat.v1 import game_pb2, match_pb2
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.wire.codec import config_from_proto
 from ziggurat_client.bot import Bot, Turn
-from ziggurat_client.client import MatchHandle, ZigguratClient, ZigguratError
+from ziggurat_client.client import RETRYABLE_CODES, MatchHandle, ZigguratClient, ZigguratError
 
 log = logging.getLogger("ziggurat_client.runner")
 
-RETRYABLE = {
-    grpc.StatusCode.UNAVAILABLE,
-    grpc.StatusCode.CANCELLED,
-    grpc.StatusCode.DEADLINE_EXCEEDED,
-    grpc.StatusCode.INTERNAL,
-    grpc.StatusCode.UNKNOWN,
-}
+RETRYABLE = RETRYABLE_CODES
 
 
 @dataclass
@@ -118,6 +112,9 @@ class SeatRunner:
                         return ended
         except grpc.aio.AioRpcError as error:
             raise ZigguratError.from_rpc(error) from None
+        except asyncio.InvalidStateError:
+            # The call ended (connection lost) while we were writing a move: reconnect.
+            log.info("seat %d: stream closed while sending a move; reconnecting", self.handle.seat)
         finally:
             call.cancel()
         return None

@@ -56,6 +56,10 @@ def register(commands: Any) -> None:
         action="store_false",
         help="do not announce the server on the LAN (mDNS _ziggurat._tcp; default: announce)",
     )
+    parser.add_argument(
+        "--tls-cert", metavar="PEM", help="serve TLS with this certificate chain (with --tls-key)"
+    )
+    parser.add_argument("--tls-key", metavar="PEM", help="the private key of --tls-cert")
     parser.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
     parser.set_defaults(handler=_serve)
 
@@ -76,7 +80,13 @@ def _serve(args: argparse.Namespace) -> int:
         burst_per_seat=max(1.0, 2 * args.rate),
         max_live_matches=args.max_matches,
         mdns=args.mdns,
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
     )
+
+    if bool(args.tls_cert) != bool(args.tls_key):
+        print("error: --tls-cert and --tls-key go together", file=sys.stderr)
+        return 2
 
     def ready(port: int) -> None:
         print(f"ziggurat listening on {args.host}:{port}", flush=True)

@@ -14,6 +14,7 @@ import os
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -56,6 +57,14 @@ class ServeOptions:
     max_live_matches: int = 20_000
     # Announce the server on the LAN by mDNS (``ziggurat serve`` turns it on unless --no-mdns).
     mdns: bool = False
+    # TLS: PEM files of the server's certificate chain and private key (both or neither).
+    tls_cert: str | None = None
+    tls_key: str | None = None
+
+    @property
+    def tls(self) -> bool:
+        """True when the server speaks TLS."""
+        return bool(self.tls_cert and self.tls_key)
 
 
 class ZigguratServer:
@@ -84,7 +93,14 @@ class ZigguratServer:
             (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), self.server
         )
         address = f"{self.options.host}:{self.options.port}"
-        self.port = self.server.add_insecure_port(address)
+        if self.options.tls:
+            assert self.options.tls_cert is not None and self.options.tls_key is not None
+            key = Path(self.options.tls_key).read_bytes()
+            chain = Path(self.options.tls_cert).read_bytes()
+            credentials = grpc.ssl_server_credentials([(key, chain)])
+            self.port = self.server.add_secure_port(address, credentials)
+        else:
+            self.port = self.server.add_insecure_port(address)
         if not self.port:
             raise OSError(f"could not listen on {address}")
         await self.server.start()
@@ -92,7 +108,7 @@ class ZigguratServer:
         await self.health.set("", serving)
         await self.health.set(SERVICE_NAME, serving)
         if self.options.mdns:
-            self.advertiser = Advertiser(self.options.host, self.port)
+            self.advertiser = Advertiser(self.options.host, self.port, tls=self.options.tls)
             await self.advertiser.start()
         return self.port
 
