@@ -237,6 +237,7 @@ class ServerProcess(_Spawned):
             "0",
             "--grace",
             "1",
+            "--no-mdns",
             "--log-level",
             self.log_level,
             *self.extra,

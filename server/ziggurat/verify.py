@@ -17,6 +17,7 @@ from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.wire.codec import TERMINATIONS, config_from_proto, outcome_to_proto
 
 _TERMINATION_BY_WIRE = {value: name for name, value in TERMINATIONS.items()}
+_ABORTED = TERMINATIONS[Termination.ABORTED]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +66,8 @@ def verify_record(record: spb.MatchRecord) -> Verdict:
         state = rules.forfeit(
             state, forfeit.seat - 1, _TERMINATION_BY_WIRE.get(forfeit.termination, Termination.TIMEOUT)
         )
+    if record.outcome.termination == _ABORTED:
+        return Verdict(True, "aborted by the organiser: set-up and moves verified, no result to confirm")
     outcome = rules.outcome(state)
     if outcome is None:
         return Verdict(False, "the recorded moves do not finish the game")

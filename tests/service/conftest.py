@@ -8,9 +8,9 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -90,6 +90,7 @@ class ServerProcess:
             str(self.db_path),
             "--grace",
             "1",
+            "--no-mdns",
             *self.extra,
         ]
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -137,7 +138,7 @@ class PlayItem:
     event: match_pb2.Event
     move_rejected: match_service_pb2.MoveRejected
 
-    def WhichOneof(self, _: str) -> str:  # noqa: N802 - mirrors the protobuf API
+    def WhichOneof(self, _: str) -> str:
         return self.kind
 
 

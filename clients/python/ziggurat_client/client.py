@@ -92,6 +92,11 @@ class ZigguratClient:
             self._channel = grpc.aio.secure_channel(address, credentials, options=CHANNEL_OPTIONS)
         self.stub = sgrpc.MatchServiceStub(self._channel)
 
+    @property
+    def channel(self) -> grpc.aio.Channel:
+        """The underlying channel (for the other services, e.g. BotService)."""
+        return self._channel
+
     async def __aenter__(self) -> ZigguratClient:
         return self
 

@@ -1,10 +1,20 @@
-"""``ziggurat bot``: run a bot (built-in or your own class) for a seat on a server."""
+"""``ziggurat bot``: run a bot (built-in or your own class) on a server.
+
+Three ways to get a seat: create a match (``--create``), join one (``--match``,
+optionally with a seat token handed over by an organiser, ``--token``), or connect
+as a remote bot (``--remote``) and play every seat the server hands out. The
+ZIGGURAT_SERVER / ZIGGURAT_MATCH / ZIGGURAT_TOKEN / ZIGGURAT_SEAT and
+ZIGGURAT_BOT_NAME / ZIGGURAT_BOT_TOKEN environment variables, which ziggurat sets
+for programs it launches, are the defaults of the matching options.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import logging
+import os
+import secrets
 import sys
 from typing import Any
 
@@ -12,30 +22,51 @@ from ziggurat.cli.gameopts import add_game_options, game_options
 from ziggurat.rules.core import InvalidConfigError
 from ziggurat.v1 import match_pb2
 from ziggurat.wire.codec import config_to_proto
-from ziggurat_client.client import ZigguratClient, ZigguratError
+from ziggurat_client.bot import Bot
+from ziggurat_client.client import MatchHandle, ZigguratClient, ZigguratError
 from ziggurat_client.loader import BotLoadError, load_bot
+from ziggurat_client.remote import RemoteBot
 from ziggurat_client.runner import SeatRunner
 
 
 def register(commands: Any) -> None:
     """Add ``bot``."""
+    env = os.environ.get
     parser = commands.add_parser(
         "bot",
-        help="play a seat with a bot (built-in, or your own class)",
+        help="play with a bot (built-in, or your own class)",
         description=(
-            "Join a match (--match) or create one (--create GAME) and play a seat with BOT until the "
-            "match ends. BOT is a built-in name (random, greedy, mcts, alphabeta), package.module:Class "
-            "or path/to/file.py:Class; a bot is any object with a `name` and a `choose(turn)` method."
+            "Play with BOT until the match ends: create a match (--create GAME), join one (--match ID), "
+            "or connect as a remote bot that plays every seat it is handed (--remote). BOT is a built-in "
+            "name (random, greedy, mcts, alphabeta), package.module:Class or path/to/file.py:Class; a bot "
+            "is any object with a `name` and a `choose(turn)` method."
         ),
     )
     parser.add_argument("bot", metavar="BOT")
-    parser.add_argument("--server", default="127.0.0.1:50051", help="HOST:PORT (default 127.0.0.1:50051)")
-    where = parser.add_mutually_exclusive_group(required=True)
-    where.add_argument("--match", metavar="ID", help="join this match")
+    parser.add_argument("--server", default=env("ZIGGURAT_SERVER", "127.0.0.1:50051"), help="HOST:PORT")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--match", metavar="ID", default=env("ZIGGURAT_MATCH"), help="join this match")
     where.add_argument("--create", metavar="GAME", choices=("pylos", "kabaleo"), help="create a match first")
+    where.add_argument(
+        "--remote", action="store_true", help="connect as a remote bot and play assigned seats"
+    )
+    parser.add_argument(
+        "--token", default=env("ZIGGURAT_TOKEN"), help="seat token handed over by an organiser"
+    )
+    parser.add_argument(
+        "--seat", type=int, default=int(env("ZIGGURAT_SEAT", "0")), help="seat wanted / of --token"
+    )
     parser.add_argument("--seats", type=int, default=2, help="seats of a created match (default 2)")
-    parser.add_argument("--seat", type=int, default=0, help="seat wanted, if the match lets joiners choose")
-    parser.add_argument("--name", help="player name shown to others (default: the bot's name)")
+    parser.add_argument(
+        "--name", default=env("ZIGGURAT_BOT_NAME"), help="name shown to others (default: the bot's)"
+    )
+    parser.add_argument(
+        "--bot-token", default=env("ZIGGURAT_BOT_TOKEN"), help="remote bot token (default: new one)"
+    )
+    parser.add_argument("--max-matches", type=int, default=1, help="remote bot: matches at once (default 1)")
+    parser.add_argument(
+        "--games", default="", help="remote bot: games it plays, comma-separated (default all)"
+    )
     parser.add_argument("--per-move-ms", type=int, default=0, help="created match: per-move limit")
     parser.add_argument(
         "--bot-option",
@@ -59,6 +90,9 @@ def _parse_value(text: str) -> Any:
 
 def _bot(args: argparse.Namespace) -> int:
     logging.basicConfig(level="INFO", format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if not (args.match or args.create or args.remote):
+        print("error: give --create GAME, --match ID or --remote", file=sys.stderr)
+        return 2
     try:
         options = {k: _parse_value(v) for k, _, v in (o.partition("=") for o in args.bot_option)}
         bot = load_bot(args.bot, options)
@@ -66,13 +100,15 @@ def _bot(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     try:
-        return asyncio.run(_run(args, bot))
+        return asyncio.run(_remote(args, options) if args.remote else _seat(args, bot))
     except (ZigguratError, InvalidConfigError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        return 130
 
 
-async def _run(args: argparse.Namespace, bot: Any) -> int:
+async def _seat(args: argparse.Namespace, bot: Bot) -> int:
     async with ZigguratClient(args.server) as client:
         match_id = args.match
         if args.create:
@@ -81,9 +117,32 @@ async def _run(args: argparse.Namespace, bot: Any) -> int:
             match = await client.create_match(config, time_control=time_control)
             match_id = match.match_id
             print(f"created match {match_id} (commitment {match.seed_commitment})", flush=True)
-        handle = await client.join(match_id, args.name or bot.name, args.seat)
+        if args.token and not args.create:
+            handle = MatchHandle(match_id, args.seat, args.token)
+        else:
+            handle = await client.join(match_id, args.name or bot.name, 0 if args.create else args.seat)
         print(f"playing seat {handle.seat} of match {match_id} with {bot.name}", flush=True)
         ended = await SeatRunner(client, handle, bot).run()
         ranks = list(ended.outcome.ranks)
         print(f"match {match_id} over: ranks by seat {ranks}; this seat ranked {ranks[handle.seat - 1]}")
         return 0
+
+
+async def _remote(args: argparse.Namespace, options: dict[str, Any]) -> int:
+    token = args.bot_token or secrets.token_urlsafe(24)
+    name = args.name or load_bot(args.bot, options).name
+    if not args.bot_token:
+        print(f"bot token for {name!r} (keep it to reconnect under this name): {token}", flush=True)
+    games = [g for g in args.games.split(",") if g]
+    async with ZigguratClient(args.server) as client:
+        remote = RemoteBot(
+            client,
+            lambda: load_bot(args.bot, options),
+            name=name,
+            token=token,
+            games=games,
+            max_matches=args.max_matches,
+            on_registered=lambda: print(f"connected as remote bot {name!r}", flush=True),
+        )
+        await remote.run()
+    return 0

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from ziggurat import __version__
-from ziggurat.cli import bot_cmd, demo_cmd, rules_cmd, serve_cmd, verify_cmd
+from ziggurat.cli import bot_cmd, bridge_cmd, demo_cmd, play_cmd, rules_cmd, serve_cmd, verify_cmd, watch_cmd
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -22,7 +22,10 @@ def build_parser() -> argparse.ArgumentParser:
     rules_cmd.register(commands)
     verify_cmd.register(commands)
     bot_cmd.register(commands)
+    bridge_cmd.register(commands)
     demo_cmd.register(commands)
+    play_cmd.register(commands)
+    watch_cmd.register(commands)
     return parser
 
 

@@ -66,6 +66,7 @@ class Termination(enum.Enum):
     RESIGNATION = "resignation"
     TIMEOUT = "timeout"  # a seat lost on time under the forfeit policy
     ABORTED = "aborted"  # the match was cancelled; nobody wins
+    ILLEGAL_MOVE = "illegal_move"  # a seat exceeded the match's limit of illegal moves
 
 
 def competition_ranks(keys: Sequence[tuple[int, ...]]) -> tuple[int, ...]:

@@ -135,6 +135,8 @@ class Match:
         self.seats = [SeatInfo(clock_ms=self.time_control.base_ms) for _ in range(stored.seats)]
         self.forfeited: set[int] = set()
         self.moves = 0  # plies played so far
+        self.illegal_moves: dict[int, int] = {}  # refused moves by seat (counted with a conduct limit)
+        self.ended_outcome: Outcome | None = None
         self._by_token: dict[str, int] = {}
         self._subscribers: list[Subscriber] = []
         self._recent: list[LogEntry] = []  # entries of the newest commit (their caches are kept)
@@ -223,6 +225,7 @@ class Match:
             self._turn = _Turn(data["seat"], data["ply"], time.monotonic(), data["time_left_ms"])
         elif event.kind == "ended":
             self.status = "finished"
+            self.ended_outcome = Outcome(Termination(data["termination"]), tuple(data["ranks"]))
             self._turn = None
         elif event.kind == "seat" and data["state"] not in ("connected", "disconnected"):
             self.seats[data["seat"]].state = data["state"]
@@ -241,8 +244,8 @@ class Match:
         return self._seed if self.status == "finished" else None
 
     def outcome(self) -> Outcome | None:
-        """The game's outcome once over."""
-        return self.rules.outcome(self.state) if self.status == "finished" else None
+        """The match's outcome once over (an aborted match included)."""
+        return self.ended_outcome
 
     def seat_for_token(self, token: str | None) -> int:
         """The seat a token belongs to in this match; raise the right ApiError otherwise."""
@@ -315,7 +318,9 @@ class Match:
             new_state = self.rules.apply(self.state, move)
             canonical = self.rules.canonical_move(self.state, move)
         except RulesError as error:
-            raise errors.from_rules_error(error) from None
+            refusal = errors.from_rules_error(error)
+            self._count_illegal(seat, refusal)
+            raise refusal from None
         elapsed = self._elapsed_ms(turn)
         if turn.time_left_ms and elapsed > turn.time_left_ms:
             self._expire(turn.ply)
@@ -324,6 +329,25 @@ class Match:
         pending = [("move", {"seat": seat, "move": canonical, "substituted": False}, new_state)]
         entries = self._commit(pending + self._advance_events(new_state, turn.ply + 1))
         return entries[0]
+
+    def _count_illegal(self, seat: int, refusal: errors.ApiError) -> None:
+        """Apply the match's conduct limit: past ``max_illegal_moves`` refusals the seat forfeits."""
+        limit = self.time_control.max_illegal_moves
+        if not limit:
+            return
+        self.illegal_moves[seat] = self.illegal_moves.get(seat, 0) + 1
+        if self.illegal_moves[seat] > limit:
+            self._commit(self._forfeit_events(seat, Termination.ILLEGAL_MOVE))
+            refusal.message += f" (limit of {limit} illegal moves exceeded: the seat forfeits)"
+
+    def abort(self) -> LogEntry:
+        """End a match that must not count (an organiser's decision): nobody wins, the seed is revealed."""
+        if self.status == "finished":
+            raise errors.precondition("GAME_OVER", "the match is over")
+        data = {"termination": Termination.ABORTED.value, "ranks": [1] * self.seat_count}
+        if self.status == "waiting":
+            self.status = "active"  # so that the end is recorded like any other
+        return self._commit([("ended", data, self.state)])[0]
 
     def resign(self, seat: int) -> LogEntry:
         """``seat`` gives up: Pylos ends; in Kabaleo it ranks last and the server plays for it."""
@@ -508,6 +532,7 @@ class Match:
             self._log(f"match {self.match_id} seat {data['seat'] + 1} played {data['move']}{note}")
         elif kind == "ended":
             self.status = "finished"
+            self.ended_outcome = Outcome(Termination(data["termination"]), tuple(data["ranks"]))
             self._clear_turn()
             if self.on_finished is not None:
                 self.on_finished(self)
@@ -598,7 +623,11 @@ class Match:
             self._commit(self._forfeit_events(seat, Termination.TIMEOUT))
 
 
-_FORFEIT_STATES = {Termination.RESIGNATION.value: "resigned", Termination.TIMEOUT.value: "timed_out"}
+_FORFEIT_STATES = {
+    Termination.RESIGNATION.value: "resigned",
+    Termination.TIMEOUT.value: "timed_out",
+    Termination.ILLEGAL_MOVE.value: "resigned",
+}
 
 
 def _now_ms() -> int:

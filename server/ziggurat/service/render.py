@@ -52,6 +52,7 @@ def time_control_proto(match: Match) -> mpb.TimeControl:
         increment_ms=tc.increment_ms,
         on_timeout=TIMEOUT_POLICIES[tc.on_timeout],
         disconnect_grace_ms=tc.disconnect_grace_ms,
+        max_illegal_moves=tc.max_illegal_moves,
     )
 
 

@@ -21,15 +21,18 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_health.v1.health import aio as health_aio  # type: ignore[attr-defined]
 from grpc_reflection.v1alpha import reflection
 
+from ziggurat.service.bot_servicer import BotServicer
+from ziggurat.service.bots import BotRegistry
 from ziggurat.service.manager import MatchManager
 from ziggurat.service.mdns import Advertiser
 from ziggurat.service.servicer import MatchServicer, build_handlers
 from ziggurat.store.sqlite import Store
-from ziggurat.v1 import match_service_pb2
+from ziggurat.v1 import bot_service_pb2, bot_service_pb2_grpc, match_service_pb2
 
 log = logging.getLogger("ziggurat.server")
 
 SERVICE_NAME = match_service_pb2.DESCRIPTOR.services_by_name["MatchService"].full_name
+BOT_SERVICE_NAME = bot_service_pb2.DESCRIPTOR.services_by_name["BotService"].full_name
 MAX_MESSAGE_BYTES = 64 * 1024
 
 GRPC_OPTIONS = [
@@ -74,6 +77,7 @@ class ZigguratServer:
         self.options = options
         self.store = Store(options.db_path, durable=options.durable)
         self.manager = MatchManager(self.store, max_live_matches=options.max_live_matches)
+        self.bots = BotRegistry(self.store)
         self.health = health_aio.HealthServicer()
         self.server = grpc.aio.server(options=GRPC_OPTIONS)
         self.port = 0
@@ -88,9 +92,10 @@ class ZigguratServer:
             self.manager, rate=self.options.rate_per_seat, burst=self.options.burst_per_seat
         )
         self.server.add_generic_rpc_handlers((build_handlers(servicer),))
+        bot_service_pb2_grpc.add_BotServiceServicer_to_server(BotServicer(self.bots), self.server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         reflection.enable_server_reflection(
-            (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), self.server
+            (SERVICE_NAME, BOT_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), self.server
         )
         address = f"{self.options.host}:{self.options.port}"
         if self.options.tls:

@@ -106,10 +106,16 @@ class MatchServicer:
                 increment_ms=tc.increment_ms,
                 on_timeout=_POLICIES.get(tc.on_timeout, "invalid"),
                 disconnect_grace_ms=tc.disconnect_grace_ms,
+                max_illegal_moves=tc.max_illegal_moves,
             )
         except RulesError as error:
             raise errors.ApiError(grpc.StatusCode.INVALID_ARGUMENT, "INVALID_CONFIG", str(error)) from None
-        assignment = _ASSIGNMENTS.get(request.seat_assignment, "lot")
+        if request.seat_assignment == mpb.SEAT_ASSIGNMENT_UNSPECIFIED:
+            assignment = "lot"
+        elif (known := _ASSIGNMENTS.get(request.seat_assignment)) is not None:
+            assignment = known
+        else:
+            raise errors.invalid("INVALID_CONFIG", "seat_assignment must be SEAT_ASSIGNMENT_LOT or _CHOSEN")
         match = self.manager.create(game, seats, options, time_control, assignment)
         return spb.CreateMatchResponse(match=render_match(match, None))
 
@@ -221,8 +227,13 @@ class MatchServicer:
         reader = asyncio.create_task(self._play_reader(match, seat, subscriber, first, request_iterator))
         try:
             async for entries, extras in match.batches(subscriber):
-                rejected = b"".join(frame_field(2, item.SerializeToString()) for item in extras)
-                yield frame_events([event_bytes(match, entry, seat) for entry in entries], rejected)
+                events = [event_bytes(match, entry, seat) for entry in entries]
+                # move_rejected is a singular field: two in one message would be merged
+                # into one by the receiver, so every refusal gets a response of its own.
+                rejected = [frame_field(2, item.SerializeToString()) for item in extras] or [b""]
+                yield frame_events(events, rejected[0])
+                for more in rejected[1:]:
+                    yield more
         finally:
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):

@@ -19,11 +19,14 @@ class TimeControl:
     increment_ms: int = 0
     on_timeout: str = "forfeit"
     disconnect_grace_ms: int = 0
+    max_illegal_moves: int = 0  # 0 = no limit
 
     def __post_init__(self) -> None:
         """Refuse values that would make a match unplayable or overflow a clock."""
         if self.on_timeout not in POLICIES:
             raise InvalidConfigError(f"on_timeout must be one of {', '.join(POLICIES)}")
+        if not 0 <= self.max_illegal_moves <= 1_000_000:
+            raise InvalidConfigError("max_illegal_moves must be between 0 and 1000000")
         for name in ("per_move_ms", "base_ms", "increment_ms", "disconnect_grace_ms"):
             value = getattr(self, name)
             if not 0 <= value <= MAX_MS:
@@ -49,4 +52,5 @@ class TimeControl:
             increment_ms=int(data.get("increment_ms", 0)),
             on_timeout=str(data.get("on_timeout", "forfeit")),
             disconnect_grace_ms=int(data.get("disconnect_grace_ms", 0)),
+            max_illegal_moves=int(data.get("max_illegal_moves", 0)),
         )

@@ -40,6 +40,11 @@ CREATE TABLE IF NOT EXISTS seat_tokens (
     token_hash TEXT NOT NULL,
     PRIMARY KEY (match_id, seat)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS bots (
+    name TEXT PRIMARY KEY,
+    token_hash TEXT NOT NULL,
+    created_ms INTEGER NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS events (
     match_id TEXT NOT NULL,
     seq INTEGER NOT NULL,
@@ -187,6 +192,16 @@ class Store:
         query += " ORDER BY created_ms DESC, match_id LIMIT ?"
         params.append(limit)
         return [row[0] for row in self._db.execute(query, params)]
+
+    def bot_token_hash(self, name: str) -> str | None:
+        """The token hash a remote bot name was registered with, if any."""
+        row = self._db.execute("SELECT token_hash FROM bots WHERE name=?", (name,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def register_bot(self, name: str, token_hash: str, created_ms: int) -> None:
+        """Bind a remote bot name to its token (first connection wins the name)."""
+        with self._transaction():
+            self._db.execute("INSERT INTO bots VALUES (?,?,?)", (name, token_hash, created_ms))
 
     def _load_row(self, row: tuple[Any, ...]) -> StoredMatch:
         match_id = row[0]

@@ -107,6 +107,8 @@ class _TerminationEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Terminati
     TERMINATION_RESIGNATION: _Termination.ValueType  # 6
     TERMINATION_TIMEOUT: _Termination.ValueType  # 7
     TERMINATION_ABORTED: _Termination.ValueType  # 8
+    TERMINATION_ILLEGAL_MOVE: _Termination.ValueType  # 9
+    """a seat exceeded the match's limit of illegal moves"""
 
 class Termination(_Termination, metaclass=_TerminationEnumTypeWrapper):
     """Why a game ended."""
@@ -124,6 +126,8 @@ TERMINATION_MOVE_LIMIT: Termination.ValueType  # 5
 TERMINATION_RESIGNATION: Termination.ValueType  # 6
 TERMINATION_TIMEOUT: Termination.ValueType  # 7
 TERMINATION_ABORTED: Termination.ValueType  # 8
+TERMINATION_ILLEGAL_MOVE: Termination.ValueType  # 9
+"""a seat exceeded the match's limit of illegal moves"""
 Global___Termination: _TypeAlias = Termination  # noqa: Y015
 
 @_typing.final

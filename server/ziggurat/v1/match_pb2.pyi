@@ -137,6 +137,7 @@ class TimeControl(_message.Message):
     INCREMENT_MS_FIELD_NUMBER: _builtins.int
     ON_TIMEOUT_FIELD_NUMBER: _builtins.int
     DISCONNECT_GRACE_MS_FIELD_NUMBER: _builtins.int
+    MAX_ILLEGAL_MOVES_FIELD_NUMBER: _builtins.int
     per_move_ms: _builtins.int
     """Hard limit for each move, in milliseconds; 0 = none."""
     base_ms: _builtins.int
@@ -147,6 +148,10 @@ class TimeControl(_message.Message):
     """How long a seat's bot may stay disconnected on its turn before the timeout policy
     applies regardless of its clock; 0 = only the clock counts.
     """
+    max_illegal_moves: _builtins.int
+    """Conduct limit: a seat whose refused illegal or malformed moves on its turn exceed
+    this number forfeits (TERMINATION_ILLEGAL_MOVE); 0 = no limit (refusals cost nothing).
+    """
     def __init__(
         self,
         *,
@@ -155,10 +160,11 @@ class TimeControl(_message.Message):
         increment_ms: _builtins.int = ...,
         on_timeout: Global___TimeoutPolicy.ValueType = ...,
         disconnect_grace_ms: _builtins.int = ...,
+        max_illegal_moves: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["base_ms", b"base_ms", "disconnect_grace_ms", b"disconnect_grace_ms", "increment_ms", b"increment_ms", "on_timeout", b"on_timeout", "per_move_ms", b"per_move_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["base_ms", b"base_ms", "disconnect_grace_ms", b"disconnect_grace_ms", "increment_ms", b"increment_ms", "max_illegal_moves", b"max_illegal_moves", "on_timeout", b"on_timeout", "per_move_ms", b"per_move_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -35,6 +35,7 @@ TERMINATIONS: dict[Termination, pb.Termination.ValueType] = {
     Termination.RESIGNATION: pb.TERMINATION_RESIGNATION,
     Termination.TIMEOUT: pb.TERMINATION_TIMEOUT,
     Termination.ABORTED: pb.TERMINATION_ABORTED,
+    Termination.ILLEGAL_MOVE: pb.TERMINATION_ILLEGAL_MOVE,
 }
 
 

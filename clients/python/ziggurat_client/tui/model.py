@@ -1,0 +1,128 @@
+"""What the game screen knows about a match, folded from the event stream.
+
+Why a separate, UI-free model: the screen must only ever show what the server
+sent (a refused move changes nothing because nothing local is changed), and tests
+can check the state without scraping the terminal. The clock ticks locally from
+the last ``turn_started`` so it moves between events, as a chess clock does.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from ziggurat.rules.core import InvalidConfigError
+from ziggurat.rules.seeding import commitment
+from ziggurat.v1 import game_pb2, match_pb2
+
+
+@dataclass
+class Clock:
+    """The running clock of the seat to move: time left when its turn started, and when."""
+
+    seat: int = 0
+    left_ms: int = 0  # 0 = untimed
+    started: float = 0.0  # time.monotonic() at the turn_started event
+
+    def remaining_ms(self, now: float | None = None) -> int:
+        """Time left now, counted down locally (never below zero)."""
+        if not self.left_ms:
+            return 0
+        elapsed = (time.monotonic() if now is None else now) - self.started
+        return max(0, self.left_ms - int(elapsed * 1000))
+
+
+@dataclass
+class MatchState:
+    """Everything the screen draws, updated only by :meth:`apply` and :meth:`load`."""
+
+    match_id: str
+    my_seat: int = 0  # 0 = spectator
+    config: game_pb2.GameConfig = field(default_factory=game_pb2.GameConfig)
+    time_control: match_pb2.TimeControl = field(default_factory=match_pb2.TimeControl)
+    seats: dict[int, match_pb2.Seat] = field(default_factory=dict)
+    view: game_pb2.GameView | None = None
+    legal_moves: tuple[str, ...] = ()
+    turn_seat: int = 0
+    turn_ply: int = 0
+    clock: Clock = field(default_factory=Clock)
+    last_move: match_pb2.MovePlayedEvent | None = None
+    ended: match_pb2.MatchEndedEvent | None = None
+    seed_commitment: str = ""
+    last_seq: int = 0
+
+    def load(self, match: match_pb2.Match) -> None:
+        """Take the static facts of a match (config, clocks, commitment) from GetMatch."""
+        self.config.CopyFrom(match.config)
+        self.time_control.CopyFrom(match.time_control)
+        self.seed_commitment = match.seed_commitment
+        for seat in match.seats:
+            self.seats[seat.seat] = seat
+        if match.HasField("view") and match.view.seats:
+            self.view = match.view
+
+    @property
+    def game(self) -> str:
+        """``pylos`` or ``kabaleo`` (empty before the config is known)."""
+        return {game_pb2.GAME_PYLOS: "pylos", game_pb2.GAME_KABALEO: "kabaleo"}.get(self.config.game, "")
+
+    @property
+    def my_turn(self) -> bool:
+        """True when this seat must move now (and the server gave its legal moves)."""
+        return bool(self.my_seat) and self.turn_seat == self.my_seat and self.ended is None
+
+    def apply(self, event: match_pb2.Event) -> None:
+        """Fold one event in; an event already seen (a replay after resume) is ignored."""
+        if event.seq <= self.last_seq:
+            return
+        self.last_seq = event.seq
+        kind = event.WhichOneof("kind")
+        if kind == "match_created":
+            self.config.CopyFrom(event.match_created.config)
+            self.time_control.CopyFrom(event.match_created.time_control)
+            self.seed_commitment = event.match_created.seed_commitment
+        elif kind == "seat_changed":
+            self._take_seats([event.seat_changed.seat])
+        elif kind == "match_started":
+            self._take_seats(event.match_started.seats)
+            self.view = event.match_started.view
+        elif kind == "turn_started":
+            turn = event.turn_started
+            self._take_seats(turn.seats)
+            self.turn_seat, self.turn_ply = turn.seat, turn.ply
+            self.legal_moves = tuple(turn.legal_moves) if turn.seat == self.my_seat else ()
+            self.clock = Clock(turn.seat, turn.time_left_ms, time.monotonic())
+        elif kind == "move_played":
+            self.last_move = event.move_played
+            self.view = event.move_played.view
+            self.legal_moves, self.turn_seat, self.clock = (), 0, Clock()
+        elif kind == "match_ended":
+            self.ended = event.match_ended
+            self.view = event.match_ended.view
+            self.legal_moves, self.turn_seat, self.clock = (), 0, Clock()
+
+    def _take_seats(self, seats: Iterable[match_pb2.Seat]) -> None:
+        """Merge seat facts; an unset state or name (turn events carry clocks) keeps the known one."""
+        for seat in seats:
+            merged = match_pb2.Seat()
+            if seat.seat in self.seats:
+                merged.CopyFrom(self.seats[seat.seat])
+            merged.seat, merged.clock_ms = seat.seat, seat.clock_ms
+            if seat.state != match_pb2.SEAT_STATE_UNSPECIFIED:
+                merged.state = seat.state
+            if seat.player_name:
+                merged.player_name = seat.player_name
+            self.seats[seat.seat] = merged
+
+    def seed_verified(self) -> bool | None:
+        """Whether the revealed seed matches the commitment published at creation.
+
+        None until the match has ended.
+        """
+        if self.ended is None:
+            return None
+        try:
+            return commitment(bytes.fromhex(self.ended.revealed_seed)) == self.seed_commitment
+        except (ValueError, InvalidConfigError):
+            return False

@@ -1,0 +1,41 @@
+"""``ziggurat play``: the terminal UI to find a server, join or create a match, and play it.
+
+The UI lives in the client package (``ziggurat_client.tui``); this module only
+parses the command line, so ``ziggurat --help`` stays fast (textual is imported
+when the command runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+from typing import Any
+
+
+def register(commands: Any) -> None:
+    """Add ``play``."""
+    parser = commands.add_parser(
+        "play",
+        help="play in the terminal (finds servers on the LAN)",
+        description=(
+            "Open the terminal UI: without --server, search the LAN for ziggurat servers (mDNS) "
+            "or type an address; then join or create a match and play it."
+        ),
+    )
+    parser.add_argument("--server", metavar="HOST:PORT", help="connect here instead of searching the LAN")
+    parser.add_argument("--name", default=_default_name(), help="your player name (default: your login)")
+    parser.set_defaults(handler=_play)
+
+
+def _default_name() -> str:
+    try:
+        return getpass.getuser()[:32] or "player"
+    except (OSError, KeyError):
+        return "player"
+
+
+def _play(args: argparse.Namespace) -> int:
+    from ziggurat_client.tui import ZigguratApp
+
+    ZigguratApp(server=args.server, player_name=args.name).run()
+    return 0

@@ -1,0 +1,65 @@
+"""The BotService servicer: remote bots connect and receive seat assignments."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+
+from ziggurat.service.bots import BotRegistry
+from ziggurat.service.servicer import _refuse, bearer_token
+from ziggurat.v1 import bot_service_pb2 as bpb
+from ziggurat.v1 import bot_service_pb2_grpc as bgrpc
+from ziggurat.wire import errors
+from ziggurat.wire.codec import GAME_NAMES
+
+MAX_MATCHES_PER_BOT = 1000
+
+
+class BotServicer(bgrpc.BotServiceServicer):
+    """gRPC front of the :class:`BotRegistry`."""
+
+    def __init__(self, registry: BotRegistry) -> None:
+        self.registry = registry
+
+    async def ConnectBot(
+        self, request: bpb.ConnectBotRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[bpb.ConnectBotResponse]:
+        """Register the bot, acknowledge, then stream assignments until it disconnects."""
+        try:
+            unknown = [g for g in request.games if g not in GAME_NAMES]
+            if unknown:
+                raise errors.invalid("INVALID_CONFIG", "games must be GAME_PYLOS or GAME_KABALEO")
+            if request.max_matches > MAX_MATCHES_PER_BOT:
+                raise errors.invalid("INVALID_CONFIG", f"max_matches is at most {MAX_MATCHES_PER_BOT}")
+            games = [GAME_NAMES[g] for g in request.games]
+            connection = self.registry.connect(
+                request.name, bearer_token(context), games, request.max_matches or 1
+            )
+        except errors.ApiError as error:
+            await _refuse(context, error)
+            return
+        try:
+            yield bpb.ConnectBotResponse(registered=bpb.BotRegistered(name=connection.name))
+            while True:
+                assignment = await connection.queue.get()
+                yield bpb.ConnectBotResponse(assignment=assignment)
+        finally:
+            self.registry.disconnect(connection)
+
+    async def ListBots(
+        self, request: bpb.ListBotsRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> bpb.ListBotsResponse:
+        """The connected bots."""
+        from ziggurat.wire.codec import GAME_ENUMS
+
+        out = bpb.ListBotsResponse()
+        for connection in sorted(self.registry.connected.values(), key=lambda c: c.name):
+            out.bots.add(
+                name=connection.name,
+                games=[GAME_ENUMS[g] for g in sorted(connection.games)],
+                max_matches=connection.max_matches,
+                active_matches=len(connection.active),
+            )
+        return out

@@ -1,0 +1,1 @@
+"""Tournament bookkeeping: pure computation of ratings and match statistics, no I/O."""

@@ -1,0 +1,176 @@
+"""Remote bots (BotService), the illegal-move conduct limit, and aborting a match."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+
+import grpc
+import pytest
+
+from tests.service.conftest import RunningServer, kabaleo_config, pylos_config
+from ziggurat.rules.core import Termination
+from ziggurat.service.timecontrol import TimeControl
+from ziggurat.v1 import bot_service_pb2 as bpb
+from ziggurat.v1 import bot_service_pb2_grpc as bgrpc
+from ziggurat.v1 import game_pb2, match_pb2
+from ziggurat.verify import verify_record
+from ziggurat.wire.codec import config_to_proto
+from ziggurat.wire.errors import error_reason
+from ziggurat_client import ZigguratClient, ZigguratError
+from ziggurat_client.bots import make_bot
+from ziggurat_client.remote import RemoteBot
+
+
+async def _wait_connected(client: ZigguratClient, name: str, timeout: float = 20) -> bpb.ConnectedBot:
+    stub = bgrpc.BotServiceStub(client.channel)
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        bots = (await stub.ListBots(bpb.ListBotsRequest())).bots
+        found = [b for b in bots if b.name == name]
+        if found:
+            return found[0]
+        assert asyncio.get_running_loop().time() < deadline, f"bot {name} never connected"
+        await asyncio.sleep(0.05)
+
+
+def _assign_all(running: RunningServer, game: str, seats: int, bots: list[str]) -> str:
+    """What an organiser does: create a match, take every seat, hand each seat to a bot."""
+    server = running.server
+    match = server.manager.create(game, seats, {}, TimeControl(), "chosen")
+    for seat, name in enumerate(bots):
+        token, _ = match.join(name, seat)
+        assignment = bpb.Assignment(
+            match_id=match.match_id, seat=seat + 1, token=token, config=config_to_proto(game, seats, {})
+        )
+        server.bots.assign(name, assignment, game)
+    return match.match_id
+
+
+async def test_remote_bots_play_assigned_seats(server: RunningServer, client: ZigguratClient) -> None:
+    remotes = [
+        RemoteBot(
+            client, lambda i=i: make_bot("random", seed=i), name=f"remote{i}", token=f"t{i}", max_matches=2
+        )
+        for i in range(3)
+    ]
+    tasks = [asyncio.create_task(r.run()) for r in remotes]
+    try:
+        listed = [await _wait_connected(client, f"remote{i}") for i in range(3)]
+        assert [b.max_matches for b in listed] == [2, 2, 2]
+        pylos = _assign_all(server, "pylos", 2, ["remote0", "remote1"])
+        kabaleo = _assign_all(server, "kabaleo", 3, ["remote0", "remote1", "remote2"])
+        busy = await _wait_connected(client, "remote0")
+        assert busy.active_matches == 2
+        with pytest.raises(Exception) as full:
+            _assign_all(server, "pylos", 2, ["remote0", "remote2"])
+        assert getattr(full.value, "reason", None) == "BOT_BUSY"
+        for match_id in (pylos, kabaleo):
+            async for event in client.follow(match_id):
+                last = event
+            assert last.WhichOneof("kind") == "match_ended"
+            assert verify_record(await client.record(match_id)).ok
+        assert remotes[0].played[:2] == [pylos, kabaleo]
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def test_bot_names_belong_to_their_first_token(server: RunningServer, client: ZigguratClient) -> None:
+    stub = bgrpc.BotServiceStub(client.channel)
+    first = stub.ConnectBot(
+        bpb.ConnectBotRequest(name="owned"), metadata=(("authorization", "Bearer right"),)
+    )
+    registered = await first.read()
+    assert registered.registered.name == "owned"
+    for token, reason in (("right", "ALREADY_CONNECTED"), ("wrong", "BAD_TOKEN"), ("", "MISSING_TOKEN")):
+        call = stub.ConnectBot(
+            bpb.ConnectBotRequest(name="owned"), metadata=(("authorization", f"Bearer {token}"),)
+        )
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await call.read()
+        assert error_reason(refused.value) == reason
+    first.cancel()
+    await asyncio.sleep(0.1)
+    again = stub.ConnectBot(
+        bpb.ConnectBotRequest(name="owned"), metadata=(("authorization", "Bearer right"),)
+    )
+    assert (await again.read()).registered.name == "owned"
+    again.cancel()
+
+
+async def test_the_bot_command_as_a_remote_bot(server: RunningServer, client: ZigguratClient) -> None:
+    cli = [
+        sys.executable,
+        "-m",
+        "ziggurat.cli.main",
+        "bot",
+        "greedy",
+        "--server",
+        server.address,
+        "--remote",
+        "--name",
+        "cli-greedy",
+        "--bot-token",
+        "secret",
+        "--max-matches",
+        "2",
+    ]
+    proc = await asyncio.create_subprocess_exec(*cli, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    local = RemoteBot(client, lambda: make_bot("random", seed=3), name="local", token="t")
+    task = asyncio.create_task(local.run())
+    try:
+        await _wait_connected(client, "cli-greedy")
+        await _wait_connected(client, "local")
+        match_id = _assign_all(server, "pylos", 2, ["cli-greedy", "local"])
+        async for event in client.follow(match_id):
+            last = event
+        assert last.WhichOneof("kind") == "match_ended"
+        record = await client.record(match_id)
+        assert [s.player_name for s in record.seats] == ["cli-greedy", "local"]
+        assert verify_record(record).ok
+    finally:
+        task.cancel()
+        proc.terminate()
+        await proc.wait()
+    out = (await proc.stdout.read()).decode() if proc.stdout else ""
+    assert "connected as remote bot 'cli-greedy'" in out
+
+
+async def test_conduct_limit_forfeits_a_seat_that_keeps_sending_illegal_moves(
+    server: RunningServer, client: ZigguratClient
+) -> None:
+    match = await client.create_match(pylos_config(), time_control=match_pb2.TimeControl(max_illegal_moves=2))
+    handles = [await client.join(match.match_id, f"p{i}") for i in range(2)]
+    light = next(h for h in handles if h.seat == 1)
+    for attempt in range(2):
+        with pytest.raises(ZigguratError) as refused:
+            await client.submit_move(light, "4a1")
+        assert refused.value.reason == "ILLEGAL_MOVE" and "forfeits" not in refused.value.message
+        assert (await client.get_match(match.match_id)).status == match_pb2.MATCH_STATUS_ACTIVE, attempt
+    with pytest.raises(ZigguratError) as third:
+        await client.submit_move(light, "zz9")
+    assert third.value.reason == "MALFORMED_MOVE" and "forfeits" in third.value.message
+    summary = await client.get_match(match.match_id)
+    assert summary.status == match_pb2.MATCH_STATUS_FINISHED
+    assert summary.view.outcome.termination == game_pb2.TERMINATION_ILLEGAL_MOVE
+    assert list(summary.view.outcome.ranks) == [2, 1]
+    assert verify_record(await client.record(match.match_id)).ok
+
+
+async def test_an_aborted_match_reveals_and_verifies(server: RunningServer, client: ZigguratClient) -> None:
+    match = await client.create_match(kabaleo_config(2))
+    handles = [await client.join(match.match_id, f"p{i}") for i in range(2)]
+    mover = next(h for h in handles if h.seat == 1)
+    mine = await client.get_match(match.match_id, mover)
+    await client.submit_move(mover, mine.view.legal_moves[0])
+    server.server.manager.get(match.match_id).abort()
+    summary = await client.get_match(match.match_id)
+    assert summary.status == match_pb2.MATCH_STATUS_FINISHED and summary.revealed_seed
+    record = await client.record(match.match_id)
+    assert record.outcome.termination == game_pb2.TERMINATION_ABORTED
+    verdict = verify_record(record)
+    assert verdict.ok and "aborted" in verdict.problem
+    assert Termination.ABORTED.value == "aborted"
