@@ -243,7 +243,7 @@ async def test_a_bot_that_hangs_is_timed_out(
     hanger = script(
         tmp_path, "hang.sh", 'read -r hello; echo "ready hanger"; while read -r line; do :; done\n'
     )
-    match_id = await new_match(client, pylos_config(), per_move_ms=300)
+    match_id = await new_match(client, pylos_config(), per_move_ms=500)
     settings = BridgeSettings(grace_ms=200)
     bot, ended = await asyncio.gather(
         bridged(client, match_id, 1, hanger, settings), py_seat(client, match_id, 2)

@@ -51,7 +51,7 @@ def _assign_all(running: RunningServer, game: str, seats: int, bots: list[str]) 
 async def test_remote_bots_play_assigned_seats(server: RunningServer, client: ZigguratClient) -> None:
     remotes = [
         RemoteBot(
-            client, lambda i=i: make_bot("random", seed=i), name=f"remote{i}", token=f"t{i}", max_matches=2
+            client, lambda _, i=i: make_bot("random", seed=i), name=f"remote{i}", token=f"t{i}", max_matches=2
         )
         for i in range(3)
     ]
@@ -119,7 +119,7 @@ async def test_the_bot_command_as_a_remote_bot(server: RunningServer, client: Zi
         "2",
     ]
     proc = await asyncio.create_subprocess_exec(*cli, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    local = RemoteBot(client, lambda: make_bot("random", seed=3), name="local", token="t")
+    local = RemoteBot(client, lambda _: make_bot("random", seed=3), name="local", token="t")
     task = asyncio.create_task(local.run())
     try:
         await _wait_connected(client, "cli-greedy")

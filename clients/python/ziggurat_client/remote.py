@@ -24,12 +24,12 @@ log = logging.getLogger("ziggurat_client.remote")
 
 
 class RemoteBot:
-    """Connects ``make_bot`` under ``name`` and plays assigned seats (one bot object per seat)."""
+    """Connects under ``name`` and plays assigned seats with ``make_bot(assignment)`` (one bot per seat)."""
 
     def __init__(
         self,
         client: ZigguratClient,
-        make_bot: Callable[[], Bot],
+        make_bot: Callable[[bpb.Assignment], Bot],
         *,
         name: str,
         token: str,
@@ -84,7 +84,7 @@ class RemoteBot:
     async def _play(self, assignment: bpb.Assignment) -> None:
         handle = MatchHandle(assignment.match_id, assignment.seat, assignment.token)
         try:
-            ended = await SeatRunner(self.client, handle, self.make_bot()).run()
+            ended = await SeatRunner(self.client, handle, self.make_bot(assignment)).run()
             log.info("bot %s: match %s over, ranks %s", self.name, handle.match_id, list(ended.outcome.ranks))
         except ZigguratError as error:
             log.warning("bot %s: match %s: %s", self.name, handle.match_id, error)

@@ -128,6 +128,11 @@ async def _seat(args: argparse.Namespace, bot: Bot) -> int:
         return 0
 
 
+def _seeded(options: dict[str, Any], seed: int) -> dict[str, Any]:
+    """Bot options with the organiser's per-seat seed, for built-in bots that take one."""
+    return {**options, "seed": seed} if seed and "seed" not in options else options
+
+
 async def _remote(args: argparse.Namespace, options: dict[str, Any]) -> int:
     token = args.bot_token or secrets.token_urlsafe(24)
     name = args.name or load_bot(args.bot, options).name
@@ -137,7 +142,7 @@ async def _remote(args: argparse.Namespace, options: dict[str, Any]) -> int:
     async with ZigguratClient(args.server) as client:
         remote = RemoteBot(
             client,
-            lambda: load_bot(args.bot, options),
+            lambda assignment: load_bot(args.bot, _seeded(options, assignment.bot_seed)),
             name=name,
             token=token,
             games=games,

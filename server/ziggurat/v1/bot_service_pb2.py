@@ -26,7 +26,7 @@ from ziggurat.v1 import game_pb2 as ziggurat_dot_v1_dot_game__pb2
 from ziggurat.v1 import match_pb2 as ziggurat_dot_v1_dot_match__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dziggurat/v1/bot_service.proto\x12\x0bziggurat.v1\x1a\x16ziggurat/v1/game.proto\x1a\x17ziggurat/v1/match.proto\"X\n\x11\x43onnectBotRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12 \n\x05games\x18\x02 \x03(\x0e\x32\x11.ziggurat.v1.Game\x12\x13\n\x0bmax_matches\x18\x03 \x01(\r\"}\n\x12\x43onnectBotResponse\x12\x30\n\nregistered\x18\x01 \x01(\x0b\x32\x1a.ziggurat.v1.BotRegisteredH\x00\x12-\n\nassignment\x18\x02 \x01(\x0b\x32\x17.ziggurat.v1.AssignmentH\x00\x42\x06\n\x04kind\"\x1d\n\rBotRegistered\x12\x0c\n\x04name\x18\x01 \x01(\t\"\x94\x01\n\nAssignment\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\r\n\x05token\x18\x03 \x01(\t\x12\'\n\x06\x63onfig\x18\x04 \x01(\x0b\x32\x17.ziggurat.v1.GameConfig\x12.\n\x0ctime_control\x18\x05 \x01(\x0b\x32\x18.ziggurat.v1.TimeControl\"\x11\n\x0fListBotsRequest\";\n\x10ListBotsResponse\x12\'\n\x04\x62ots\x18\x01 \x03(\x0b\x32\x19.ziggurat.v1.ConnectedBot\"k\n\x0c\x43onnectedBot\x12\x0c\n\x04name\x18\x01 \x01(\t\x12 \n\x05games\x18\x02 \x03(\x0e\x32\x11.ziggurat.v1.Game\x12\x13\n\x0bmax_matches\x18\x03 \x01(\r\x12\x16\n\x0e\x61\x63tive_matches\x18\x04 \x01(\r2\xa6\x01\n\nBotService\x12O\n\nConnectBot\x12\x1e.ziggurat.v1.ConnectBotRequest\x1a\x1f.ziggurat.v1.ConnectBotResponse0\x01\x12G\n\x08ListBots\x12\x1c.ziggurat.v1.ListBotsRequest\x1a\x1d.ziggurat.v1.ListBotsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dziggurat/v1/bot_service.proto\x12\x0bziggurat.v1\x1a\x16ziggurat/v1/game.proto\x1a\x17ziggurat/v1/match.proto\"X\n\x11\x43onnectBotRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12 \n\x05games\x18\x02 \x03(\x0e\x32\x11.ziggurat.v1.Game\x12\x13\n\x0bmax_matches\x18\x03 \x01(\r\"}\n\x12\x43onnectBotResponse\x12\x30\n\nregistered\x18\x01 \x01(\x0b\x32\x1a.ziggurat.v1.BotRegisteredH\x00\x12-\n\nassignment\x18\x02 \x01(\x0b\x32\x17.ziggurat.v1.AssignmentH\x00\x42\x06\n\x04kind\"\x1d\n\rBotRegistered\x12\x0c\n\x04name\x18\x01 \x01(\t\"\xa6\x01\n\nAssignment\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\r\n\x05token\x18\x03 \x01(\t\x12\'\n\x06\x63onfig\x18\x04 \x01(\x0b\x32\x17.ziggurat.v1.GameConfig\x12.\n\x0ctime_control\x18\x05 \x01(\x0b\x32\x18.ziggurat.v1.TimeControl\x12\x10\n\x08\x62ot_seed\x18\x06 \x01(\x04\"\x11\n\x0fListBotsRequest\";\n\x10ListBotsResponse\x12\'\n\x04\x62ots\x18\x01 \x03(\x0b\x32\x19.ziggurat.v1.ConnectedBot\"k\n\x0c\x43onnectedBot\x12\x0c\n\x04name\x18\x01 \x01(\t\x12 \n\x05games\x18\x02 \x03(\x0e\x32\x11.ziggurat.v1.Game\x12\x13\n\x0bmax_matches\x18\x03 \x01(\r\x12\x16\n\x0e\x61\x63tive_matches\x18\x04 \x01(\r2\xa6\x01\n\nBotService\x12O\n\nConnectBot\x12\x1e.ziggurat.v1.ConnectBotRequest\x1a\x1f.ziggurat.v1.ConnectBotResponse0\x01\x12G\n\x08ListBots\x12\x1c.ziggurat.v1.ListBotsRequest\x1a\x1d.ziggurat.v1.ListBotsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -40,13 +40,13 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_BOTREGISTERED']._serialized_start=312
   _globals['_BOTREGISTERED']._serialized_end=341
   _globals['_ASSIGNMENT']._serialized_start=344
-  _globals['_ASSIGNMENT']._serialized_end=492
-  _globals['_LISTBOTSREQUEST']._serialized_start=494
-  _globals['_LISTBOTSREQUEST']._serialized_end=511
-  _globals['_LISTBOTSRESPONSE']._serialized_start=513
-  _globals['_LISTBOTSRESPONSE']._serialized_end=572
-  _globals['_CONNECTEDBOT']._serialized_start=574
-  _globals['_CONNECTEDBOT']._serialized_end=681
-  _globals['_BOTSERVICE']._serialized_start=684
-  _globals['_BOTSERVICE']._serialized_end=850
+  _globals['_ASSIGNMENT']._serialized_end=510
+  _globals['_LISTBOTSREQUEST']._serialized_start=512
+  _globals['_LISTBOTSREQUEST']._serialized_end=529
+  _globals['_LISTBOTSRESPONSE']._serialized_start=531
+  _globals['_LISTBOTSRESPONSE']._serialized_end=590
+  _globals['_CONNECTEDBOT']._serialized_start=592
+  _globals['_CONNECTEDBOT']._serialized_end=699
+  _globals['_BOTSERVICE']._serialized_start=702
+  _globals['_BOTSERVICE']._serialized_end=868
 # @@protoc_insertion_point(module_scope)

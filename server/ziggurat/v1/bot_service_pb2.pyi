@@ -112,10 +112,15 @@ class Assignment(_message.Message):
     TOKEN_FIELD_NUMBER: _builtins.int
     CONFIG_FIELD_NUMBER: _builtins.int
     TIME_CONTROL_FIELD_NUMBER: _builtins.int
+    BOT_SEED_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     seat: _builtins.int
     token: _builtins.str
     """Seat token: send as `authorization: Bearer <token>` on Play/SubmitMove."""
+    bot_seed: _builtins.int
+    """A seed the organiser suggests for a bot's own randomness, so that a tournament
+    replayed with the same seed replays the same games (0 = none).
+    """
     @_builtins.property
     def config(self) -> _game_pb2.GameConfig: ...
     @_builtins.property
@@ -128,10 +133,11 @@ class Assignment(_message.Message):
         token: _builtins.str = ...,
         config: _game_pb2.GameConfig | None = ...,
         time_control: _match_pb2.TimeControl | None = ...,
+        bot_seed: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "match_id", b"match_id", "seat", b"seat", "time_control", b"time_control", "token", b"token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_seed", b"bot_seed", "config", b"config", "match_id", b"match_id", "seat", b"seat", "time_control", b"time_control", "token", b"token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
