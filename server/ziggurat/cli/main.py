@@ -7,7 +7,18 @@ import sys
 from collections.abc import Sequence
 
 from ziggurat import __version__
-from ziggurat.cli import bot_cmd, bridge_cmd, demo_cmd, play_cmd, rules_cmd, serve_cmd, verify_cmd, watch_cmd
+from ziggurat.cli import (
+    bot_cmd,
+    bridge_cmd,
+    demo_cmd,
+    play_cmd,
+    replay_cmd,
+    rules_cmd,
+    serve_cmd,
+    tournament_cmd,
+    verify_cmd,
+    watch_cmd,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,6 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo_cmd.register(commands)
     play_cmd.register(commands)
     watch_cmd.register(commands)
+    tournament_cmd.register(commands)
+    replay_cmd.register(commands)
     return parser
 
 

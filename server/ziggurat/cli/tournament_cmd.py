@@ -1,0 +1,209 @@
+"""``ziggurat tournament``: run, resume, standings, export — headless tournaments."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from ziggurat.tournament.config import ConfigError
+from ziggurat.tournament.results import (
+    crosstable,
+    export_jsonl,
+    format_crosstable,
+    format_head_to_head,
+    format_standings,
+    head_to_head,
+    standings,
+    summary,
+    summary_csv,
+)
+from ziggurat.tournament.runner import TournamentRunner, load_tournament_config
+from ziggurat.tournament.store import TournamentStore
+
+DEFAULT_DB = os.environ.get("ZIGGURAT_DB", "ziggurat.db")
+
+
+def register(commands: Any) -> None:
+    """Add ``tournament`` and its sub-commands."""
+    parser = commands.add_parser(
+        "tournament",
+        help="run headless tournaments (round robin, gauntlet, Swiss, duplicate Kabaleo deals)",
+        description="Tournaments from a TOML file (see examples/tournaments/), stored in the database.",
+    )
+    sub = parser.add_subparsers(dest="tournament_command", metavar="ACTION", required=True)
+
+    run = sub.add_parser("run", help="start a tournament from CONFIG.toml")
+    run.add_argument("config", type=Path, metavar="CONFIG.toml")
+    _common(run)
+    run.add_argument("--listen", help="HOST:PORT for the tournament's server (default from the config)")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.set_defaults(handler=_run)
+
+    resume = sub.add_parser("resume", help="continue an interrupted tournament")
+    resume.add_argument("tournament_id", metavar="ID")
+    _common(resume)
+    resume.add_argument("--listen", help="HOST:PORT for the tournament's server")
+    resume.add_argument("--quiet", action="store_true", help="no progress bar")
+    resume.set_defaults(handler=_resume)
+
+    show = sub.add_parser("standings", help="standings, crosstable and head-to-head statistics")
+    show.add_argument("tournament_id", metavar="ID")
+    _common(show)
+    show.set_defaults(handler=_standings)
+
+    export = sub.add_parser("export", help="export games (JSONL) and the summary (JSON, CSV)")
+    export.add_argument("tournament_id", metavar="ID")
+    _common(export)
+    export.add_argument("--jsonl", type=Path, help="one JSON object per game")
+    export.add_argument("--json", type=Path, help="summary: standings, crosstable, verdicts")
+    export.add_argument("--csv", type=Path, help="standings as CSV")
+    export.set_defaults(handler=_export)
+
+    listing = sub.add_parser("list", help="the tournaments in the database")
+    _common(listing)
+    listing.set_defaults(handler=_list)
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db", type=Path, default=Path(DEFAULT_DB), help="database file (default ./ziggurat.db)"
+    )
+
+
+def _logging() -> None:
+    logging.basicConfig(level="WARNING", format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def _run(args: argparse.Namespace) -> int:
+    _logging()
+    try:
+        text = args.config.read_text()
+        load_tournament_config(text, args.config.resolve())
+    except (OSError, ConfigError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    runner = TournamentRunner(
+        args.db,
+        config_text=text,
+        config_path=args.config.resolve(),
+        listen=args.listen,
+        show_progress=not args.quiet,
+    )
+    print(
+        f"tournament id {runner.tournament_id} "
+        f"(resume with: ziggurat tournament resume {runner.tournament_id})",
+        file=sys.stderr,
+        flush=True,
+    )
+    return _go(runner)
+
+
+def _resume(args: argparse.Namespace) -> int:
+    _logging()
+    store = TournamentStore(args.db)
+    row = store.get(args.tournament_id)
+    store.close()
+    if row is None:
+        print(f"error: no tournament {args.tournament_id!r} in {args.db}", file=sys.stderr)
+        return 2
+    if row.status == "finished":
+        print(f"tournament {row.tournament_id} already finished ({row.stop_reason})", file=sys.stderr)
+        return 0
+    runner = TournamentRunner(
+        args.db,
+        config_text=row.config_text,
+        config_path=Path(row.config_path),
+        tournament_id=row.tournament_id,
+        listen=args.listen,
+        show_progress=not args.quiet,
+    )
+    return _go(runner)
+
+
+def _go(runner: TournamentRunner) -> int:
+    try:
+        asyncio.run(runner.run())
+    except KeyboardInterrupt:
+        print(
+            f"\ninterrupted: resume with `ziggurat tournament resume {runner.tournament_id}`", file=sys.stderr
+        )
+        return 130
+    return 0
+
+
+def _load(args: argparse.Namespace) -> tuple[Any, list[str], list[dict[str, Any]]] | None:
+    store = TournamentStore(args.db)
+    row = store.get(args.tournament_id)
+    if row is None:
+        print(f"error: no tournament {args.tournament_id!r} in {args.db}", file=sys.stderr)
+        return None
+    config = load_tournament_config(row.config_text, Path(row.config_path))
+    results = [game.result for game in store.games(row.tournament_id) if game.result is not None]
+    store.close()
+    return row, [p.name for p in config.participants], results
+
+
+def _disqualified(names: list[str], results: list[dict[str, Any]], config_limit: int) -> set[str]:
+    counts: dict[str, int] = {}
+    for result in results:
+        for name, verdict in zip(result["seats"], result["verdicts"], strict=True):
+            if verdict in ("timeout", "crashed", "illegal", "disconnected"):
+                counts[name] = counts.get(name, 0) + 1
+    return {name for name, count in counts.items() if config_limit and count >= config_limit}
+
+
+def _standings(args: argparse.Namespace) -> int:
+    loaded = _load(args)
+    if loaded is None:
+        return 2
+    row, names, results = loaded
+    config = load_tournament_config(row.config_text, Path(row.config_path))
+    banned = _disqualified(names, results, config.max_failures)
+    print(
+        f"{row.name} ({row.tournament_id}): {len(results)} games, {row.status}"
+        + (f" ({row.stop_reason})" if row.stop_reason else "")
+    )
+    print(format_standings(standings(names, results, banned)))
+    print()
+    print(format_crosstable(names, crosstable(names, results)))
+    if config.seats == 2 and len(names) == 2:
+        print()
+        print(format_head_to_head(head_to_head(names[0], names[1], results, config.sprt)))
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    loaded = _load(args)
+    if loaded is None:
+        return 2
+    row, names, results = loaded
+    config = load_tournament_config(row.config_text, Path(row.config_path))
+    banned = _disqualified(names, results, config.max_failures)
+    if not (args.jsonl or args.json or args.csv):
+        print("error: give --jsonl, --json and/or --csv", file=sys.stderr)
+        return 2
+    if args.jsonl:
+        print(f"{export_jsonl(results, args.jsonl)} games written to {args.jsonl}")
+    if args.json:
+        args.json.write_text(json.dumps(summary(row.name, names, results, banned), indent=2) + "\n")
+        print(f"summary written to {args.json}")
+    if args.csv:
+        args.csv.write_text(summary_csv(standings(names, results, banned)))
+        print(f"standings written to {args.csv}")
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    store = TournamentStore(args.db)
+    for row in store.all():
+        games = store.games(row.tournament_id)
+        done = sum(1 for g in games if g.status == "done")
+        print(f"{row.tournament_id}  {row.status:<8} {done:>5}/{len(games):<5} {row.name}")
+    store.close()
+    return 0

@@ -1,0 +1,319 @@
+"""Playing one scheduled game: create the match, seat every participant, supervise, judge.
+
+The organiser (this module) takes every seat itself, plays the opening moves,
+then hands each seat to its participant:
+
+* built-in bots and ``keep_alive`` programs are remote bots the tournament launched
+  once; ``remote`` participants connected by themselves — all get an Assignment;
+* ``command`` programs are launched for this game with the seat in ZIGGURAT_*
+  environment variables, and supervised: one that exits before the end has crashed;
+* ``stdio`` programs are bridged here (:mod:`ziggurat_client.stdio_bridge`).
+
+Whatever happens to a participant, its seat is resigned if it can no longer play,
+so a game always ends (under the match's time control) and the tournament never
+stalls on a dead bot. Each seat gets a verdict: finished, timeout, crashed,
+illegal, disconnected or disqualified.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ziggurat.rules.core import Termination
+from ziggurat.rules.registry import get_rules
+from ziggurat.service.bots import BotRegistry
+from ziggurat.service.manager import MatchManager
+from ziggurat.service.match import Match
+from ziggurat.service.timecontrol import TimeControl
+from ziggurat.tournament.schedule import GameSpec
+from ziggurat.v1 import bot_service_pb2 as bpb
+from ziggurat.wire.codec import config_to_proto
+from ziggurat.wire.errors import ApiError
+from ziggurat_client.client import MatchHandle, ZigguratClient
+from ziggurat_client.stdio_bridge import BridgeSettings, HandshakeError, StdioBot, play_seat
+
+log = logging.getLogger("ziggurat.tournament")
+
+FAILURES = frozenset({"timeout", "crashed", "illegal", "disconnected"})
+PROGRAM_STOP_GRACE = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class Seating:
+    """How one participant takes a seat (resolved from the configuration by the runner)."""
+
+    kind: str  # "bot" (a connected remote bot, incl. hosted built-ins) | "command" | "stdio"
+    bot_name: str = ""  # kind "bot": the registry name
+    argv: tuple[str, ...] = ()
+    cwd: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class GameHost:
+    """Where games are played: the server's match manager and bot registry, and how to reach it."""
+
+    manager: MatchManager
+    bots: BotRegistry
+    address: str  # for programs (loopback)
+    client: ZigguratClient  # in-process client, for bridged stdio bots
+    time_control: TimeControl
+    log_dir: Path
+    remote_wait_seconds: float = 30.0
+    max_illegal: int = 3
+
+
+async def play_game(
+    spec: GameSpec,
+    host: GameHost,
+    seatings: Mapping[str, Seating],
+    *,
+    disqualified: frozenset[str] = frozenset(),
+    on_started: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Play ``spec`` to the end and return its result (JSON-ready)."""
+    match = host.manager.create(
+        spec.game, len(spec.seats), dict(spec.options), host.time_control, "chosen", seed=spec.seed
+    )
+    if on_started is not None:
+        on_started(match.match_id)
+    tokens = [match.join(name, seat)[0] for seat, name in enumerate(spec.seats)]
+    rules = get_rules(spec.game)
+    for move in spec.opening:
+        seat = rules.to_move(match.state)
+        assert seat is not None, "openings are validated to leave the game running"
+        match.submit(seat, move)
+    reasons: dict[int, str] = {}
+    tasks: list[asyncio.Task[None]] = []
+    for seat, name in enumerate(spec.seats):
+        handle = MatchHandle(match.match_id, seat + 1, tokens[seat])
+        if name in disqualified:
+            _give_up(match, seat, reasons, "disqualified")
+            continue
+        job = _SeatJob(host, match, spec, seat, handle, seatings[name], reasons)
+        play = {"bot": _assign, "command": _run_program, "stdio": _run_stdio}[job.seating.kind](job)
+        tasks.append(asyncio.create_task(play, name=f"{match.match_id}/{seat + 1}"))
+    try:
+        await _until_finished(match)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for name in spec.seats:
+            seating = seatings.get(name)
+            if seating is not None and seating.kind == "bot":
+                host.bots.release(seating.bot_name, match.match_id)
+    return game_result(spec, match, reasons)
+
+
+@dataclass(frozen=True, slots=True)
+class _SeatJob:
+    """Everything needed to get one seat played."""
+
+    host: GameHost
+    match: Match
+    spec: GameSpec
+    seat: int
+    handle: MatchHandle
+    seating: Seating
+    reasons: dict[int, str]
+
+    def give_up(self, reason: str) -> None:
+        """Resign this seat (see :func:`_give_up`)."""
+        _give_up(self.match, self.seat, self.reasons, reason)
+
+
+def game_result(spec: GameSpec, match: Match, reasons: Mapping[int, str]) -> dict[str, Any]:
+    """The stored form of a finished game: outcome, verdicts and everything to replay it."""
+    outcome = match.outcome()
+    assert outcome is not None
+    moves: list[dict[str, Any]] = []
+    verdicts = ["finished"] * len(spec.seats)
+    last_state: dict[int, str] = {}
+    for entry in match.entries:
+        data = entry.data
+        if entry.kind == "move":
+            moves.append({"seat": data["seat"] + 1, "move": data["move"], "substituted": data["substituted"]})
+        elif entry.kind == "seat":
+            last_state[data["seat"]] = data["state"]
+            if data["state"] == "substituted":
+                verdicts[data["seat"]] = "timeout"
+        elif entry.kind == "forfeit":
+            seat = data["seat"]
+            termination = data["termination"]
+            if termination == Termination.TIMEOUT.value:
+                verdicts[seat] = "disconnected" if last_state.get(seat) == "disconnected" else "timeout"
+            elif termination == Termination.ILLEGAL_MOVE.value:
+                verdicts[seat] = "illegal"
+            else:
+                verdicts[seat] = reasons.get(seat, "finished")  # a bot may resign on its own
+    for seat, reason in reasons.items():
+        if verdicts[seat] == "finished":
+            verdicts[seat] = reason
+    seed = match.revealed_seed
+    return {
+        "index": spec.index,
+        "round": spec.round,
+        "match_id": match.match_id,
+        "game": spec.game,
+        "options": dict(spec.options),
+        "seats": list(spec.seats),
+        "opening": list(spec.opening),
+        "pair": spec.pair,
+        "deal": spec.deal,
+        "commitment": match.commitment,
+        "revealed_seed": seed.hex() if seed is not None else "",
+        "moves": moves,
+        "termination": outcome.termination.value,
+        "ranks": list(outcome.ranks),
+        "verdicts": verdicts,
+    }
+
+
+class ShutdownError(RuntimeError):
+    """The server closed the match before it ended (the tournament is being stopped)."""
+
+
+async def _until_finished(match: Match) -> None:
+    async for entry in match.follow(match.last_seq):
+        if entry.kind == "ended":
+            return
+    if match.status != "finished":
+        raise ShutdownError(f"match {match.match_id} was closed before it ended")
+
+
+def _give_up(match: Match, seat: int, reasons: dict[int, str], reason: str) -> None:
+    """Resign a seat whose participant cannot play, so the game goes on without it."""
+    reasons.setdefault(seat, reason)
+    if match.status == "active" and seat not in match.forfeited:
+        with contextlib.suppress(ApiError):
+            match.resign(seat)
+
+
+async def _assign(job: _SeatJob) -> None:
+    """Hand the seat to a connected remote bot (waiting for it to connect, or to be free)."""
+    host, match, spec, seat, handle, seating = (
+        job.host,
+        job.match,
+        job.spec,
+        job.seat,
+        job.handle,
+        job.seating,
+    )
+    deadline = asyncio.get_running_loop().time() + host.remote_wait_seconds
+    while True:
+        try:
+            connection = await host.bots.wait_for(
+                seating.bot_name, max(0.0, deadline - asyncio.get_running_loop().time())
+            )
+        except TimeoutError:
+            log.warning(
+                "bot %s is not connected: seat %d of %s resigned", seating.bot_name, seat + 1, match.match_id
+            )
+            job.give_up("disconnected")
+            return
+        if connection.free > 0:
+            break
+        if asyncio.get_running_loop().time() > deadline:
+            job.give_up("disconnected")
+            return
+        await asyncio.sleep(0.05)
+    assignment = bpb.Assignment(
+        match_id=match.match_id,
+        seat=seat + 1,
+        token=handle.token,
+        config=config_to_proto(spec.game, len(spec.seats), dict(spec.options)),
+        bot_seed=spec.bot_seeds[seat],
+    )
+    host.bots.assign(seating.bot_name, assignment, spec.game)
+
+
+async def _run_program(job: _SeatJob) -> None:
+    """Launch a gRPC program for this seat and watch it: exiting before the end is a crash."""
+    host, match, spec, seat, handle, seating = (
+        job.host,
+        job.match,
+        job.spec,
+        job.seat,
+        job.handle,
+        job.seating,
+    )
+    env = {
+        **os.environ,
+        **seating.env,
+        "ZIGGURAT_SERVER": host.address,
+        "ZIGGURAT_MATCH": match.match_id,
+        "ZIGGURAT_TOKEN": handle.token,
+        "ZIGGURAT_SEAT": str(seat + 1),
+        "ZIGGURAT_GAME": spec.game,
+        "ZIGGURAT_BOT_SEED": str(spec.bot_seeds[seat]),
+    }
+    log_path = host.log_dir / f"{match.match_id}-seat{seat + 1}.log"
+    with log_path.open("ab") as output:
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *seating.argv, cwd=seating.cwd, env=env, stdout=output, stderr=output, start_new_session=True
+            )
+        except OSError as error:
+            log.warning("cannot start %s: %s", seating.argv[0], error)
+            job.give_up("crashed")
+            return
+        try:
+            code = await process.wait()
+        except asyncio.CancelledError:
+            await _stop_process(process)
+            raise
+    if match.status != "finished":
+        log.warning(
+            "%s exited (%s) before match %s ended: seat %d resigned",
+            seating.argv[0],
+            code,
+            match.match_id,
+            seat + 1,
+        )
+        job.give_up("crashed")
+
+
+async def _stop_process(process: asyncio.subprocess.Process) -> None:
+    """SIGTERM the program's process group, then SIGKILL after a grace period."""
+    if process.returncode is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        await asyncio.wait_for(process.wait(), PROGRAM_STOP_GRACE)
+    except TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        await process.wait()
+
+
+async def _run_stdio(job: _SeatJob) -> None:
+    """Bridge a stdio program for this seat; its verdict becomes the seat's."""
+    host, seating = job.host, job.seating
+    bot = StdioBot(
+        list(seating.argv),
+        settings=BridgeSettings(max_illegal=host.max_illegal),
+        env=seating.env,
+        cwd=seating.cwd,
+    )
+    try:
+        await bot.start()
+    except HandshakeError as error:
+        log.warning("%s: %s", seating.argv[0], error)
+        job.give_up("crashed")
+        return
+    try:
+        verdict = await play_seat(host.client, job.handle, bot)
+        if verdict.value != "finished":
+            job.give_up(verdict.value)
+    finally:
+        await bot.close()

@@ -1,0 +1,255 @@
+"""Standings, crosstables, head-to-head statistics and exports, from stored game results.
+
+Points: in a game of T seats a participant scores, against each of the other
+T - 1 seats, 1 for ranking better, ½ for a shared rank, 0 for ranking worse, and
+the sum is divided by T - 1. Two-player games score 1 / ½ / 0 as usual; a Kabaleo
+winner of four scores 1, the last 0.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ziggurat.tournament.ratings import (
+    EloEstimate,
+    OpenSkillTable,
+    Pentanomial,
+    SprtParameters,
+    SprtResult,
+    Trinomial,
+    elo_pentanomial,
+    elo_trinomial,
+    sprt,
+)
+
+FAILURES = ("timeout", "crashed", "illegal", "disconnected")
+
+
+def seat_points(ranks: Sequence[int]) -> list[float]:
+    """Points of each seat of one game (see the module docstring)."""
+    others = len(ranks) - 1
+    return [
+        sum(1.0 if mine < r else 0.5 if mine == r else 0.0 for j, r in enumerate(ranks) if j != i) / others
+        for i, mine in enumerate(ranks)
+    ]
+
+
+@dataclass
+class Standing:
+    """One participant's line in the standings."""
+
+    rank: int
+    name: str
+    games: int = 0
+    points: float = 0.0
+    rating: float = 0.0  # OpenSkill ordinal (mu - 3 sigma)
+    mu: float = 0.0
+    sigma: float = 0.0
+    failures: dict[str, int] = field(default_factory=dict)
+    disqualified: bool = False
+
+    @property
+    def score(self) -> float:
+        """Points per game."""
+        return self.points / self.games if self.games else 0.0
+
+
+def standings(
+    participants: Sequence[str], results: Iterable[Mapping[str, Any]], disqualified: Iterable[str] = ()
+) -> list[Standing]:
+    """Standings, best first: by points per game, then rating; disqualified participants last."""
+    games = list(results)
+    table = OpenSkillTable()
+    rows = {name: Standing(0, name) for name in participants}
+    for result in games:
+        if result["termination"] == "aborted":
+            continue
+        table.record(dict(zip(result["seats"], result["ranks"], strict=True)))
+        for name, points, verdict in zip(
+            result["seats"], seat_points(result["ranks"]), result["verdicts"], strict=True
+        ):
+            row = rows[name]
+            row.games += 1
+            row.points += points
+            if verdict in FAILURES:
+                row.failures[verdict] = row.failures.get(verdict, 0) + 1
+    banned = set(disqualified)
+    for name, row in rows.items():
+        if row.games:
+            rating = table.rating(name)
+            row.rating, row.mu, row.sigma = rating.ordinal, rating.mu, rating.sigma
+        row.disqualified = name in banned
+    ordered = sorted(rows.values(), key=lambda r: (r.disqualified, -r.score, -r.rating, r.name))
+    for position, row in enumerate(ordered, start=1):
+        row.rank = position
+    return ordered
+
+
+def crosstable(
+    participants: Sequence[str], results: Iterable[Mapping[str, Any]]
+) -> dict[str, dict[str, tuple[float, int]]]:
+    """``table[a][b]`` = (a's points against b, games in which both sat), from pairwise comparisons."""
+    table: dict[str, dict[str, tuple[float, int]]] = {a: {} for a in participants}
+    for result in results:
+        if result["termination"] == "aborted":
+            continue
+        seats, ranks = result["seats"], result["ranks"]
+        for i, a in enumerate(seats):
+            for j, b in enumerate(seats):
+                if i != j:
+                    points, count = table[a].get(b, (0.0, 0))
+                    score = 1.0 if ranks[i] < ranks[j] else 0.5 if ranks[i] == ranks[j] else 0.0
+                    table[a][b] = (points + score, count + 1)
+    return table
+
+
+@dataclass(frozen=True)
+class HeadToHead:
+    """Two participants' games against each other (2-seat games only)."""
+
+    first: str
+    second: str
+    trinomial: Trinomial
+    pentanomial: Pentanomial | None
+    elo: EloEstimate | None
+    sprt: SprtResult | None
+
+
+def head_to_head(
+    first: str, second: str, results: Iterable[Mapping[str, Any]], params: SprtParameters | None = None
+) -> HeadToHead:
+    """W/D/L of ``first`` against ``second``, paired games counted pentanomially (as fastchess)."""
+    wins = draws = losses = 0
+    by_pair: dict[int, list[float]] = defaultdict(list)
+    for result in results:
+        seats = result["seats"]
+        if result["termination"] == "aborted" or len(seats) != 2 or set(seats) != {first, second}:
+            continue
+        mine = seat_points(result["ranks"])[seats.index(first)]
+        wins, draws, losses = wins + (mine == 1.0), draws + (mine == 0.5), losses + (mine == 0.0)
+        if result.get("pair") is not None:
+            by_pair[int(result["pair"])].append(mine)
+    trinomial = Trinomial(wins, draws, losses)
+    complete = [sum(points) for points in by_pair.values() if len(points) == 2]
+    pentanomial = Pentanomial.from_pair_points(complete) if complete else None
+    elo: EloEstimate | None = None
+    if pentanomial is not None and pentanomial.pairs >= 2:
+        elo = elo_pentanomial(pentanomial)
+    elif trinomial.games >= 2:
+        elo = elo_trinomial(trinomial)
+    decision = None
+    if params is not None and (pentanomial is not None or trinomial.games):
+        decision = sprt(pentanomial if pentanomial is not None else trinomial, params)
+    return HeadToHead(first, second, trinomial, pentanomial, elo, decision)
+
+
+def format_standings(rows: Sequence[Standing]) -> str:
+    """The standings as a plain-text table."""
+    lines = [
+        f"{'rank':>4}  {'bot':<20} {'games':>5} {'points':>7} {'score':>6} {'rating':>7} {'±':>5}  notes"
+    ]
+    for row in rows:
+        notes = ", ".join(f"{count} {kind}" for kind, count in sorted(row.failures.items()))
+        if row.disqualified:
+            notes = "DISQUALIFIED" + (f" ({notes})" if notes else "")
+        lines.append(
+            f"{row.rank:>4}  {row.name[:20]:<20} {row.games:>5} {row.points:>7.1f} {row.score * 100:>5.1f}% "
+            f"{row.rating:>7.2f} {2 * row.sigma:>5.2f}  {notes}"
+        )
+    return "\n".join(lines)
+
+
+def format_crosstable(
+    participants: Sequence[str], table: Mapping[str, Mapping[str, tuple[float, int]]]
+) -> str:
+    """The crosstable: each cell is the row's points / games against the column."""
+    names = [name[:10] for name in participants]
+    width = max(10, *(len(n) for n in names))
+    lines = [" " * (width + 2) + " ".join(f"{n:>{width}}" for n in names)]
+    for a, label in zip(participants, names, strict=True):
+        cells = []
+        for b in participants:
+            if a == b:
+                cells.append(f"{'—':>{width}}")
+            else:
+                points, games = table[a].get(b, (0.0, 0))
+                cells.append(f"{f'{points:g}/{games}' if games else '·':>{width}}")
+        lines.append(f"{label:<{width}}  " + " ".join(cells))
+    return "\n".join(lines)
+
+
+def format_head_to_head(h2h: HeadToHead) -> str:
+    """Elo ± error, LOS and (if run) the SPRT state of a pairing."""
+    t = h2h.trinomial
+    parts = [f"{h2h.first} vs {h2h.second}: +{t.wins} ={t.draws} -{t.losses}"]
+    if h2h.pentanomial is not None:
+        parts.append(f"pentanomial {list(h2h.pentanomial.counts())}")
+    if h2h.elo is not None:
+        parts.append(f"Elo {h2h.elo.elo:+.1f} ± {h2h.elo.error:.1f} (95%), LOS {h2h.elo.los * 100:.1f}%")
+    if h2h.sprt is not None:
+        s = h2h.sprt
+        parts.append(f"SPRT LLR {s.llr:.2f} [{s.lower_bound:.2f}, {s.upper_bound:.2f}]: {s.decision}")
+    return "; ".join(parts)
+
+
+def export_jsonl(results: Iterable[Mapping[str, Any]], path: Path) -> int:
+    """One JSON object per game: configuration, seats, commitment, seed, moves, outcome, verdicts."""
+    count = 0
+    with path.open("w") as out:
+        for result in results:
+            out.write(json.dumps(result, sort_keys=True) + "\n")
+            count += 1
+    return count
+
+
+def summary(
+    name: str,
+    participants: Sequence[str],
+    results: Sequence[Mapping[str, Any]],
+    disqualified: Iterable[str] = (),
+) -> dict[str, Any]:
+    """Everything a reader of the results needs, as plain data (the JSON export)."""
+    rows = standings(participants, results, disqualified)
+    verdicts = Counter(v for r in results for v in r["verdicts"])
+    return {
+        "tournament": name,
+        "games": len(results),
+        "verdicts": dict(verdicts),
+        "standings": [{**asdict(row), "score": row.score} for row in rows],
+        "crosstable": {
+            a: {b: {"points": p, "games": g} for b, (p, g) in cells.items()}
+            for a, cells in crosstable(participants, results).items()
+        },
+    }
+
+
+def summary_csv(rows: Sequence[Standing]) -> str:
+    """The standings as CSV."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(
+        ["rank", "bot", "games", "points", "score", "rating", "mu", "sigma", *FAILURES, "disqualified"]
+    )
+    for row in rows:
+        writer.writerow(
+            [
+                row.rank,
+                row.name,
+                row.games,
+                row.points,
+                round(row.score, 6),
+                round(row.rating, 6),
+                round(row.mu, 6),
+                round(row.sigma, 6),
+                *(row.failures.get(kind, 0) for kind in FAILURES),
+                row.disqualified,
+            ]
+        )
+    return buffer.getvalue()

@@ -1,0 +1,402 @@
+"""Running a tournament headless: its own server, its participants, the schedule, the results.
+
+The runner starts a ziggurat server on the tournament's database (so every match,
+event and result lives in one file), launches the participants that must be
+launched (built-in bots and ``keep_alive`` programs connect back as remote bots
+and are restarted if they die), then plays the schedule ``concurrency`` games at a
+time. Results are committed as each game ends. ``resume`` after a crash or kill -9
+aborts the matches that were cut off and plays those games again from the start,
+so the final results are those of an uninterrupted run with the same seed
+(given deterministic bots).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import os
+import secrets
+import signal
+import sys
+import time
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ziggurat.service.server import ServeOptions, ZigguratServer
+from ziggurat.tournament.config import Participant, TournamentConfig, parse_config
+from ziggurat.tournament.games import GameHost, Seating, play_game
+from ziggurat.tournament.results import FAILURES, format_standings, head_to_head, standings
+from ziggurat.tournament.schedule import GameSpec, plan, swiss_round
+from ziggurat.tournament.store import TournamentStore
+from ziggurat_client.client import ZigguratClient
+
+log = logging.getLogger("ziggurat.tournament")
+
+RESTART_DELAY = 0.5
+
+
+def spec_to_dict(spec: GameSpec) -> dict[str, Any]:
+    """A schedule entry in its stored (JSON) form."""
+    return {
+        "index": spec.index,
+        "round": spec.round,
+        "game": spec.game,
+        "options": dict(spec.options),
+        "seats": list(spec.seats),
+        "seed": spec.seed.hex(),
+        "opening": list(spec.opening),
+        "pair": spec.pair,
+        "deal": spec.deal,
+        "bot_seeds": list(spec.bot_seeds),
+    }
+
+
+def spec_from_dict(data: dict[str, Any]) -> GameSpec:
+    """Inverse of :func:`spec_to_dict`."""
+    return GameSpec(
+        index=data["index"],
+        round=data["round"],
+        game=data["game"],
+        options=dict(data["options"]),
+        seats=tuple(data["seats"]),
+        seed=bytes.fromhex(data["seed"]),
+        opening=tuple(data["opening"]),
+        pair=data["pair"],
+        deal=data["deal"],
+        bot_seeds=tuple(data["bot_seeds"]),
+    )
+
+
+def load_tournament_config(config_text: str, config_path: Path) -> TournamentConfig:
+    """The configuration from its stored text (a resumed tournament ignores later edits of the file)."""
+    return parse_config(tomllib.loads(config_text), config_path.parent)
+
+
+@dataclass
+class Progress:
+    """Live progress on stderr: games done of total, ETA, current leader."""
+
+    total: int
+    done: int = 0
+    started: float = field(default_factory=time.monotonic)
+    stream: Any = field(default=sys.stderr)
+    _last: float = 0.0
+
+    def update(self, done: int, total: int, leader: str, *, force: bool = False) -> None:
+        """Redraw (at most 5 times a second, or every game when not a terminal)."""
+        self.done, self.total = done, total
+        now = time.monotonic()
+        tty = self.stream.isatty()
+        if tty and not force and now - self._last < 0.2:
+            return
+        self._last = now
+        elapsed = now - self.started
+        rate = done / elapsed if elapsed > 0 and done else 0.0
+        eta = f"{(total - done) / rate:.0f}s" if rate else "?"
+        width = 30
+        filled = int(width * done / total) if total else width
+        bar = "#" * filled + "-" * (width - filled)
+        line = f"[{bar}] {done}/{total} games, {rate:.2f}/s, ETA {eta}, leader {leader}"
+        self.stream.write(("\r" + line + "\x1b[K") if tty else line + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        """End the progress line."""
+        if self.stream.isatty():
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+class _Launched:
+    """A participant process launched once for the whole tournament, restarted when it dies."""
+
+    def __init__(
+        self, name: str, argv: list[str], env: dict[str, str], cwd: str | None, log_path: Path
+    ) -> None:
+        self.name = name
+        self.argv = argv
+        self.env = env
+        self.cwd = cwd
+        self.log_path = log_path
+        self.restarts = 0
+        self.process: asyncio.subprocess.Process | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Start supervising (launch now, relaunch after each exit)."""
+        self._task = asyncio.create_task(self._supervise(), name=f"launch {self.name}")
+
+    async def _supervise(self) -> None:
+        while True:
+            with self.log_path.open("ab") as output:
+                try:
+                    self.process = await asyncio.create_subprocess_exec(
+                        *self.argv,
+                        env=self.env,
+                        cwd=self.cwd,
+                        stdout=output,
+                        stderr=output,
+                        start_new_session=True,
+                    )
+                except OSError as error:
+                    log.error("cannot launch %s: %s", self.name, error)
+                    return
+                code = await self.process.wait()
+            self.restarts += 1
+            log.warning("%s exited with %s; restarting it", self.name, code)
+            await asyncio.sleep(RESTART_DELAY)
+
+    async def stop(self) -> None:
+        """Stop supervising and terminate the process."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        process = self.process
+        if process is not None and process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
+            try:
+                await asyncio.wait_for(process.wait(), 3)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+
+
+class TournamentRunner:
+    """Runs (or resumes) one tournament to its end."""
+
+    def __init__(
+        self,
+        db_path: Path,
+        *,
+        config_text: str,
+        config_path: Path,
+        tournament_id: str | None = None,
+        listen: str | None = None,
+        show_progress: bool = True,
+        on_result: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
+        self.db_path = db_path
+        self.config_text = config_text
+        self.config_path = config_path
+        self.config = load_tournament_config(config_text, config_path)
+        self.store = TournamentStore(db_path)
+        self.tournament_id = tournament_id or secrets.token_hex(6)
+        self.resuming = tournament_id is not None
+        self.listen = listen or self.config.listen
+        self.show_progress = show_progress
+        self.on_result = on_result
+        self.log_dir = db_path.parent / f"{db_path.stem}-logs" / self.tournament_id
+        self.disqualified: set[str] = set()
+        self._launched: list[_Launched] = []
+
+    def bot_name(self, participant: Participant) -> str:
+        """The registry name a participant plays under (tournament-scoped for what we launch)."""
+        if participant.kind == "remote":
+            return participant.name
+        return f"{self.tournament_id}/{participant.name}"
+
+    def bot_token(self, participant: Participant) -> str:
+        """A stable token for what the tournament launches (stable across resume)."""
+        material = f"{self.tournament_id}/{participant.name}/{self.config.seed}".encode()
+        return hashlib.sha256(b"ziggurat-tournament-bot/" + material).hexdigest()
+
+    async def run(self) -> str:
+        """Play every game not yet played; returns why the tournament stopped."""
+        config = self.config
+        if self.resuming:
+            if self.store.get(self.tournament_id) is None:
+                raise ValueError(f"no tournament {self.tournament_id!r} in {self.db_path}")
+        else:
+            self.store.create(self.tournament_id, config.name, str(self.config_path), self.config_text)
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        host, port = self.listen.rsplit(":", 1)
+        server = ZigguratServer(
+            ServeOptions(host=host, port=int(port), db_path=str(self.db_path), rate_per_seat=0, mdns=False)
+        )
+        bound = await server.start()
+        address = f"127.0.0.1:{bound}" if host in ("0.0.0.0", "::", "") else f"{host}:{bound}"
+        log.info("tournament %s (%s): server on %s", self.tournament_id, config.name, address)
+        print(
+            f"tournament {self.tournament_id}: {config.name} — server {address}", file=sys.stderr, flush=True
+        )
+        for match_id in self.store.reset_running(self.tournament_id):
+            match = server.manager.get(match_id)
+            if match.status != "finished":
+                match.abort()
+                log.info("aborted match %s cut off by the previous run; its game is replayed", match_id)
+        client = ZigguratClient(address)
+        try:
+            self._launch_participants(address)
+            game_host = GameHost(
+                manager=server.manager,
+                bots=server.bots,
+                address=address,
+                client=client,
+                time_control=config.time_control,
+                log_dir=self.log_dir,
+                max_illegal=max(1, config.time_control.max_illegal_moves or 3),
+            )
+            return await self._play_all(game_host)
+        finally:
+            for launched in self._launched:
+                await launched.stop()
+            await client.close()
+            await server.stop()
+            self.store.close()
+
+    def _launch_participants(self, address: str) -> None:
+        for participant in self.config.participants:
+            if participant.kind == "builtin":
+                argv = [
+                    sys.executable,
+                    "-m",
+                    "ziggurat.cli.main",
+                    "bot",
+                    str(participant.builtin),
+                    "--remote",
+                ]
+                argv += ["--server", address, "--name", self.bot_name(participant)]
+                argv += [
+                    "--bot-token",
+                    self.bot_token(participant),
+                    "--max-matches",
+                    str(self.config.concurrency),
+                ]
+                for key, value in participant.options.items():
+                    argv += ["--bot-option", f"{key}={value}"]
+                env = dict(os.environ)
+                cwd = None
+            elif participant.kind == "command" and participant.keep_alive:
+                argv = list(participant.argv)
+                env = {
+                    **os.environ,
+                    **participant.env,
+                    "ZIGGURAT_SERVER": address,
+                    "ZIGGURAT_BOT_NAME": self.bot_name(participant),
+                    "ZIGGURAT_BOT_TOKEN": self.bot_token(participant),
+                }
+                cwd = str(participant.cwd) if participant.cwd else None
+            else:
+                continue
+            safe = participant.name.replace("/", "_")
+            launched = _Launched(participant.name, argv, env, cwd, self.log_dir / f"{safe}.log")
+            launched.start()
+            self._launched.append(launched)
+
+    def seatings(self) -> dict[str, Seating]:
+        """How each participant takes a seat."""
+        out: dict[str, Seating] = {}
+        for p in self.config.participants:
+            cwd = str(p.cwd) if p.cwd else None
+            if p.kind in ("builtin", "remote") or (p.kind == "command" and p.keep_alive):
+                out[p.name] = Seating("bot", bot_name=self.bot_name(p))
+            elif p.kind == "command":
+                out[p.name] = Seating("command", argv=p.argv, cwd=cwd, env=dict(p.env))
+            else:
+                out[p.name] = Seating("stdio", argv=p.argv, cwd=cwd, env=dict(p.env))
+        return out
+
+    def _schedule_more(self) -> bool:
+        """Add the next games (the whole plan, or the next Swiss round); False when there are none."""
+        rows = self.store.games(self.tournament_id)
+        if not rows:
+            specs = plan(self.config)
+        elif self.config.format == "swiss":
+            if any(row.status != "done" for row in rows):
+                return False
+            current = max(row.round for row in rows)
+            if current >= self.config.rounds:
+                return False
+            results = [(spec_from_dict(row.spec), row.result["ranks"]) for row in rows if row.result]
+            specs = swiss_round(self.config, current + 1, results)
+        else:
+            return False
+        self.store.add_games(self.tournament_id, [(s.index, s.round, spec_to_dict(s)) for s in specs])
+        return bool(specs)
+
+    def _results(self) -> list[dict[str, Any]]:
+        return [row.result for row in self.store.games(self.tournament_id) if row.result is not None]
+
+    def _update_disqualified(self, results: list[dict[str, Any]]) -> None:
+        limit = self.config.max_failures
+        if not limit:
+            return
+        failures: dict[str, int] = {}
+        for result in results:
+            for name, verdict in zip(result["seats"], result["verdicts"], strict=True):
+                if verdict in FAILURES:
+                    failures[name] = failures.get(name, 0) + 1
+        for name, count in failures.items():
+            if count >= limit and name not in self.disqualified:
+                log.warning("%s disqualified after %d failures", name, count)
+                print(f"\n{name} is disqualified after {count} failures", file=sys.stderr, flush=True)
+                self.disqualified.add(name)
+
+    def _sprt_stop(self, results: list[dict[str, Any]]) -> str | None:
+        params = self.config.sprt
+        if params is None:
+            return None
+        first, second = (p.name for p in self.config.participants)
+        decision = head_to_head(first, second, results, params).sprt
+        if decision is not None and decision.decision != "continue":
+            return f"sprt: {decision.decision} (LLR {decision.llr:.2f})"
+        return None
+
+    async def _play_all(self, host: GameHost) -> str:
+        names = [p.name for p in self.config.participants]
+        self._schedule_more()
+        results = self._results()
+        self._update_disqualified(results)
+        seatings = self.seatings()
+        progress = Progress(total=0) if self.show_progress else None
+        running: dict[asyncio.Task[dict[str, Any]], int] = {}
+        stop_reason: str | None = self._sprt_stop(results)
+        while True:
+            rows = self.store.games(self.tournament_id)
+            busy = set(running.values())
+            pending = [row for row in rows if row.status == "pending" and row.index not in busy]
+            while stop_reason is None and pending and len(running) < self.config.concurrency:
+                row = pending.pop(0)
+                spec = spec_from_dict(row.spec)
+
+                def started(match_id: str, index: int = row.index) -> None:
+                    self.store.start_game(self.tournament_id, index, match_id)
+
+                task = asyncio.create_task(
+                    play_game(
+                        spec, host, seatings, disqualified=frozenset(self.disqualified), on_started=started
+                    )
+                )
+                running[task] = row.index
+            if not running:
+                if stop_reason is None and self._schedule_more():
+                    continue
+                break
+            done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                index = running.pop(task)
+                result = task.result()
+                self.store.finish_game(self.tournament_id, index, result)
+                if self.on_result is not None:
+                    self.on_result(result)
+            results = self._results()
+            self._update_disqualified(results)
+            stop_reason = stop_reason or self._sprt_stop(results)
+            if progress is not None:
+                table = standings(names, results, self.disqualified)
+                leader = f"{table[0].name} ({table[0].points:g})" if table and table[0].games else "-"
+                progress.update(len(results), len(self.store.games(self.tournament_id)), leader)
+        if progress is not None:
+            progress.close()
+        reason = stop_reason or "completed"
+        self.store.finish(self.tournament_id, reason)
+        print(format_standings(standings(names, self._results(), self.disqualified)), flush=True)
+        print(f"tournament {self.tournament_id}: {reason}", flush=True)
+        return reason
