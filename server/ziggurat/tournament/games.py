@@ -200,14 +200,7 @@ def _give_up(match: Match, seat: int, reasons: dict[int, str], reason: str) -> N
 
 async def _assign(job: _SeatJob) -> None:
     """Hand the seat to a connected remote bot (waiting for it to connect, or to be free)."""
-    host, match, spec, seat, handle, seating = (
-        job.host,
-        job.match,
-        job.spec,
-        job.seat,
-        job.handle,
-        job.seating,
-    )
+    host, match, spec, seat, seating = job.host, job.match, job.spec, job.seat, job.seating
     deadline = asyncio.get_running_loop().time() + host.remote_wait_seconds
     while True:
         try:
@@ -229,7 +222,7 @@ async def _assign(job: _SeatJob) -> None:
     assignment = bpb.Assignment(
         match_id=match.match_id,
         seat=seat + 1,
-        token=handle.token,
+        token=job.handle.token,
         config=config_to_proto(spec.game, len(spec.seats), dict(spec.options)),
         bot_seed=spec.bot_seeds[seat],
     )
@@ -238,20 +231,13 @@ async def _assign(job: _SeatJob) -> None:
 
 async def _run_program(job: _SeatJob) -> None:
     """Launch a gRPC program for this seat and watch it: exiting before the end is a crash."""
-    host, match, spec, seat, handle, seating = (
-        job.host,
-        job.match,
-        job.spec,
-        job.seat,
-        job.handle,
-        job.seating,
-    )
+    host, match, spec, seat, seating = job.host, job.match, job.spec, job.seat, job.seating
     env = {
         **os.environ,
         **seating.env,
         "ZIGGURAT_SERVER": host.address,
         "ZIGGURAT_MATCH": match.match_id,
-        "ZIGGURAT_TOKEN": handle.token,
+        "ZIGGURAT_TOKEN": job.handle.token,
         "ZIGGURAT_SEAT": str(seat + 1),
         "ZIGGURAT_GAME": spec.game,
         "ZIGGURAT_BOT_SEED": str(spec.bot_seeds[seat]),
@@ -269,7 +255,7 @@ async def _run_program(job: _SeatJob) -> None:
         try:
             code = await process.wait()
         except asyncio.CancelledError:
-            await _stop_process(process)
+            await stop_process(process)
             raise
     if match.status != "finished":
         log.warning(
@@ -282,7 +268,7 @@ async def _run_program(job: _SeatJob) -> None:
         job.give_up("crashed")
 
 
-async def _stop_process(process: asyncio.subprocess.Process) -> None:
+async def stop_process(process: asyncio.subprocess.Process) -> None:
     """SIGTERM the program's process group, then SIGKILL after a grace period."""
     if process.returncode is not None:
         return

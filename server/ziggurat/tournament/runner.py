@@ -18,7 +18,6 @@ import hashlib
 import logging
 import os
 import secrets
-import signal
 import sys
 import time
 import tomllib
@@ -29,7 +28,7 @@ from typing import Any
 
 from ziggurat.service.server import ServeOptions, ZigguratServer
 from ziggurat.tournament.config import Participant, TournamentConfig, parse_config
-from ziggurat.tournament.games import GameHost, Seating, play_game
+from ziggurat.tournament.games import GameHost, Seating, play_game, stop_process
 from ziggurat.tournament.results import FAILURES, format_standings, head_to_head, standings
 from ziggurat.tournament.schedule import GameSpec, plan, swiss_round
 from ziggurat.tournament.store import TournamentStore
@@ -157,15 +156,8 @@ class _Launched:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-        process = self.process
-        if process is not None and process.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGTERM)
-            try:
-                await asyncio.wait_for(process.wait(), 3)
-            except TimeoutError:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
+        if self.process is not None:
+            await stop_process(self.process)
 
 
 class TournamentRunner:
@@ -194,6 +186,7 @@ class TournamentRunner:
         self.on_result = on_result
         self.log_dir = db_path.parent / f"{db_path.stem}-logs" / self.tournament_id
         self.disqualified: set[str] = set()
+        self.address: str | None = None  # where the tournament's server listens, once started
         self._launched: list[_Launched] = []
 
     def bot_name(self, participant: Participant) -> str:
@@ -222,6 +215,7 @@ class TournamentRunner:
         )
         bound = await server.start()
         address = f"127.0.0.1:{bound}" if host in ("0.0.0.0", "::", "") else f"{host}:{bound}"
+        self.address = address
         log.info("tournament %s (%s): server on %s", self.tournament_id, config.name, address)
         print(
             f"tournament {self.tournament_id}: {config.name} — server {address}", file=sys.stderr, flush=True
