@@ -389,8 +389,10 @@ def _shape_words(variant: Variant) -> str:
 # Positions.
 
 
+@functools.lru_cache(maxsize=4096)
 def _levels(light: int, dark: int) -> tuple[str, str, str, str]:
-    """Each level's places as ``L``/``D``/``.`` in notation order."""
+    """Each level's places as ``L``/``D``/``.`` in notation order (memoised: every view of a
+    position, one per seat and spectator, writes the same board)."""
     chars = ["L" if light >> i & 1 else "D" if dark >> i & 1 else "." for i in range(PLACES)]
     parts = ["".join(chars[LEVEL_BASE[lv] : LEVEL_BASE[lv] + LEVEL_SIZE[lv] ** 2]) for lv in range(4)]
     return (parts[0], parts[1], parts[2], parts[3])
