@@ -1,0 +1,279 @@
+"""Schedules: counts per format, colour-swapped pairs, duplicate deals, determinism, Swiss properties."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ziggurat.tournament.config import TournamentConfig, load_config, parse_config
+from ziggurat.tournament.schedule import (
+    BYE_POINTS,
+    GameSpec,
+    plan,
+    swiss_byes,
+    swiss_points,
+    swiss_round,
+    swiss_scores,
+)
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tournaments"
+
+
+def make(game: str = "pylos", n: int = 4, **extra: Any) -> TournamentConfig:
+    data: dict[str, Any] = {
+        "name": "t",
+        "seed": extra.pop("seed", "s"),
+        "game": game,
+        "participants": [{"name": f"p{i}", "builtin": "random"} for i in range(n)],
+        **extra,
+    }
+    return parse_config(data, EXAMPLES)
+
+
+def check_common(games: list[GameSpec], config: TournamentConfig, start: int = 0) -> None:
+    assert [g.index for g in games] == list(range(start, start + len(games)))
+    for g in games:
+        assert len(g.seed) == 32 and len(g.seats) == config.seats == len(g.bot_seeds)
+        assert len(set(g.seats)) == config.seats
+        assert g.game == config.game and g.options == config.options
+        assert all(0 <= s < 2**63 for s in g.bot_seeds)
+
+
+def check_pairs(games: list[GameSpec]) -> None:
+    """Every pair id names exactly two games of the same opening with colours swapped."""
+    groups: dict[int | None, list[GameSpec]] = {}
+    for g in games:
+        groups.setdefault(g.pair, []).append(g)
+    assert None not in groups
+    for pair, (a, b) in ((k, v) for k, v in groups.items() if len(v) == 2):
+        assert pair == a.index and a.seats == b.seats[::-1] and a.opening == b.opening
+    assert all(len(v) == 2 for v in groups.values())
+
+
+@pytest.mark.parametrize(("n", "cycles"), [(2, 1), (3, 2), (4, 1), (5, 3), (8, 1)])
+def test_pylos_round_robin_counts(n: int, cycles: int) -> None:
+    config = make(n=n, rounds=cycles)
+    games = plan(config)
+    check_common(games, config)
+    check_pairs(games)
+    assert len(games) == n * (n - 1) // 2 * 2 * cycles
+    colours = Counter(g.seats for g in games)
+    assert set(colours) == set(itertools.permutations(config.names, 2))
+    assert set(colours.values()) == {cycles}
+    assert [g.round for g in games] == sorted(g.round for g in games)
+
+
+def test_pylos_round_robin_with_openings() -> None:
+    config = load_config(EXAMPLES / "pylos-round-robin.toml")
+    games = plan(config)
+    n, k = len(config.participants), len(config.openings)
+    assert len(games) == n * (n - 1) // 2 * 2 * config.rounds * k
+    check_common(games, config)
+    check_pairs(games)
+    per = Counter((g.seats, g.opening) for g in games)
+    assert len(per) == n * (n - 1) * k and set(per.values()) == {1}
+
+
+def test_round_robin_interleaves_pairings() -> None:
+    games = plan(make(n=6))
+    # The first n/2 games are the first games of disjoint pairings.
+    assert len({name for g in games[:3] for name in g.seats}) == 6
+
+
+@pytest.mark.parametrize("openings", [False, True])
+def test_pylos_gauntlet(openings: bool) -> None:
+    extra: dict[str, Any] = {"format": "gauntlet", "gauntlet": {"champion": "p2"}, "rounds": 2}
+    if openings:
+        extra["openings"] = "pylos-openings.txt"
+    config = make(n=5, **extra)
+    games = plan(config)
+    check_common(games, config)
+    check_pairs(games)
+    assert len(games) == 4 * 2 * 2 * (12 if openings else 1)
+    assert all("p2" in g.seats for g in games)
+    assert Counter(g.seats.index("p2") for g in games) == {0: len(games) // 2, 1: len(games) // 2}
+
+
+def check_deals(games: list[GameSpec], size: int) -> None:
+    """Every deal is one seed played ``size`` times, every participant of the table in every seat."""
+    deals: dict[int | None, list[GameSpec]] = {}
+    for g in games:
+        deals.setdefault(g.deal, []).append(g)
+    assert None not in deals
+    for deal, group in deals.items():
+        assert deal == group[0].index and len(group) == size
+        assert len({g.seed for g in group}) == 1
+        table = set(group[0].seats)
+        for seat in range(size):
+            assert {g.seats[seat] for g in group} == table
+        assert all(g.pair == (deal if size == 2 else None) for g in group)
+    assert len({group[0].seed for group in deals.values()}) == len(deals)
+
+
+@pytest.mark.parametrize(("n", "size"), [(2, 2), (4, 2), (3, 3), (5, 3), (4, 4), (6, 4), (8, 3)])
+def test_kabaleo_duplicate_round_robin(n: int, size: int) -> None:
+    config = make("kabaleo", n, seats=size, rounds=2)
+    games = plan(config)
+    check_common(games, config)
+    check_deals(games, size)
+    assert len(games) == math.comb(n, size) * size * 2
+    tables = Counter(frozenset(g.seats) for g in games)
+    assert len(tables) == math.comb(n, size) and set(tables.values()) == {size * 2}
+
+
+def test_kabaleo_single_games_draw_seats() -> None:
+    config = make("kabaleo", 5, seats=3, duplicate=False)
+    games = plan(config)
+    check_common(games, config)
+    assert len(games) == math.comb(5, 3)
+    assert all(g.deal is None and g.pair is None for g in games)
+    assert len({g.seed for g in games}) == len(games)
+
+
+@pytest.mark.parametrize(("n", "size", "tables"), [(9, 4, 54), (12, 3, 60), (61, 4, 60), (13, 2, 52)])
+def test_kabaleo_large_fields_draw_balanced_tables(n: int, size: int, tables: int) -> None:
+    config = make("kabaleo", n, seats=size, duplicate=False)
+    games = plan(config)
+    assert len(games) == tables
+    played = Counter(name for g in games for name in g.seats)
+    assert set(played) == set(config.names)
+    assert max(played.values()) - min(played.values()) <= (0 if tables * size % n == 0 else 1)
+
+
+def test_kabaleo_gauntlet() -> None:
+    config = make("kabaleo", 6, seats=3, format="gauntlet", gauntlet={"champion": "p0"})
+    games = plan(config)
+    check_common(games, config)
+    check_deals(games, 3)
+    assert len(games) == math.comb(5, 2) * 3
+    assert all("p0" in g.seats for g in games)
+
+
+def test_same_seed_same_schedule_other_seed_other_draws() -> None:
+    one = plan(make("kabaleo", 9, seats=4, rounds=2))
+    assert one == plan(make("kabaleo", 9, seats=4, rounds=2))
+    other = plan(make("kabaleo", 9, seats=4, rounds=2, seed="other"))
+    assert {g.seed for g in one}.isdisjoint(g.seed for g in other)
+    assert [g.seats for g in one] != [g.seats for g in other]
+    pylos = plan(make(n=5))
+    assert pylos == plan(make(n=5)) and pylos != plan(make(n=5, seed="t"))
+    assert hash(pylos[0]) == hash(plan(make(n=5))[0])
+
+
+def test_swiss_points() -> None:
+    assert swiss_points((1, 2)) == (1.0, 0.0)
+    assert swiss_points((1, 1)) == (0.5, 0.5)
+    assert swiss_points((2, 1)) == (0.0, 1.0)
+
+
+def test_swiss_refuses_other_formats_and_rounds() -> None:
+    with pytest.raises(ValueError, match="swiss"):
+        swiss_round(make(), 1, [])
+    with pytest.raises(ValueError, match="round"):
+        swiss_round(make(format="swiss", rounds=2), 3, [])
+
+
+OUTCOMES = st.sampled_from([(1, 2), (2, 1), (1, 1)])
+
+
+def _repeat_free_exists(players: list[str], met: set[frozenset[str]]) -> bool:
+    if not players:
+        return True
+    top, rest = players[0], players[1:]
+    return any(
+        frozenset((top, o)) not in met and _repeat_free_exists(rest[:i] + rest[i + 1 :], met)
+        for i, o in enumerate(rest)
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(2, 9), extra=st.integers(0, 2), openings=st.booleans(), data=st.data())
+def test_swiss_properties(n: int, extra: int, openings: bool, data: st.DataObject) -> None:
+    rounds = n - 1 + extra
+    kwargs: dict[str, Any] = {"format": "swiss", "rounds": rounds}
+    if openings:
+        kwargs["openings"] = "pylos-openings.txt"
+    config = make(n=n, **kwargs)
+    assert plan(config) == swiss_round(config, 1, [])
+    results: list[tuple[GameSpec, tuple[int, ...]]] = []
+    met: set[frozenset[str]] = set()
+    byes: Counter[str] = Counter()
+    start = 0
+    for rnd in range(1, rounds + 1):
+        before = list(results)
+        games = swiss_round(config, rnd, before)
+        assert games == swiss_round(config, rnd, before)  # deterministic
+        check_common(games, config, start)
+        check_pairs(games)
+        assert all(g.round == rnd for g in games)
+        assert (
+            all(g.opening in config.openings for g in games)
+            if openings
+            else all(not g.opening for g in games)
+        )
+        start += len(games)
+        pairings = {frozenset(g.seats) for g in games}
+        seated = Counter(name for g in games for name in g.seats)
+        # Everyone plays one pairing (two games) per round, except one bye with an odd field.
+        assert len(pairings) == n // 2 and set(seated.values()) == {2}
+        bye = set(config.names) - set(seated)
+        assert len(bye) == n % 2
+        assert swiss_byes(config, before).get(rnd) == (bye.pop() if bye else None)
+        if n % 2:
+            byes[(set(config.names) - set(seated)).pop()] += 1
+            counts = [byes[name] for name in config.names]
+            assert max(counts) - min(counts) <= 1  # byes rotate
+        # No rematch when one could be avoided (by any bye among those with the fewest byes).
+        repeats = pairings & met
+        if repeats:
+            fewest = min(byes[name] - (name not in seated) for name in config.names)
+            candidates = (
+                [x for x in config.names if byes[x] - (x not in seated) == fewest] if n % 2 else [None]
+            )
+            assert not any(_repeat_free_exists([x for x in config.names if x != c], met) for c in candidates)
+            assert rnd > n // 2  # never forced in the first n // 2 rounds
+        # Top scores meet: some leader plays the best-scored player they have not met.
+        scores = swiss_scores(config, before)
+        paired = {name: next(iter(p - {name})) for p in pairings for name in p}
+        if rnd <= (n - n % 2) // 2 - 1:
+            top = max(scores[x] for x in paired)
+            assert any(
+                scores[a] == top
+                and scores[paired[a]]
+                == max(scores[x] for x in paired if x != a and frozenset((a, x)) not in met)
+                for a in paired
+            )
+        met |= pairings
+        results += [(g, data.draw(OUTCOMES)) for g in games]
+    final = swiss_scores(config, results)
+    assert sum(final.values()) == pytest.approx(len(results) + BYE_POINTS * (n % 2) * rounds)
+
+
+def test_swiss_kabaleo_two_seats_duplicate() -> None:
+    config = make("kabaleo", 5, format="swiss", rounds=3)
+    results: list[tuple[GameSpec, tuple[int, ...]]] = []
+    for rnd in (1, 2, 3):
+        games = swiss_round(config, rnd, results)
+        check_deals(games, 2)
+        check_pairs(games)
+        results += [(g, (1, 2)) for g in games]
+    assert [g.index for g, _ in results] == list(range(12))
+
+
+def test_swiss_pairs_everyone_even_when_the_search_budget_runs_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    import ziggurat.tournament.schedule as schedule
+
+    monkeypatch.setattr(schedule, "SEARCH_BUDGET", 0)
+    config = make(n=7, format="swiss", rounds=4)
+    results: list[tuple[GameSpec, tuple[int, ...]]] = []
+    for rnd in range(1, 5):
+        games = swiss_round(config, rnd, results)
+        assert len(games) == 6 and len({name for g in games for name in g.seats}) == 6
+        results += [(g, (1, 2)) for g in games]
