@@ -149,5 +149,27 @@ async def _remote(args: argparse.Namespace, options: dict[str, Any]) -> int:
             max_matches=args.max_matches,
             on_registered=lambda: print(f"connected as remote bot {name!r}", flush=True),
         )
-        await remote.run()
+        serving = asyncio.create_task(remote.run())
+        watchdog = asyncio.create_task(_parent_watchdog())
+        done, pending = await asyncio.wait({serving, watchdog}, return_when=asyncio.FIRST_COMPLETED)
+        for task in pending:
+            task.cancel()
+        if serving in done:
+            serving.result()  # re-raise a refusal such as BAD_TOKEN
+        else:
+            print("the process that launched this bot is gone: exiting", flush=True)
     return 0
+
+
+async def _parent_watchdog() -> None:
+    """Return when the launching process (ZIGGURAT_PARENT_PID) has died.
+
+    A tournament launches its bots in sessions of their own so that it can stop them
+    cleanly; if the tournament itself is killed (kill -9), nothing would stop them,
+    and a remote bot reconnects forever. Orphaned, it notices and exits.
+    """
+    parent = os.environ.get("ZIGGURAT_PARENT_PID", "")
+    if not parent.isdigit():
+        await asyncio.Event().wait()  # no parent to watch: never returns
+    while os.getppid() == int(parent):
+        await asyncio.sleep(1.0)

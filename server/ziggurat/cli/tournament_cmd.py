@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ziggurat.tournament.config import ConfigError
+from ziggurat.tournament.executors import EXECUTORS, require_ray
 from ziggurat.tournament.results import (
     crosstable,
     export_jsonl,
@@ -43,6 +44,7 @@ def register(commands: Any) -> None:
     _common(run)
     run.add_argument("--listen", help="HOST:PORT for the tournament's server (default from the config)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    _executor_options(run)
     run.set_defaults(handler=_run)
 
     resume = sub.add_parser("resume", help="continue an interrupted tournament")
@@ -50,6 +52,7 @@ def register(commands: Any) -> None:
     _common(resume)
     resume.add_argument("--listen", help="HOST:PORT for the tournament's server")
     resume.add_argument("--quiet", action="store_true", help="no progress bar")
+    _executor_options(resume)
     resume.set_defaults(handler=_resume)
 
     show = sub.add_parser("standings", help="standings, crosstable and head-to-head statistics")
@@ -76,6 +79,38 @@ def _common(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _executor_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        default="local",
+        help="where games run: here (local, default) or as Ray tasks on a cluster (ray; ziggurat[ray])",
+    )
+    parser.add_argument(
+        "--ray-address",
+        metavar="ADDR",
+        help="--executor ray: the cluster to join (default RAY_ADDRESS, else a local single-node one)",
+    )
+
+
+def _make_runner(args: argparse.Namespace, **kwargs: Any) -> TournamentRunner | None:
+    """The runner, or None after printing why it cannot run (Ray missing, remote bots with Ray)."""
+    try:
+        if args.executor == "ray":
+            require_ray()
+        return TournamentRunner(
+            args.db,
+            listen=args.listen,
+            show_progress=not args.quiet,
+            executor=args.executor,
+            ray_address=args.ray_address,
+            **kwargs,
+        )
+    except (RuntimeError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return None
+
+
 def _logging() -> None:
     logging.basicConfig(level="WARNING", format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
@@ -88,13 +123,9 @@ def _run(args: argparse.Namespace) -> int:
     except (OSError, ConfigError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    runner = TournamentRunner(
-        args.db,
-        config_text=text,
-        config_path=args.config.resolve(),
-        listen=args.listen,
-        show_progress=not args.quiet,
-    )
+    runner = _make_runner(args, config_text=text, config_path=args.config.resolve())
+    if runner is None:
+        return 2
     print(
         f"tournament id {runner.tournament_id} "
         f"(resume with: ziggurat tournament resume {runner.tournament_id})",
@@ -115,14 +146,11 @@ def _resume(args: argparse.Namespace) -> int:
     if row.status == "finished":
         print(f"tournament {row.tournament_id} already finished ({row.stop_reason})", file=sys.stderr)
         return 0
-    runner = TournamentRunner(
-        args.db,
-        config_text=row.config_text,
-        config_path=Path(row.config_path),
-        tournament_id=row.tournament_id,
-        listen=args.listen,
-        show_progress=not args.quiet,
+    runner = _make_runner(
+        args, config_text=row.config_text, config_path=Path(row.config_path), tournament_id=row.tournament_id
     )
+    if runner is None:
+        return 2
     return _go(runner)
 
 
@@ -141,6 +169,7 @@ def _load(args: argparse.Namespace) -> tuple[Any, list[str], list[dict[str, Any]
     store = TournamentStore(args.db)
     row = store.get(args.tournament_id)
     if row is None:
+        store.close()
         print(f"error: no tournament {args.tournament_id!r} in {args.db}", file=sys.stderr)
         return None
     config = load_tournament_config(row.config_text, Path(row.config_path))

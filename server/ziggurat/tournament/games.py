@@ -80,6 +80,12 @@ async def play_game(
     on_started: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Play ``spec`` to the end and return its result (JSON-ready)."""
+    deadline = asyncio.get_running_loop().time() + host.remote_wait_seconds
+    await _bots_ready(
+        host,
+        [seatings[n].bot_name for n in spec.seats if n not in disqualified and seatings[n].kind == "bot"],
+        deadline,
+    )
     match = host.manager.create(
         spec.game, len(spec.seats), dict(spec.options), host.time_control, "chosen", seed=spec.seed
     )
@@ -98,7 +104,7 @@ async def play_game(
         if name in disqualified:
             _give_up(match, seat, reasons, "disqualified")
             continue
-        job = _SeatJob(host, match, spec, seat, handle, seatings[name], reasons)
+        job = _SeatJob(host, match, spec, seat, handle, seatings[name], reasons, deadline)
         play = {"bot": _assign, "command": _run_program, "stdio": _run_stdio}[job.seating.kind](job)
         tasks.append(asyncio.create_task(play, name=f"{match.match_id}/{seat + 1}"))
     try:
@@ -125,6 +131,7 @@ class _SeatJob:
     handle: MatchHandle
     seating: Seating
     reasons: dict[int, str]
+    deadline: float  # event-loop time until which a remote bot may take to connect
 
     def give_up(self, reason: str) -> None:
         """Resign this seat (see :func:`_give_up`)."""
@@ -198,10 +205,29 @@ def _give_up(match: Match, seat: int, reasons: dict[int, str], reason: str) -> N
             match.resign(seat)
 
 
+async def _bots_ready(host: GameHost, bot_names: list[str], deadline: float) -> None:
+    """Wait (until ``deadline`` at most) for the game's remote bots to be connected with a free slot.
+
+    The match is created only then: its clocks start with it, and a bot still booting (the
+    tournament launches built-in bots as it starts) must not lose its first move on time.
+    A bot missing at the deadline is dealt with by :func:`_assign`.
+    """
+    loop = asyncio.get_running_loop()
+    for bot_name in bot_names:
+        while True:
+            try:
+                connection = await host.bots.wait_for(bot_name, max(0.0, deadline - loop.time()))
+            except TimeoutError:
+                return
+            if connection.free > 0 or loop.time() > deadline:
+                break
+            await asyncio.sleep(0.05)
+
+
 async def _assign(job: _SeatJob) -> None:
     """Hand the seat to a connected remote bot (waiting for it to connect, or to be free)."""
     host, match, spec, seat, seating = job.host, job.match, job.spec, job.seat, job.seating
-    deadline = asyncio.get_running_loop().time() + host.remote_wait_seconds
+    deadline = job.deadline
     while True:
         try:
             connection = await host.bots.wait_for(
@@ -302,4 +328,8 @@ async def _run_stdio(job: _SeatJob) -> None:
         if verdict.value != "finished":
             job.give_up(verdict.value)
     finally:
+        # play_seat resigns a failed bot's seat itself, which may end the match and cancel
+        # this task before the verdict above is recorded: record it here in any case.
+        if bot.verdict is not None and bot.verdict.value != "finished":
+            job.reasons.setdefault(job.seat, bot.verdict.value)
         await bot.close()

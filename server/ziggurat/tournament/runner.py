@@ -7,7 +7,9 @@ and are restarted if they die), then plays the schedule ``concurrency`` games at
 time. Results are committed as each game ends. ``resume`` after a crash or kill -9
 aborts the matches that were cut off and plays those games again from the start,
 so the final results are those of an uninterrupted run with the same seed
-(given deterministic bots).
+(given deterministic bots). Where games are played is an executor
+(:mod:`ziggurat.tournament.executors`): on this server (default), or as Ray tasks
+on a cluster (``--executor ray``), whose finished matches are imported here.
 """
 
 from __future__ import annotations
@@ -28,8 +30,16 @@ from typing import Any
 
 from ziggurat.service.server import ServeOptions, ZigguratServer
 from ziggurat.tournament.config import Participant, TournamentConfig, parse_config
-from ziggurat.tournament.games import GameHost, Seating, play_game, stop_process
-from ziggurat.tournament.results import FAILURES, format_standings, head_to_head, standings
+from ziggurat.tournament.executors import (
+    EXECUTORS,
+    Executor,
+    LocalExecutor,
+    RayExecutor,
+    check_ray_config,
+    entrants_of,
+)
+from ziggurat.tournament.games import GameHost, Seating, stop_process
+from ziggurat.tournament.results import FAILURES, format_standings, head_to_head, seat_points, standings
 from ziggurat.tournament.schedule import GameSpec, plan, swiss_round
 from ziggurat.tournament.store import TournamentStore
 from ziggurat_client.client import ZigguratClient
@@ -37,6 +47,7 @@ from ziggurat_client.client import ZigguratClient
 log = logging.getLogger("ziggurat.tournament")
 
 RESTART_DELAY = 0.5
+SERVER_GRACE_SECONDS = 0.5
 
 
 def spec_to_dict(spec: GameSpec) -> dict[str, Any]:
@@ -173,11 +184,19 @@ class TournamentRunner:
         listen: str | None = None,
         show_progress: bool = True,
         on_result: Callable[[dict[str, Any]], None] | None = None,
+        executor: str = "local",
+        ray_address: str | None = None,
     ) -> None:
+        if executor not in EXECUTORS:
+            raise ValueError(f"unknown executor {executor!r} (known: {', '.join(EXECUTORS)})")
         self.db_path = db_path
         self.config_text = config_text
         self.config_path = config_path
         self.config = load_tournament_config(config_text, config_path)
+        if executor == "ray":
+            check_ray_config(self.config)
+        self.executor = executor
+        self.ray_address = ray_address
         self.store = TournamentStore(db_path)
         self.tournament_id = tournament_id or secrets.token_hex(6)
         self.resuming = tournament_id is not None
@@ -211,7 +230,15 @@ class TournamentRunner:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         host, port = self.listen.rsplit(":", 1)
         server = ZigguratServer(
-            ServeOptions(host=host, port=int(port), db_path=str(self.db_path), rate_per_seat=0, mdns=False)
+            ServeOptions(
+                host=host,
+                port=int(port),
+                db_path=str(self.db_path),
+                rate_per_seat=0,
+                mdns=False,
+                # at the end every game is over: only idle remote-bot streams are left to cut
+                grace_seconds=SERVER_GRACE_SECONDS,
+            )
         )
         bound = await server.start()
         address = f"127.0.0.1:{bound}" if host in ("0.0.0.0", "::", "") else f"{host}:{bound}"
@@ -226,19 +253,36 @@ class TournamentRunner:
                 match.abort()
                 log.info("aborted match %s cut off by the previous run; its game is replayed", match_id)
         client = ZigguratClient(address)
+        executor: Executor | None = None
         try:
-            self._launch_participants(address)
-            game_host = GameHost(
-                manager=server.manager,
-                bots=server.bots,
-                address=address,
-                client=client,
-                time_control=config.time_control,
-                log_dir=self.log_dir,
-                max_illegal=max(1, config.time_control.max_illegal_moves or 3),
-            )
-            return await self._play_all(game_host)
+            max_illegal = max(1, config.time_control.max_illegal_moves or 3)
+            if self.executor == "ray":
+                # Games run on Ray workers with their own servers; this one keeps the records.
+                executor = RayExecutor(
+                    address=self.ray_address,
+                    entrants=entrants_of(config, self.bot_name, self.bot_token),
+                    time_control=config.time_control,
+                    max_illegal=max_illegal,
+                    store=server.store,
+                    log_dir=self.log_dir,
+                )
+            else:
+                self._launch_participants(address)
+                game_host = GameHost(
+                    manager=server.manager,
+                    bots=server.bots,
+                    address=address,
+                    client=client,
+                    time_control=config.time_control,
+                    log_dir=self.log_dir,
+                    max_illegal=max_illegal,
+                )
+                executor = LocalExecutor(game_host, self.seatings())
+            await executor.start()
+            return await self._play_all(executor)
         finally:
+            if executor is not None:
+                await executor.stop()
             for launched in self._launched:
                 await launched.stop()
             await client.close()
@@ -265,7 +309,7 @@ class TournamentRunner:
                 ]
                 for key, value in participant.options.items():
                     argv += ["--bot-option", f"{key}={value}"]
-                env = dict(os.environ)
+                env = {**os.environ, "ZIGGURAT_PARENT_PID": str(os.getpid())}
                 cwd = None
             elif participant.kind == "command" and participant.keep_alive:
                 argv = list(participant.argv)
@@ -273,6 +317,7 @@ class TournamentRunner:
                     **os.environ,
                     **participant.env,
                     "ZIGGURAT_SERVER": address,
+                    "ZIGGURAT_PARENT_PID": str(os.getpid()),
                     "ZIGGURAT_BOT_NAME": self.bot_name(participant),
                     "ZIGGURAT_BOT_TOKEN": self.bot_token(participant),
                 }
@@ -343,34 +388,39 @@ class TournamentRunner:
             return f"sprt: {decision.decision} (LLR {decision.llr:.2f})"
         return None
 
-    async def _play_all(self, host: GameHost) -> str:
+    async def _play_all(self, executor: Executor) -> str:
+        # Everything the loop needs is kept in memory and updated game by game: re-reading
+        # every row (and parsing every result) after each game made a tournament quadratic.
         names = [p.name for p in self.config.participants]
         self._schedule_more()
-        results = self._results()
+        rows = self.store.games(self.tournament_id)
+        results = [row.result for row in rows if row.result is not None]
+        queue = [row for row in rows if row.status == "pending"]
+        total = len(rows)
+        points = dict.fromkeys(names, 0.0)
+        for result in results:
+            _add_points(points, result)
         self._update_disqualified(results)
-        seatings = self.seatings()
         progress = Progress(total=0) if self.show_progress else None
         running: dict[asyncio.Task[dict[str, Any]], int] = {}
         stop_reason: str | None = self._sprt_stop(results)
         while True:
-            rows = self.store.games(self.tournament_id)
-            busy = set(running.values())
-            pending = [row for row in rows if row.status == "pending" and row.index not in busy]
-            while stop_reason is None and pending and len(running) < self.config.concurrency:
-                row = pending.pop(0)
+            while stop_reason is None and queue and len(running) < self.config.concurrency:
+                row = queue.pop(0)
                 spec = spec_from_dict(row.spec)
 
                 def started(match_id: str, index: int = row.index) -> None:
                     self.store.start_game(self.tournament_id, index, match_id)
 
                 task = asyncio.create_task(
-                    play_game(
-                        spec, host, seatings, disqualified=frozenset(self.disqualified), on_started=started
-                    )
+                    executor.play(spec, disqualified=frozenset(self.disqualified), on_started=started)
                 )
                 running[task] = row.index
             if not running:
                 if stop_reason is None and self._schedule_more():
+                    rows = self.store.games(self.tournament_id)
+                    queue = [row for row in rows if row.status == "pending"]
+                    total = len(rows)
                     continue
                 break
             done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
@@ -378,15 +428,15 @@ class TournamentRunner:
                 index = running.pop(task)
                 result = task.result()
                 self.store.finish_game(self.tournament_id, index, result)
+                results.append(result)
+                _add_points(points, result)
                 if self.on_result is not None:
                     self.on_result(result)
-            results = self._results()
             self._update_disqualified(results)
             stop_reason = stop_reason or self._sprt_stop(results)
             if progress is not None:
-                table = standings(names, results, self.disqualified)
-                leader = f"{table[0].name} ({table[0].points:g})" if table and table[0].games else "-"
-                progress.update(len(results), len(self.store.games(self.tournament_id)), leader)
+                leader = max(names, key=lambda name: points[name]) if results else "-"
+                progress.update(len(results), total, f"{leader} ({points[leader]:g})" if results else "-")
         if progress is not None:
             progress.close()
         reason = stop_reason or "completed"
@@ -394,3 +444,11 @@ class TournamentRunner:
         print(format_standings(standings(names, self._results(), self.disqualified)), flush=True)
         print(f"tournament {self.tournament_id}: {reason}", flush=True)
         return reason
+
+
+def _add_points(points: dict[str, float], result: dict[str, Any]) -> None:
+    """Add one game's points (see :func:`ziggurat.tournament.results.seat_points`) to ``points``."""
+    if result["termination"] == "aborted":
+        return
+    for name, gained in zip(result["seats"], seat_points(result["ranks"]), strict=True):
+        points[name] = points.get(name, 0.0) + gained

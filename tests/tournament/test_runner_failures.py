@@ -1,0 +1,197 @@
+"""Misbehaving participants: crashes, hangs, illegal moves, dropped connections, disqualification.
+
+Every tournament here must end (``run_tournament`` bounds it), every seat gets the verdict its
+participant earned, and the games still verify.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+from tests.tournament.fixtures.harness import (
+    FIXTURES,
+    PYTHON,
+    cli,
+    run_tournament,
+    toml_list,
+    verify_matches,
+    write_config,
+)
+from ziggurat.tournament.results import standings
+
+GRPC_BOT = str(FIXTURES / "grpc_bot.py")
+REMOTE_BOT = str(FIXTURES / "remote_bot.py")
+
+
+def participant(name: str, kind: str, argv: list[str], extra: str = "") -> str:
+    return f"\n[[participants]]\nname = '{name}'\n{kind} = {toml_list(argv)}\n{extra}"
+
+
+def verdicts_by_name(results: list[dict[str, object]]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = defaultdict(list)
+    for result in results:
+        for name, verdict in zip(result["seats"], result["verdicts"], strict=True):  # type: ignore[call-overload]
+            out[name].append(verdict)
+    return out
+
+
+async def test_verdicts_of_misbehaving_participants(tmp_path: Path) -> None:
+    marker = tmp_path / "phoenix-lived"
+    body = """
+name = "misbehaving"
+seed = "e2e-misbehaving"
+game = "pylos"
+format = "gauntlet"
+concurrency = 2
+
+[gauntlet]
+champion = "house"
+
+[options]
+max_moves = 40
+
+[time_control]
+per_move_ms = 3000  # room for a per-game program to start: its first clock runs meanwhile
+on_timeout = "forfeit"
+max_illegal_moves = 2
+disconnect_grace_ms = 200
+
+[disqualify]
+max_failures = 0
+
+[[participants]]
+name = "house"
+builtin = "random"
+"""
+    body += participant("crasher", "command", [PYTHON, GRPC_BOT, "crash:2"])
+    body += participant("hanger", "command", [PYTHON, GRPC_BOT, "hang"])
+    body += participant("cheat-grpc", "command", [PYTHON, GRPC_BOT, "illegal"])
+    body += participant("cheat-sh", "stdio", ["sh", str(FIXTURES / "stdio_illegal.sh")])
+    body += participant("quitter-sh", "stdio", ["sh", str(FIXTURES / "stdio_crash.sh")])
+    body += participant("dropper", "command", [PYTHON, REMOTE_BOT, "drop"], "keep_alive = true")
+    body += participant(
+        "phoenix", "command", [PYTHON, REMOTE_BOT, "crash-once", str(marker)], "keep_alive = true"
+    )
+    config = write_config(tmp_path, body)
+    db = tmp_path / "t.db"
+    done = await run_tournament(config, db, timeout=80)
+    assert done.reason == "completed"
+    results = done.results()
+    assert len(results) == 14  # 7 challengers x a colour-swapped pair
+    verdicts = verdicts_by_name(results)
+    assert set(verdicts["house"]) == {"finished"}
+    assert verdicts["crasher"] == ["crashed"] * 2
+    assert verdicts["hanger"] == ["timeout"] * 2
+    assert verdicts["cheat-grpc"] == ["illegal"] * 2
+    assert verdicts["cheat-sh"] == ["illegal"] * 2
+    assert verdicts["quitter-sh"] == ["crashed"] * 2
+    assert verdicts["dropper"] == ["disconnected"] * 2
+    # the keep-alive program crashed in its first game, was restarted and played the second
+    assert verdicts["phoenix"] == ["disconnected", "finished"]
+    assert "crashing mid-game" in (done.runner.log_dir / "phoenix.log").read_text()
+    for result in results:
+        failed = [i for i, v in enumerate(result["verdicts"]) if v != "finished"]
+        if failed and result["termination"] != "move_limit":
+            # a Pylos seat that fails loses; the house wins
+            assert result["ranks"][failed[0]] == 2, result
+    table = standings(
+        ["house", "crasher", "hanger", "cheat-grpc", "cheat-sh", "quitter-sh", "dropper", "phoenix"], results
+    )
+    rows = {row.name: row for row in table}
+    assert rows["house"].rank == 1 and rows["house"].points >= 12
+    assert rows["crasher"].failures == {"crashed": 2}
+    assert rows["dropper"].failures == {"disconnected": 2}
+    assert not any(row.disqualified for row in table)  # max_failures = 0: never
+    verify_matches(db, [r["match_id"] for r in results])
+
+
+async def test_kabaleo_game_goes_on_without_a_crashed_seat(tmp_path: Path) -> None:
+    body = """
+name = "kabaleo-crash"
+seed = "e2e-kabaleo-crash"
+game = "kabaleo"
+seats = 3
+duplicate = true
+concurrency = 2
+
+[time_control]
+per_move_ms = 2000
+
+[[participants]]
+name = "r1"
+builtin = "random"
+
+[[participants]]
+name = "r2"
+builtin = "greedy"
+"""
+    body += participant("crasher", "command", [PYTHON, GRPC_BOT, "crash:1"])
+    config = write_config(tmp_path, body)
+    db = tmp_path / "t.db"
+    done = await run_tournament(config, db, timeout=60)
+    assert done.reason == "completed"
+    results = done.results()
+    assert len(results) == 3
+    for result in results:
+        seat = result["seats"].index("crasher")
+        assert result["verdicts"][seat] == "crashed"
+        assert result["ranks"][seat] == 3  # ranks last; the others played the game out
+        assert [v for i, v in enumerate(result["verdicts"]) if i != seat] == ["finished", "finished"]
+        assert result["termination"] != "aborted"
+    verify_matches(db, [r["match_id"] for r in results])
+
+
+async def test_disqualification_after_max_failures(tmp_path: Path) -> None:
+    body = """
+name = "dq"
+seed = "e2e-dq"
+game = "pylos"
+rounds = 4
+concurrency = 2
+
+[options]
+max_moves = 40
+
+[disqualify]
+max_failures = 2
+
+[[participants]]
+name = "house"
+builtin = "random"
+"""
+    body += participant("crasher", "command", [PYTHON, GRPC_BOT, "crash:1"])
+    config = write_config(tmp_path, body)
+    db = tmp_path / "t.db"
+    done = await run_tournament(config, db, timeout=60)
+    assert done.reason == "completed"
+    results = done.results()
+    assert len(results) == 8
+    verdicts = verdicts_by_name(results)["crasher"]
+    crashed = verdicts.count("crashed")
+    # disqualified once 2 games are crashed; a game already under way when it happened may crash too
+    assert 2 <= crashed <= 3
+    assert verdicts[:crashed] == ["crashed"] * crashed
+    assert verdicts[crashed:] == ["disqualified"] * (8 - crashed)
+    for result in results:
+        seat = result["seats"].index("crasher")
+        assert result["ranks"][seat] == 2
+        if result["verdicts"][seat] == "disqualified":
+            assert result["moves"] == []  # forfeited before it began
+    table = standings(["house", "crasher"], results, done.runner.disqualified)
+    assert done.runner.disqualified == {"crasher"}
+    assert [row.name for row in table] == ["house", "crasher"]
+    assert table[1].disqualified
+    shown = cli("tournament", "standings", done.tournament_id, "--db", str(db), cwd=tmp_path)
+    assert shown.returncode == 0
+    line = next(line for line in shown.stdout.splitlines() if "crasher" in line and "DISQUALIFIED" in line)
+    assert f"{crashed} crashed" in line
+    csv = tmp_path / "s.csv"
+    assert (
+        cli(
+            "tournament", "export", done.tournament_id, "--db", str(db), "--csv", str(csv), cwd=tmp_path
+        ).returncode
+        == 0
+    )
+    assert csv.read_text().splitlines()[2].endswith(",True")
+    verify_matches(db, [r["match_id"] for r in results])

@@ -1,0 +1,145 @@
+"""End-to-end tournaments of program participants: per-game gRPC programs, keep-alive programs,
+stdio programs (the shell and C examples) and remote bots that connect by themselves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.tournament.fixtures.harness import (
+    FIXTURES,
+    PYTHON,
+    REPO,
+    make_runner,
+    run_tournament,
+    stored_games,
+    toml_list,
+    verify_matches,
+    write_config,
+)
+from ziggurat.tournament.results import standings
+from ziggurat_client.bots import make_bot
+from ziggurat_client.client import ZigguratClient
+from ziggurat_client.remote import RemoteBot
+
+HEADER = """
+name = "{name}"
+seed = "{name}-seed"
+game = "pylos"
+concurrency = 2
+
+[options]
+max_moves = 40
+
+[time_control]
+per_move_ms = 5000
+max_illegal_moves = 3
+"""
+
+
+def participant(name: str, kind: str, argv: list[str], extra: str = "") -> str:
+    return f"\n[[participants]]\nname = '{name}'\n{kind} = {toml_list(argv)}\n{extra}"
+
+
+@pytest.fixture(scope="module")
+def c_bot(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if compiler is None:
+        pytest.skip("no C compiler")
+    out = tmp_path_factory.mktemp("cbot") / "random_bot"
+    subprocess.run([compiler, "-O2", "-o", str(out), str(REPO / "examples/stdio/random_bot.c")], check=True)
+    return out
+
+
+async def test_program_participants(tmp_path: Path, c_bot: Path) -> None:
+    body = HEADER.format(name="programs")
+    body += participant("grpc-script", "command", [PYTHON, str(FIXTURES / "grpc_bot.py"), "random"])
+    body += participant("cli-bot", "command", [PYTHON, "-m", "ziggurat.cli.main", "bot", "random"])
+    body += participant(
+        "keeper",
+        "command",
+        [PYTHON, "-m", "ziggurat.cli.main", "bot", "greedy", "--remote"],
+        "keep_alive = true",
+    )
+    body += participant("shell", "stdio", ["sh", str(REPO / "examples/stdio/random_bot.sh")])
+    body += participant("c", "stdio", [str(c_bot)])
+    config = write_config(tmp_path, body)
+    db = tmp_path / "t.db"
+    done = await run_tournament(config, db, timeout=80)
+    assert done.reason == "completed"
+    results = done.results()
+    assert len(results) == 20  # 10 pairings, colours swapped
+    for result in results:
+        assert result["verdicts"] == ["finished", "finished"], result
+        assert result["termination"] in ("move_limit", "normal", "pyramid_complete", "no_legal_move")
+    names = ["grpc-script", "cli-bot", "keeper", "shell", "c"]
+    table = standings(names, results)
+    assert {row.name: row.games for row in table} == dict.fromkeys(names, 8)
+    assert not any(row.failures for row in table)
+    verify_matches(db, [r["match_id"] for r in results])
+    logs = done.runner.log_dir
+    assert (logs / "keeper.log").exists()  # the keep-alive program's output
+    assert len(list(logs.glob("*-seat*.log"))) == 16  # one per seat of a per-game gRPC program
+
+
+async def test_remote_participants_connect_by_themselves(tmp_path: Path) -> None:
+    body = HEADER.format(name="remote")
+    body += "\n[[participants]]\nname = 'lan-sdk'\nremote = true\n"
+    body += "\n[[participants]]\nname = 'lan-cli'\nremote = true\n"
+    body += "\n[[participants]]\nname = 'house'\nbuiltin = 'random'\n"
+    config = write_config(tmp_path, body)
+    db = tmp_path / "t.db"
+    runner = make_runner(config, db)
+    task = asyncio.create_task(runner.run())
+    process: asyncio.subprocess.Process | None = None
+    sdk_task: asyncio.Task[None] | None = None
+    try:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 20
+        while runner.address is None:
+            assert not task.done(), task
+            assert loop.time() < deadline
+            await asyncio.sleep(0.02)
+        address = runner.address
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "ziggurat.cli.main", "bot", "random", "--remote",
+            "--server", address, "--name", "lan-cli", "--bot-token", "cli-secret", "--max-matches", "2",
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+        )  # fmt: skip
+        client = ZigguratClient(address)
+        remote = RemoteBot(
+            client,
+            lambda a: make_bot("random", seed=a.bot_seed),
+            name="lan-sdk",
+            token="sdk-secret",
+            max_matches=2,
+        )
+        sdk_task = asyncio.create_task(remote.run())
+        reason = await asyncio.wait_for(task, 60)
+        assert reason == "completed"
+        assert len(remote.played) == 4  # it sat in every game it was scheduled for
+    finally:
+        if sdk_task is not None:
+            sdk_task.cancel()
+            await asyncio.gather(sdk_task, return_exceptions=True)
+            await client.close()
+        if process is not None and process.returncode is None:
+            process.terminate()
+            await process.wait()
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+    games = stored_games(db, runner.tournament_id)
+    results = [g.result for g in games if g.result is not None]
+    assert len(results) == 6
+    for result in results:
+        assert result["verdicts"] == ["finished", "finished"], result
+    table = standings(["lan-sdk", "lan-cli", "house"], results)
+    assert all(row.games == 4 for row in table)
+    verify_matches(db, [r["match_id"] for r in results])

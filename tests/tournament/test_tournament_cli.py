@@ -1,0 +1,169 @@
+"""``ziggurat tournament`` as a real subprocess: kill -9 mid-way and resume; CLI errors."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.tournament.fixtures.harness import (
+    PYTHON,
+    cli,
+    done_count,
+    run_tournament,
+    stored_games,
+    verify_matches,
+    write_config,
+)
+from ziggurat.store.sqlite import Store
+
+RESUMABLE = """
+name = "resumable"
+seed = "e2e-resume"
+game = "pylos"
+rounds = 3
+concurrency = 2
+
+[[participants]]
+name = "r1"
+builtin = "random"
+
+[[participants]]
+name = "r2"
+builtin = "random"
+
+[[participants]]
+name = "g1"
+builtin = "greedy"
+
+[[participants]]
+name = "r3"
+builtin = "random"
+"""
+GAMES = 36  # 6 pairings x 2 colours x 3 cycles
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (Linux /proc), so the test can clean up what it started."""
+    out: list[int] = []
+    stack = [pid]
+    while stack:
+        current = stack.pop()
+        for task in Path(f"/proc/{current}/task").glob("*"):
+            try:
+                children = (task / "children").read_text().split()
+            except OSError:
+                continue
+            for child in map(int, children):
+                out.append(child)
+                stack.append(child)
+    return out
+
+
+def kill_all(pids: list[int]) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def comparable(result: dict[str, object]) -> dict[str, object]:
+    """A game's result without what legitimately differs between runs (the match id)."""
+    return {k: v for k, v in result.items() if k != "match_id"}
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
+async def test_kill_9_mid_tournament_then_resume_matches_uninterrupted_run(tmp_path: Path) -> None:
+    config = write_config(tmp_path, RESUMABLE)
+    db = tmp_path / "killed.db"
+    stderr_path = tmp_path / "run.stderr"
+    orphans: list[int] = []
+    with stderr_path.open("w") as stderr:
+        process = subprocess.Popen(
+            [PYTHON, "-m", "ziggurat.cli.main", "tournament", "run", str(config), "--db", str(db), "--quiet"],
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while done_count(db) < 5:
+                assert process.poll() is None, stderr_path.read_text()
+                assert time.monotonic() < deadline, "no game finished in time"
+                time.sleep(0.01)
+            orphans = descendants(process.pid)
+            process.kill()  # kill -9: no cleanup at all
+            process.wait(10)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait(10)
+            # the launched bots were in their own sessions: they outlive a kill -9 of the runner
+            kill_all(orphans)
+    tournament_id = next(
+        line.split()[2] for line in stderr_path.read_text().splitlines() if line.startswith("tournament id ")
+    )
+    before = stored_games(db, tournament_id)
+    done_before = {g.index for g in before if g.status == "done"}
+    assert len(before) == GAMES
+    assert 5 <= len(done_before) < GAMES, "the kill came too late to test anything"
+    cut_off = [g.match_id for g in before if g.status == "running"]
+
+    listed = cli("tournament", "list", "--db", str(db), cwd=tmp_path)
+    assert tournament_id in listed.stdout and "running" in listed.stdout
+
+    resumed = cli("tournament", "resume", tournament_id, "--db", str(db), "--quiet", cwd=tmp_path, timeout=90)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"tournament {tournament_id}: completed" in resumed.stdout
+    after = stored_games(db, tournament_id)
+    assert [g.index for g in after] == list(range(GAMES))
+    assert all(g.status == "done" and g.result is not None for g in after)
+    results = [g.result for g in after if g.result is not None]
+    assert [r["index"] for r in results] == list(range(GAMES))  # each game once, none lost
+    # games finished before the kill kept their results; cut-off games were replayed in new matches
+    for game in before:
+        if game.status == "done":
+            assert after[game.index].result == game.result
+    match_ids = [r["match_id"] for r in results]
+    assert len(set(match_ids)) == GAMES
+    assert not set(cut_off) & set(match_ids)
+    store = Store(db)
+    try:
+        statuses = {m: store.load(m) for m in cut_off if m}
+        for match_id, stored in statuses.items():
+            assert stored is not None, match_id
+    finally:
+        store.close()
+    verify_matches(db, [m for m in cut_off if m])  # the aborted matches verify too (no result)
+
+    reference = await run_tournament(config, tmp_path / "reference.db", timeout=90)
+    assert reference.reason == "completed"
+    expected = reference.results()
+    assert [comparable(r) for r in results] == [comparable(r) for r in expected]
+    verify_matches(db, match_ids)
+
+
+def test_cli_errors(tmp_path: Path) -> None:
+    bad = write_config(tmp_path, 'name = "x"\nseed = "s"\ngame = "pylos"\nconcurency = 2\n', "bad.toml")
+    run = cli("tournament", "run", str(bad), "--db", str(tmp_path / "t.db"), cwd=tmp_path)
+    assert run.returncode == 2
+    assert "error:" in run.stderr
+    missing = cli(
+        "tournament", "run", str(tmp_path / "nope.toml"), "--db", str(tmp_path / "t.db"), cwd=tmp_path
+    )
+    assert missing.returncode == 2 and "nope.toml" in missing.stderr
+    for action in ("resume", "standings"):
+        unknown = cli("tournament", action, "deadbeef", "--db", str(tmp_path / "t.db"), cwd=tmp_path)
+        assert unknown.returncode == 2, action
+        assert "no tournament" in unknown.stderr
+    no_target = cli("tournament", "export", "deadbeef", "--db", str(tmp_path / "t.db"), cwd=tmp_path)
+    assert no_target.returncode == 2
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    assert cli("replay", str(empty), cwd=tmp_path).returncode == 1
+    assert cli("replay", str(tmp_path / "absent.jsonl"), cwd=tmp_path).returncode == 2
