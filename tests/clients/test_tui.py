@@ -205,7 +205,11 @@ async def test_clock_counts_down_between_events_and_resign_ends(server: RunningS
         handle = await bots.join(game.state.match_id, "randombot")
         bot = asyncio.create_task(bots.play(handle, random_chooser(1)))
         await until(pilot, lambda: game.state.my_turn and bool(shown_moves(game)))
-        seq = game.state.last_seq
+        # Let the public seat events (the bot's stream connecting) arrive before measuring.
+        seq = -1
+        while seq != game.state.last_seq:
+            seq = game.state.last_seq
+            await pilot.pause(0.3)
         first = text_of(game, "#status")
         assert "⏱ 0:" in first
         await pilot.pause(0.35)
