@@ -741,3 +741,11 @@ async def test_play_stream_every_refusal_gets_its_own_verdict(
     assert (await client.get_match(match_id, mover)).view == view
     call.cancel()
     await play_to_end(client, match_id, handles)
+
+
+async def test_unknown_list_filters_are_refused(server: RunningServer, client: ZigguratClient) -> None:
+    for request in (spb.ListMatchesRequest(status=99), spb.ListMatchesRequest(game=42)):  # type: ignore[arg-type]
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await client.stub.ListMatches(request)
+        assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert error_reason(refused.value) == "BAD_FILTER"

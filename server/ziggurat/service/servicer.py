@@ -136,6 +136,8 @@ class MatchServicer:
         limit = min(request.page_size or 100, MAX_PAGE)
         status = _STATUS_NAMES.get(request.status) if request.status else None
         game = GAME_NAMES.get(request.game) if request.game else None
+        if (request.status and status is None) or (request.game and game is None):
+            raise errors.invalid("BAD_FILTER", "unknown status or game filter")
         matches = self.manager.list(status=status, game=game, limit=limit)
         return spb.ListMatchesResponse(matches=[render_match(m, None) for m in matches])
 
