@@ -121,14 +121,10 @@ class AlphaBetaBot:
             own = dark if side else light
             if own.bit_count() < 15:  # a reserve ball always has a place: not stuck
                 return _at_ply(evaluate(light, dark, side, variant), ply)
-        moves = generate(light, dark, side, variant)
-        if not moves:
-            return -(WIN - ply)  # stuck: the side to move loses
-        if depth <= 0:
-            return _at_ply(evaluate(light, dark, side, variant), ply)
-        entry = self.table.get(key)
+        entry = self.table.get(key) if depth > 0 else None
         tt_move: Move | None = None
         if entry is not None:
+            # Probe before generating moves: a cut here saves the generator, the costliest step.
             e_depth, e_value, e_flag, tt_move = entry
             if e_depth >= depth:
                 if e_flag == EXACT:
@@ -137,6 +133,11 @@ class AlphaBetaBot:
                     return e_value
                 if e_flag == UPPER and e_value <= alpha:
                     return e_value
+        moves = generate(light, dark, side, variant)
+        if not moves:
+            return -(WIN - ply)  # stuck: the side to move loses
+        if depth <= 0:
+            return _at_ply(evaluate(light, dark, side, variant), ply)
         moves.sort(key=order_key, reverse=True)
         if tt_move is not None and tt_move in moves:
             moves.remove(tt_move)
