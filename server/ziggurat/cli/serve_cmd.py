@@ -80,6 +80,7 @@ def _serve(args: argparse.Namespace) -> int:
         burst_per_seat=max(1.0, 2 * args.rate),
         max_live_matches=args.max_matches,
         mdns=args.mdns,
+        tune_gc=True,
         tls_cert=args.tls_cert,
         tls_key=args.tls_key,
     )

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,9 +104,17 @@ class Store:
         self._db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
         self._db.execute("PRAGMA foreign_keys=ON")
         self._db.executescript(SCHEMA)
+        self._checkpointer: _Checkpointer | None = None
+        if self.path != ":memory:":
+            # Checkpoints copy the WAL into the database file and fsync it: on the event loop
+            # they would stall every match. A background thread does them instead.
+            self._db.execute("PRAGMA wal_autocheckpoint=0")
+            self._checkpointer = _Checkpointer(self.path)
 
     def close(self) -> None:
         """Checkpoint and close; later calls fail."""
+        if self._checkpointer is not None:
+            self._checkpointer.stop()
         try:
             self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         finally:
@@ -240,6 +249,33 @@ class Store:
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self._db)
+
+
+class _Checkpointer:
+    """A daemon thread that checkpoints the WAL (PASSIVE: never blocks the writer) every second."""
+
+    INTERVAL = 1.0
+
+    def __init__(self, path: str) -> None:
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(path,), name="sqlite-checkpoint", daemon=True)
+        self._thread.start()
+
+    def _run(self, path: str) -> None:
+        db = sqlite3.connect(path, isolation_level=None, check_same_thread=True)
+        try:
+            while not self._stop.wait(self.INTERVAL):
+                try:
+                    db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                except sqlite3.Error:
+                    continue  # busy now: the next round will do it
+        finally:
+            db.close()
+
+    def stop(self) -> None:
+        """Stop the thread (the owner then does a final TRUNCATE checkpoint)."""
+        self._stop.set()
+        self._thread.join(5)
 
 
 class _Transaction:
