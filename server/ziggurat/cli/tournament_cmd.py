@@ -15,6 +15,7 @@ from ziggurat.tournament.config import ConfigError
 from ziggurat.tournament.executors import EXECUTORS, require_ray
 from ziggurat.tournament.results import (
     crosstable,
+    disqualified,
     export_jsonl,
     format_crosstable,
     format_head_to_head,
@@ -178,22 +179,13 @@ def _load(args: argparse.Namespace) -> tuple[Any, list[str], list[dict[str, Any]
     return row, [p.name for p in config.participants], results
 
 
-def _disqualified(names: list[str], results: list[dict[str, Any]], config_limit: int) -> set[str]:
-    counts: dict[str, int] = {}
-    for result in results:
-        for name, verdict in zip(result["seats"], result["verdicts"], strict=True):
-            if verdict in ("timeout", "crashed", "illegal", "disconnected"):
-                counts[name] = counts.get(name, 0) + 1
-    return {name for name, count in counts.items() if config_limit and count >= config_limit}
-
-
 def _standings(args: argparse.Namespace) -> int:
     loaded = _load(args)
     if loaded is None:
         return 2
     row, names, results = loaded
     config = load_tournament_config(row.config_text, Path(row.config_path))
-    banned = _disqualified(names, results, config.max_failures)
+    banned = disqualified(results, config.max_failures)
     print(
         f"{row.name} ({row.tournament_id}): {len(results)} games, {row.status}"
         + (f" ({row.stop_reason})" if row.stop_reason else "")
@@ -213,7 +205,7 @@ def _export(args: argparse.Namespace) -> int:
         return 2
     row, names, results = loaded
     config = load_tournament_config(row.config_text, Path(row.config_path))
-    banned = _disqualified(names, results, config.max_failures)
+    banned = disqualified(results, config.max_failures)
     if not (args.jsonl or args.json or args.csv):
         print("error: give --jsonl, --json and/or --csv", file=sys.stderr)
         return 2

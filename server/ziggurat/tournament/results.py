@@ -32,6 +32,23 @@ from ziggurat.tournament.ratings import (
 FAILURES = ("timeout", "crashed", "illegal", "disconnected")
 
 
+def failure_counts(results: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """Failing verdicts (timeout, crashed, illegal, disconnected) per participant."""
+    counts: dict[str, int] = {}
+    for result in results:
+        for name, verdict in zip(result["seats"], result["verdicts"], strict=True):
+            if verdict in FAILURES:
+                counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def disqualified(results: Iterable[Mapping[str, Any]], max_failures: int) -> set[str]:
+    """Participants with at least ``max_failures`` failing verdicts (none when it is 0)."""
+    if not max_failures:
+        return set()
+    return {name for name, count in failure_counts(results).items() if count >= max_failures}
+
+
 def seat_points(ranks: Sequence[int]) -> list[float]:
     """Points of each seat of one game (see the module docstring)."""
     others = len(ranks) - 1

@@ -39,7 +39,14 @@ from ziggurat.tournament.executors import (
     entrants_of,
 )
 from ziggurat.tournament.games import GameHost, Seating, stop_process
-from ziggurat.tournament.results import FAILURES, format_standings, head_to_head, seat_points, standings
+from ziggurat.tournament.results import (
+    disqualified,
+    failure_counts,
+    format_standings,
+    head_to_head,
+    seat_points,
+    standings,
+)
 from ziggurat.tournament.schedule import GameSpec, plan, swiss_round
 from ziggurat.tournament.store import TournamentStore
 from ziggurat_client.client import ZigguratClient
@@ -364,19 +371,11 @@ class TournamentRunner:
         return [row.result for row in self.store.games(self.tournament_id) if row.result is not None]
 
     def _update_disqualified(self, results: list[dict[str, Any]]) -> None:
-        limit = self.config.max_failures
-        if not limit:
-            return
-        failures: dict[str, int] = {}
-        for result in results:
-            for name, verdict in zip(result["seats"], result["verdicts"], strict=True):
-                if verdict in FAILURES:
-                    failures[name] = failures.get(name, 0) + 1
-        for name, count in failures.items():
-            if count >= limit and name not in self.disqualified:
-                log.warning("%s disqualified after %d failures", name, count)
-                print(f"\n{name} is disqualified after {count} failures", file=sys.stderr, flush=True)
-                self.disqualified.add(name)
+        counts = failure_counts(results)
+        for name in sorted(disqualified(results, self.config.max_failures) - self.disqualified):
+            log.warning("%s disqualified after %d failures", name, counts[name])
+            print(f"\n{name} is disqualified after {counts[name]} failures", file=sys.stderr, flush=True)
+            self.disqualified.add(name)
 
     def _sprt_stop(self, results: list[dict[str, Any]]) -> str | None:
         params = self.config.sprt
