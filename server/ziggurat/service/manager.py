@@ -13,6 +13,7 @@ from ziggurat.service.match import Match
 from ziggurat.service.timecontrol import TimeControl
 from ziggurat.store.sqlite import Store
 from ziggurat.wire import errors
+from ziggurat.wire.reasons import Reason
 
 log = logging.getLogger("ziggurat.match")
 
@@ -47,7 +48,9 @@ class MatchManager:
     ) -> Match:
         """A new match with a fresh secret seed (``seed`` only for tests and tournaments)."""
         if len(self.live) >= self.max_live_matches:
-            raise errors.exhausted("TOO_MANY_MATCHES", "the server hosts its maximum number of live matches")
+            raise errors.refuse(
+                Reason.TOO_MANY_MATCHES, "the server hosts its maximum number of live matches"
+            )
         try:
             rules = get_rules(game)
             config = rules.parse_config(options, seats)

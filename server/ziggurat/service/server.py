@@ -27,6 +27,7 @@ from ziggurat.service.bots import BotRegistry
 from ziggurat.service.manager import MatchManager
 from ziggurat.service.mdns import Advertiser
 from ziggurat.service.servicer import MatchServicer, build_handlers
+from ziggurat.service.status_guard import StatusGuard
 from ziggurat.store.sqlite import Store
 from ziggurat.v1 import bot_service_pb2, bot_service_pb2_grpc, match_service_pb2
 
@@ -103,7 +104,7 @@ class ZigguratServer:
         self.manager = MatchManager(self.store, max_live_matches=options.max_live_matches)
         self.bots = BotRegistry(self.store)
         self.health = health_aio.HealthServicer()
-        self.server = grpc.aio.server(options=GRPC_OPTIONS)
+        self.server = grpc.aio.server(options=GRPC_OPTIONS, interceptors=[StatusGuard()])
         self.port = 0
         self.advertiser: Advertiser | None = None
 

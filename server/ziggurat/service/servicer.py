@@ -30,6 +30,7 @@ from ziggurat.v1 import match_pb2 as mpb
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.wire import errors
 from ziggurat.wire.codec import GAME_NAMES, config_from_proto
+from ziggurat.wire.reasons import Reason
 
 _POLICIES = {
     mpb.TIMEOUT_POLICY_UNSPECIFIED: "forfeit",
@@ -86,7 +87,7 @@ class MatchServicer:
         token = bearer_token(context)
         seat = match.seat_for_token(token)
         if not self.limiter.allow(f"{match.match_id}/{seat}"):
-            raise errors.exhausted("RATE_LIMITED", "too many requests for this seat; slow down")
+            raise errors.refuse(Reason.RATE_LIMITED, "too many requests for this seat; slow down")
         return seat
 
     @_api
@@ -96,7 +97,7 @@ class MatchServicer:
         """Validate the configuration and time control, then create the match."""
         peer = context.peer() or "unknown"
         if not self.limiter.allow(f"create/{peer.rsplit(':', 1)[0]}"):
-            raise errors.exhausted("RATE_LIMITED", "too many matches created from this address; slow down")
+            raise errors.refuse(Reason.RATE_LIMITED, "too many matches created from this address; slow down")
         try:
             game, seats, options = config_from_proto(request.config)
             tc = request.time_control
@@ -109,13 +110,15 @@ class MatchServicer:
                 max_illegal_moves=tc.max_illegal_moves,
             )
         except RulesError as error:
-            raise errors.ApiError(grpc.StatusCode.INVALID_ARGUMENT, "INVALID_CONFIG", str(error)) from None
+            raise errors.refuse(Reason.INVALID_CONFIG, str(error)) from None
         if request.seat_assignment == mpb.SEAT_ASSIGNMENT_UNSPECIFIED:
             assignment = "lot"
         elif (known := _ASSIGNMENTS.get(request.seat_assignment)) is not None:
             assignment = known
         else:
-            raise errors.invalid("INVALID_CONFIG", "seat_assignment must be SEAT_ASSIGNMENT_LOT or _CHOSEN")
+            raise errors.refuse(
+                Reason.INVALID_CONFIG, "seat_assignment must be SEAT_ASSIGNMENT_LOT or _CHOSEN"
+            )
         match = self.manager.create(game, seats, options, time_control, assignment)
         return spb.CreateMatchResponse(match=render_match(match, None))
 
@@ -137,7 +140,7 @@ class MatchServicer:
         status = _STATUS_NAMES.get(request.status) if request.status else None
         game = GAME_NAMES.get(request.game) if request.game else None
         if (request.status and status is None) or (request.game and game is None):
-            raise errors.invalid("BAD_FILTER", "unknown status or game filter")
+            raise errors.refuse(Reason.BAD_FILTER, "unknown status or game filter")
         matches = self.manager.list(status=status, game=game, limit=limit)
         return spb.ListMatchesResponse(matches=[render_match(m, None) for m in matches])
 
@@ -179,7 +182,7 @@ class MatchServicer:
 
         match = self.manager.get(request.match_id)
         if match.status != "finished":
-            raise errors.precondition("NOT_FINISHED", "the record is available once the match is over")
+            raise errors.refuse(Reason.NOT_FINISHED, "the record is available once the match is over")
         return spb.GetMatchRecordResponse(record=match_record(match))
 
     async def WatchMatch(
@@ -257,7 +260,7 @@ class MatchServicer:
             if request.move:
                 try:
                     if not self.limiter.allow(f"{match.match_id}/{seat}"):
-                        raise errors.exhausted("RATE_LIMITED", "too many requests for this seat; slow down")
+                        raise errors.refuse(Reason.RATE_LIMITED, "too many requests for this seat; slow down")
                     match.submit(seat, request.move, request.ply if request.HasField("ply") else None)
                 except errors.ApiError as error:
                     rejected = spb.MoveRejected(

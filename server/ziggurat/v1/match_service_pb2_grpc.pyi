@@ -35,9 +35,36 @@ class MatchServiceStub:
     WatchMatch). Calls without a token act as a spectator.
 
     Errors carry a google.rpc.ErrorInfo in the status details (`grpc-status-details-bin`)
-    with domain "ziggurat" and a machine-readable `reason` such as ILLEGAL_MOVE,
-    MALFORMED_MOVE, NOT_YOUR_TURN, GAME_OVER, MATCH_NOT_FOUND, BAD_TOKEN, MISSING_TOKEN,
-    MATCH_FULL, SEAT_TAKEN, INVALID_CONFIG, RATE_LIMITED, STALE_PLY, SLOW_CONSUMER.
+    with domain "ziggurat" and a machine-readable `reason`; a move refused on the Play
+    stream carries the same reason in MoveRejected.reason. Every reason, with its status:
+      MALFORMED_REQUEST (INVALID_ARGUMENT): the request bytes are not a valid message (corrupt, or invalid UTF-8).
+      MALFORMED_MOVE (INVALID_ARGUMENT): the move is not in the game's move notation.
+      INVALID_CONFIG (INVALID_ARGUMENT): the game configuration, time control or seat assignment is not valid.
+      INVALID_POSITION (INVALID_ARGUMENT): a position text is not a valid position of the game.
+      BAD_NAME (INVALID_ARGUMENT): a player or bot name is empty, too long or not printable.
+      BAD_SEAT (INVALID_ARGUMENT): the seat number is outside the match's seats.
+      SEAT_BY_LOT (INVALID_ARGUMENT): a seat was named in a match whose seats are drawn by lot.
+      BAD_FILTER (INVALID_ARGUMENT): an unknown status or game in a ListMatches filter.
+      ILLEGAL_MOVE (FAILED_PRECONDITION): the move is well formed but not legal in the position.
+      NOT_YOUR_TURN (FAILED_PRECONDITION): it is not the caller's seat's turn.
+      STALE_PLY (FAILED_PRECONDITION): the move's ply guard names another ply than the current one.
+      TIME_EXPIRED (FAILED_PRECONDITION): the move arrived after the seat's time ran out.
+      SEAT_FORFEITED (FAILED_PRECONDITION): the seat has resigned or forfeited; the server plays for it.
+      NOT_STARTED (FAILED_PRECONDITION): the match has not started: seats are still open.
+      GAME_OVER (FAILED_PRECONDITION): the match is over.
+      MATCH_FULL (FAILED_PRECONDITION): every seat of the match is taken.
+      SEAT_TAKEN (FAILED_PRECONDITION): the chosen seat is taken.
+      NOT_FINISHED (FAILED_PRECONDITION): the match record is available once the match is over.
+      ALREADY_CONNECTED (FAILED_PRECONDITION): a bot of that name is already connected.
+      BOT_NOT_CONNECTED (FAILED_PRECONDITION): the named bot is not connected.
+      BOT_GAME (FAILED_PRECONDITION): the named bot does not play that game.
+      BOT_BUSY (FAILED_PRECONDITION): the named bot already plays its maximum number of matches.
+      MATCH_NOT_FOUND (NOT_FOUND): there is no match with that id.
+      MISSING_TOKEN (UNAUTHENTICATED): the call needs a token and none was sent.
+      BAD_TOKEN (PERMISSION_DENIED): the token gives no right here (forged, or another match's).
+      RATE_LIMITED (RESOURCE_EXHAUSTED): too many requests from this seat or address; slow down.
+      TOO_MANY_MATCHES (RESOURCE_EXHAUSTED): the server hosts its maximum number of live matches.
+      BAD_SEQ (OUT_OF_RANGE): the resume point after_seq is beyond the match's log.
     """
 
     @_typing.overload
@@ -75,9 +102,36 @@ class MatchServiceAsyncStub(MatchServiceStub):
     WatchMatch). Calls without a token act as a spectator.
 
     Errors carry a google.rpc.ErrorInfo in the status details (`grpc-status-details-bin`)
-    with domain "ziggurat" and a machine-readable `reason` such as ILLEGAL_MOVE,
-    MALFORMED_MOVE, NOT_YOUR_TURN, GAME_OVER, MATCH_NOT_FOUND, BAD_TOKEN, MISSING_TOKEN,
-    MATCH_FULL, SEAT_TAKEN, INVALID_CONFIG, RATE_LIMITED, STALE_PLY, SLOW_CONSUMER.
+    with domain "ziggurat" and a machine-readable `reason`; a move refused on the Play
+    stream carries the same reason in MoveRejected.reason. Every reason, with its status:
+      MALFORMED_REQUEST (INVALID_ARGUMENT): the request bytes are not a valid message (corrupt, or invalid UTF-8).
+      MALFORMED_MOVE (INVALID_ARGUMENT): the move is not in the game's move notation.
+      INVALID_CONFIG (INVALID_ARGUMENT): the game configuration, time control or seat assignment is not valid.
+      INVALID_POSITION (INVALID_ARGUMENT): a position text is not a valid position of the game.
+      BAD_NAME (INVALID_ARGUMENT): a player or bot name is empty, too long or not printable.
+      BAD_SEAT (INVALID_ARGUMENT): the seat number is outside the match's seats.
+      SEAT_BY_LOT (INVALID_ARGUMENT): a seat was named in a match whose seats are drawn by lot.
+      BAD_FILTER (INVALID_ARGUMENT): an unknown status or game in a ListMatches filter.
+      ILLEGAL_MOVE (FAILED_PRECONDITION): the move is well formed but not legal in the position.
+      NOT_YOUR_TURN (FAILED_PRECONDITION): it is not the caller's seat's turn.
+      STALE_PLY (FAILED_PRECONDITION): the move's ply guard names another ply than the current one.
+      TIME_EXPIRED (FAILED_PRECONDITION): the move arrived after the seat's time ran out.
+      SEAT_FORFEITED (FAILED_PRECONDITION): the seat has resigned or forfeited; the server plays for it.
+      NOT_STARTED (FAILED_PRECONDITION): the match has not started: seats are still open.
+      GAME_OVER (FAILED_PRECONDITION): the match is over.
+      MATCH_FULL (FAILED_PRECONDITION): every seat of the match is taken.
+      SEAT_TAKEN (FAILED_PRECONDITION): the chosen seat is taken.
+      NOT_FINISHED (FAILED_PRECONDITION): the match record is available once the match is over.
+      ALREADY_CONNECTED (FAILED_PRECONDITION): a bot of that name is already connected.
+      BOT_NOT_CONNECTED (FAILED_PRECONDITION): the named bot is not connected.
+      BOT_GAME (FAILED_PRECONDITION): the named bot does not play that game.
+      BOT_BUSY (FAILED_PRECONDITION): the named bot already plays its maximum number of matches.
+      MATCH_NOT_FOUND (NOT_FOUND): there is no match with that id.
+      MISSING_TOKEN (UNAUTHENTICATED): the call needs a token and none was sent.
+      BAD_TOKEN (PERMISSION_DENIED): the token gives no right here (forged, or another match's).
+      RATE_LIMITED (RESOURCE_EXHAUSTED): too many requests from this seat or address; slow down.
+      TOO_MANY_MATCHES (RESOURCE_EXHAUSTED): the server hosts its maximum number of live matches.
+      BAD_SEQ (OUT_OF_RANGE): the resume point after_seq is beyond the match's log.
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
@@ -111,9 +165,36 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
     WatchMatch). Calls without a token act as a spectator.
 
     Errors carry a google.rpc.ErrorInfo in the status details (`grpc-status-details-bin`)
-    with domain "ziggurat" and a machine-readable `reason` such as ILLEGAL_MOVE,
-    MALFORMED_MOVE, NOT_YOUR_TURN, GAME_OVER, MATCH_NOT_FOUND, BAD_TOKEN, MISSING_TOKEN,
-    MATCH_FULL, SEAT_TAKEN, INVALID_CONFIG, RATE_LIMITED, STALE_PLY, SLOW_CONSUMER.
+    with domain "ziggurat" and a machine-readable `reason`; a move refused on the Play
+    stream carries the same reason in MoveRejected.reason. Every reason, with its status:
+      MALFORMED_REQUEST (INVALID_ARGUMENT): the request bytes are not a valid message (corrupt, or invalid UTF-8).
+      MALFORMED_MOVE (INVALID_ARGUMENT): the move is not in the game's move notation.
+      INVALID_CONFIG (INVALID_ARGUMENT): the game configuration, time control or seat assignment is not valid.
+      INVALID_POSITION (INVALID_ARGUMENT): a position text is not a valid position of the game.
+      BAD_NAME (INVALID_ARGUMENT): a player or bot name is empty, too long or not printable.
+      BAD_SEAT (INVALID_ARGUMENT): the seat number is outside the match's seats.
+      SEAT_BY_LOT (INVALID_ARGUMENT): a seat was named in a match whose seats are drawn by lot.
+      BAD_FILTER (INVALID_ARGUMENT): an unknown status or game in a ListMatches filter.
+      ILLEGAL_MOVE (FAILED_PRECONDITION): the move is well formed but not legal in the position.
+      NOT_YOUR_TURN (FAILED_PRECONDITION): it is not the caller's seat's turn.
+      STALE_PLY (FAILED_PRECONDITION): the move's ply guard names another ply than the current one.
+      TIME_EXPIRED (FAILED_PRECONDITION): the move arrived after the seat's time ran out.
+      SEAT_FORFEITED (FAILED_PRECONDITION): the seat has resigned or forfeited; the server plays for it.
+      NOT_STARTED (FAILED_PRECONDITION): the match has not started: seats are still open.
+      GAME_OVER (FAILED_PRECONDITION): the match is over.
+      MATCH_FULL (FAILED_PRECONDITION): every seat of the match is taken.
+      SEAT_TAKEN (FAILED_PRECONDITION): the chosen seat is taken.
+      NOT_FINISHED (FAILED_PRECONDITION): the match record is available once the match is over.
+      ALREADY_CONNECTED (FAILED_PRECONDITION): a bot of that name is already connected.
+      BOT_NOT_CONNECTED (FAILED_PRECONDITION): the named bot is not connected.
+      BOT_GAME (FAILED_PRECONDITION): the named bot does not play that game.
+      BOT_BUSY (FAILED_PRECONDITION): the named bot already plays its maximum number of matches.
+      MATCH_NOT_FOUND (NOT_FOUND): there is no match with that id.
+      MISSING_TOKEN (UNAUTHENTICATED): the call needs a token and none was sent.
+      BAD_TOKEN (PERMISSION_DENIED): the token gives no right here (forged, or another match's).
+      RATE_LIMITED (RESOURCE_EXHAUSTED): too many requests from this seat or address; slow down.
+      TOO_MANY_MATCHES (RESOURCE_EXHAUSTED): the server hosts its maximum number of live matches.
+      BAD_SEQ (OUT_OF_RANGE): the resume point after_seq is beyond the match's log.
     """
 
     @_abc_1.abstractmethod

@@ -1,9 +1,13 @@
 """Typed errors of the service and their gRPC status codes with a machine-readable reason.
 
 Every refusal the server sends is an :class:`ApiError`: a status code, a stable
-``reason`` (the ErrorInfo reason, domain ``ziggurat``) and a human message. Rules
-errors are mapped here so malformed, illegal, out-of-turn and game-over moves each
-get their own status and reason. Messages are built from public facts only.
+``reason`` (the ErrorInfo reason, domain ``ziggurat``) and a human message. Every
+reason is a member of the registry :class:`~ziggurat.wire.reasons.Reason`, which
+also fixes its status: :func:`refuse` takes the status from there, and an error
+built with a status other than its reason's, or with an unregistered reason, is a
+bug that fails at once. Rules errors are mapped here so malformed, illegal,
+out-of-turn and game-over moves each get their own status and reason. Messages
+are built from public facts only.
 """
 
 from __future__ import annotations
@@ -13,14 +17,8 @@ from google.protobuf import any_pb2
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from ziggurat.rules.core import (
-    GameOverError,
-    IllegalMoveError,
-    InvalidConfigError,
-    InvalidPositionError,
-    MalformedMoveError,
-    RulesError,
-)
+from ziggurat.rules.core import RulesError
+from ziggurat.wire.reasons import Reason
 
 DOMAIN = "ziggurat"
 
@@ -28,10 +26,13 @@ DOMAIN = "ziggurat"
 class ApiError(Exception):
     """A request the server refuses; nothing was changed by it."""
 
-    def __init__(self, code: grpc.StatusCode, reason: str, message: str) -> None:
+    def __init__(self, code: grpc.StatusCode, reason: Reason | str, message: str) -> None:
         super().__init__(message)
+        entry = reason if isinstance(reason, Reason) else Reason[reason]
+        if entry.code != code:
+            raise ValueError(f"reason {entry.name} travels with {entry.code.name}, not {code.name}")
         self.code = code
-        self.reason = reason
+        self.reason = entry.name
         self.message = message
 
     def to_status(self) -> grpc.Status:
@@ -43,47 +44,42 @@ class ApiError(Exception):
         return rpc_status.to_status(status)
 
 
-_RULES_CODES: dict[type[RulesError], grpc.StatusCode] = {
-    MalformedMoveError: grpc.StatusCode.INVALID_ARGUMENT,
-    InvalidConfigError: grpc.StatusCode.INVALID_ARGUMENT,
-    InvalidPositionError: grpc.StatusCode.INVALID_ARGUMENT,
-    IllegalMoveError: grpc.StatusCode.FAILED_PRECONDITION,
-    GameOverError: grpc.StatusCode.FAILED_PRECONDITION,
-}
+def refuse(reason: Reason, message: str) -> ApiError:
+    """The refusal for ``reason``, with the status the registry gives it."""
+    return ApiError(reason.code, reason, message)
 
 
 def from_rules_error(error: RulesError) -> ApiError:
-    """The API error for a rules error (its reason is the rules error's own)."""
-    code = _RULES_CODES.get(type(error), grpc.StatusCode.INVALID_ARGUMENT)
-    return ApiError(code, error.reason, str(error))
+    """The API error for a rules error: its reason is the rules error's own, registered."""
+    return refuse(Reason[error.reason], str(error))
 
 
 def not_found(match_id: str) -> ApiError:
     """No such match."""
-    return ApiError(grpc.StatusCode.NOT_FOUND, "MATCH_NOT_FOUND", f"no match {match_id!r}")
+    return refuse(Reason.MATCH_NOT_FOUND, f"no match {match_id!r}")
 
 
-def invalid(reason: str, message: str) -> ApiError:
+def invalid(reason: Reason | str, message: str) -> ApiError:
     """A request that is malformed whatever the match state."""
     return ApiError(grpc.StatusCode.INVALID_ARGUMENT, reason, message)
 
 
-def precondition(reason: str, message: str) -> ApiError:
+def precondition(reason: Reason | str, message: str) -> ApiError:
     """A well-formed request that the match's current state does not allow."""
     return ApiError(grpc.StatusCode.FAILED_PRECONDITION, reason, message)
 
 
-def unauthenticated(reason: str, message: str) -> ApiError:
+def unauthenticated(reason: Reason | str, message: str) -> ApiError:
     """No token, or a token that is not a seat token at all."""
     return ApiError(grpc.StatusCode.UNAUTHENTICATED, reason, message)
 
 
-def permission_denied(reason: str, message: str) -> ApiError:
+def permission_denied(reason: Reason | str, message: str) -> ApiError:
     """A valid token used where it gives no right (e.g. another match's seat)."""
     return ApiError(grpc.StatusCode.PERMISSION_DENIED, reason, message)
 
 
-def exhausted(reason: str, message: str) -> ApiError:
+def exhausted(reason: Reason | str, message: str) -> ApiError:
     """Too much: rate limit, server capacity."""
     return ApiError(grpc.StatusCode.RESOURCE_EXHAUSTED, reason, message)
 

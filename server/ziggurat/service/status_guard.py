@@ -1,0 +1,170 @@
+"""A server interceptor that keeps UNKNOWN and INTERNAL away from clients.
+
+Two things no handler can do for itself:
+
+* **Bytes that do not decode.** gRPC deserializes a request before any handler
+  runs; a corrupt message or invalid UTF-8 in a string field would come back as
+  ``UNKNOWN`` with a Python exception text. Here every request deserializer is
+  wrapped: an undecodable request is refused with ``INVALID_ARGUMENT`` and the
+  reason ``MALFORMED_REQUEST`` (for a request stream, at the message that fails),
+  for every service the server runs.
+* **Seeing a bug.** An exception escaping a handler, or a handler ending with
+  ``UNKNOWN``/``INTERNAL``, is a bug by the project's rules. The guard logs it
+  once at ERROR and, when the environment names a file in
+  ``ZIGGURAT_STATUS_GUARD_FILE``, appends a JSON line to it: the test suite sets
+  that variable (``tests/conftest.py``) and fails any test during which a server,
+  in-process or a subprocess, let such a status out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import logging
+import os
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+from grpc.aio import AbortError
+
+from ziggurat.wire import errors
+from ziggurat.wire.reasons import Reason
+
+log = logging.getLogger("ziggurat.server")
+
+GUARD_FILE_ENV = "ZIGGURAT_STATUS_GUARD_FILE"
+FORBIDDEN = (grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL)
+_Context = grpc.aio.ServicerContext[Any, Any]
+
+
+class _Undecodable:
+    """What a wrapped deserializer returns for bytes that are not a valid message."""
+
+    __slots__ = ("type_name",)
+
+    def __init__(self, type_name: str) -> None:
+        self.type_name = type_name
+
+
+def _decoding(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
+    if deserializer is None:
+        return None
+    owner = getattr(deserializer, "__self__", None)
+    descriptor = getattr(owner, "DESCRIPTOR", None)
+    type_name = getattr(descriptor, "full_name", "request")
+
+    def decode(data: bytes) -> Any:
+        try:
+            return deserializer(data)
+        except Exception:  # DecodeError, and whatever else a parser raises on hostile bytes
+            return _Undecodable(type_name)
+
+    return decode
+
+
+async def _refuse_undecodable(request: _Undecodable, context: _Context) -> None:
+    message = f"the request is not a valid {request.type_name} message (corrupt bytes or invalid UTF-8)"
+    status = errors.refuse(Reason.MALFORMED_REQUEST, message).to_status()
+    await context.abort(status.code, status.details, status.trailing_metadata)
+
+
+def report(method: str, code: grpc.StatusCode, details: str) -> None:
+    """Record that ``method`` answered ``code`` (UNKNOWN/INTERNAL): a bug, logged and listed."""
+    log.error("bug: %s answered %s: %s", method, code.name, details)
+    path = os.environ.get(GUARD_FILE_ENV)
+    if path:
+        line = json.dumps({"method": method, "code": code.name, "details": details, "time": time.time()})
+        with open(path, "a", encoding="utf-8") as file:
+            file.write(line + "\n")
+
+
+def _check(method: str, context: _Context) -> None:
+    code = context.code()
+    if isinstance(code, int):
+        known = (status for status in grpc.StatusCode if status.value[0] == code)
+        code = next(known, grpc.StatusCode.UNKNOWN)
+    if code in FORBIDDEN:
+        report(method, code, str(context.details() or ""))
+
+
+async def _checked_requests(requests: AsyncIterator[Any], context: _Context) -> AsyncIterator[Any]:
+    async for request in requests:
+        if isinstance(request, _Undecodable):
+            await _refuse_undecodable(request, context)
+        yield request
+
+
+def _wrap(method: str, behavior: Callable[..., Any], request_streaming: bool) -> Callable[..., Any]:
+    """The behavior with undecodable requests refused and forbidden outcomes reported."""
+
+    async def prepare(request: Any, context: _Context) -> Any:
+        if request_streaming:
+            return _checked_requests(request, context)
+        if isinstance(request, _Undecodable):
+            await _refuse_undecodable(request, context)
+        return request
+
+    def failed(error: BaseException, context: _Context) -> None:
+        if isinstance(error, AbortError):
+            _check(method, context)
+        elif not isinstance(error, (asyncio.CancelledError, GeneratorExit)):
+            report(method, grpc.StatusCode.UNKNOWN, f"{type(error).__name__}: {error}")
+
+    if inspect.isasyncgenfunction(behavior):
+
+        async def streaming(request: Any, context: _Context) -> AsyncIterator[Any]:
+            try:
+                async for response in behavior(await prepare(request, context), context):
+                    yield response
+            except BaseException as error:
+                failed(error, context)
+                raise
+            _check(method, context)
+
+        return streaming
+
+    async def single(request: Any, context: _Context) -> Any:
+        try:
+            result = behavior(await prepare(request, context), context)
+            if inspect.isawaitable(result):
+                result = await result
+        except BaseException as error:
+            failed(error, context)
+            raise
+        _check(method, context)
+        return result
+
+    return single
+
+
+class StatusGuard(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]  # generic only in the stubs
+    """Installed on every ziggurat server (see the module docstring)."""
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any]]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[Any, Any]:
+        """The method's handler with its deserializer and behavior wrapped."""
+        found = await continuation(handler_call_details)
+        if found is None:  # an unknown method: gRPC itself answers UNIMPLEMENTED
+            return found
+        handler: Any = found
+        method = str(getattr(handler_call_details, "method", ""))
+        slot = {
+            (False, False): "unary_unary",
+            (False, True): "unary_stream",
+            (True, False): "stream_unary",
+            (True, True): "stream_stream",
+        }[(bool(handler.request_streaming), bool(handler.response_streaming))]
+        behavior = getattr(handler, slot)
+        if behavior is None:
+            return found
+        wrapped = _wrap(method, behavior, bool(handler.request_streaming))
+        replaced: grpc.RpcMethodHandler[Any, Any] = handler._replace(
+            request_deserializer=_decoding(handler.request_deserializer), **{slot: wrapped}
+        )
+        return replaced

@@ -1,0 +1,77 @@
+"""Every machine-readable error reason the server can send, in one list.
+
+A reason is the ``google.rpc.ErrorInfo.reason`` of a refused call (domain
+``ziggurat``) and the ``MoveRejected.reason`` of a move refused on the Play
+stream. Clients in every language branch on these strings, so they are a
+contract: each one is listed here with the one gRPC status it travels with and
+what it means. ``docs/protocol.md`` (the reasons table) and the comment of
+``MatchService`` in ``proto/ziggurat/v1/match_service.proto`` repeat this list
+word for word, and ``tests/wire/test_reasons.py`` fails when code, docs and proto
+disagree or when a reason string used in ``server/`` is missing here.
+
+To add a reason: add a member here (name, status, one-line meaning), add the same
+line to the docs table and to the proto comment, and raise it with
+:func:`ziggurat.wire.errors.refuse`.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import grpc
+
+_INVALID = grpc.StatusCode.INVALID_ARGUMENT
+_PRECONDITION = grpc.StatusCode.FAILED_PRECONDITION
+_EXHAUSTED = grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+@enum.unique
+class Reason(enum.Enum):
+    """A reason: its name is the wire string; ``code`` is its status; ``meaning`` says when."""
+
+    code: grpc.StatusCode
+    meaning: str
+
+    def __init__(self, code: grpc.StatusCode, meaning: str) -> None:
+        self.code = code
+        self.meaning = meaning
+
+    # INVALID_ARGUMENT: the request is wrong whatever the state of the match.
+    MALFORMED_REQUEST = (_INVALID, "the request bytes are not a valid message (corrupt, or invalid UTF-8)")
+    MALFORMED_MOVE = (_INVALID, "the move is not in the game's move notation")
+    INVALID_CONFIG = (_INVALID, "the game configuration, time control or seat assignment is not valid")
+    INVALID_POSITION = (_INVALID, "a position text is not a valid position of the game")
+    BAD_NAME = (_INVALID, "a player or bot name is empty, too long or not printable")
+    BAD_SEAT = (_INVALID, "the seat number is outside the match's seats")
+    SEAT_BY_LOT = (_INVALID, "a seat was named in a match whose seats are drawn by lot")
+    BAD_FILTER = (_INVALID, "an unknown status or game in a ListMatches filter")
+    # FAILED_PRECONDITION: well formed, but the current state does not allow it.
+    ILLEGAL_MOVE = (_PRECONDITION, "the move is well formed but not legal in the position")
+    NOT_YOUR_TURN = (_PRECONDITION, "it is not the caller's seat's turn")
+    STALE_PLY = (_PRECONDITION, "the move's ply guard names another ply than the current one")
+    TIME_EXPIRED = (_PRECONDITION, "the move arrived after the seat's time ran out")
+    SEAT_FORFEITED = (_PRECONDITION, "the seat has resigned or forfeited; the server plays for it")
+    NOT_STARTED = (_PRECONDITION, "the match has not started: seats are still open")
+    GAME_OVER = (_PRECONDITION, "the match is over")
+    MATCH_FULL = (_PRECONDITION, "every seat of the match is taken")
+    SEAT_TAKEN = (_PRECONDITION, "the chosen seat is taken")
+    NOT_FINISHED = (_PRECONDITION, "the match record is available once the match is over")
+    ALREADY_CONNECTED = (_PRECONDITION, "a bot of that name is already connected")
+    BOT_NOT_CONNECTED = (_PRECONDITION, "the named bot is not connected")
+    BOT_GAME = (_PRECONDITION, "the named bot does not play that game")
+    BOT_BUSY = (_PRECONDITION, "the named bot already plays its maximum number of matches")
+    # Other statuses.
+    MATCH_NOT_FOUND = (grpc.StatusCode.NOT_FOUND, "there is no match with that id")
+    MISSING_TOKEN = (grpc.StatusCode.UNAUTHENTICATED, "the call needs a token and none was sent")
+    BAD_TOKEN = (
+        grpc.StatusCode.PERMISSION_DENIED,
+        "the token gives no right here (forged, or another match's)",
+    )
+    RATE_LIMITED = (_EXHAUSTED, "too many requests from this seat or address; slow down")
+    TOO_MANY_MATCHES = (_EXHAUSTED, "the server hosts its maximum number of live matches")
+    BAD_SEQ = (grpc.StatusCode.OUT_OF_RANGE, "the resume point after_seq is beyond the match's log")
+
+
+def lookup(name: str) -> Reason:
+    """The registered reason called ``name``; KeyError for a string that is not a reason."""
+    return Reason[name]
