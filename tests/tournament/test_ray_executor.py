@@ -160,9 +160,11 @@ async def test_ray_pylos_matches_local_and_records_verify(
     tmp_path: Path, ray_head: RayHead, ray_env: None
 ) -> None:
     config = write_config(tmp_path, PYLOS)
-    local = await run_tournament(config, tmp_path / "local.db")
+    local = await run_tournament(config, tmp_path / "local.db", seed_text="ray-1")
     started = time.monotonic()
-    remote = await run_tournament(config, tmp_path / "ray.db", executor="ray", ray_address=ray_head.address)
+    remote = await run_tournament(
+        config, tmp_path / "ray.db", executor="ray", ray_address=ray_head.address, seed_text="ray-1"
+    )
     print(f"ray: {len(remote.results())} games in {time.monotonic() - started:.1f}s")
     assert local.reason == remote.reason == "completed"
     local_results, ray_results = _by_index(local.results()), _by_index(remote.results())
@@ -182,10 +184,12 @@ def test_ray_kabaleo_with_stdio_program_via_cli(tmp_path: Path, ray_head: RayHea
     shell = toml_list(["sh", str(REPO / "examples" / "stdio" / "random_bot.sh")])
     config = write_config(tmp_path, KABALEO.format(shell=shell))
     local_db, ray_db = tmp_path / "local.db", tmp_path / "ray.db"
-    local = cli("tournament", "run", str(config), "--db", str(local_db), "--quiet", cwd=tmp_path)
+    local = cli(
+        "tournament", "run", str(config), "--db", str(local_db), "--quiet", "--seed", "ray-2", cwd=tmp_path
+    )
     assert local.returncode == 0, local.stderr
     remote = cli(
-        "tournament", "run", str(config), "--db", str(ray_db), "--quiet",
+        "tournament", "run", str(config), "--db", str(ray_db), "--quiet", "--seed", "ray-2",
         "--executor", "ray", "--ray-address", ray_head.address, cwd=tmp_path,
     )  # fmt: skip
     assert remote.returncode == 0, remote.stderr
@@ -211,10 +215,12 @@ def test_ray_kabaleo_with_stdio_program_via_cli(tmp_path: Path, ray_head: RayHea
 
 async def test_ray_resume_replays_the_games_cut_off(tmp_path: Path, ray_head: RayHead, ray_env: None) -> None:
     config = write_config(tmp_path, PYLOS)
-    reference = _by_index((await run_tournament(config, tmp_path / "local.db")).results())
+    reference = _by_index((await run_tournament(config, tmp_path / "local.db", seed_text="ray-3")).results())
     db = tmp_path / "ray.db"
     seen: list[dict[str, Any]] = []
-    first = make_runner(config, db, executor="ray", ray_address=ray_head.address, on_result=seen.append)
+    first = make_runner(
+        config, db, executor="ray", ray_address=ray_head.address, on_result=seen.append, seed_text="ray-3"
+    )
     task = asyncio.create_task(first.run())
     while len(seen) < 2:
         await asyncio.sleep(0.02)
@@ -228,9 +234,15 @@ async def test_ray_resume_replays_the_games_cut_off(tmp_path: Path, ray_head: Ra
     )
     assert resumed.reason == "completed"
     results = _by_index(resumed.results())
-    assert {i: _comparable(r) for i, r in results.items()} == {
-        i: _comparable(r) for i, r in reference.items()
-    }
+    assert sorted(results) == sorted(reference)
+    replayed = {i for i, r in results.items() if r["attempt"] > 0}
+    assert replayed == {row.index for row in cut if row.status == "running"}
+    for index, result in results.items():
+        if index in replayed:  # a game cut off is played again with a fresh seed: a new deal
+            assert result["revealed_seed"] != reference[index]["revealed_seed"]
+            assert [a["attempt"] for a in result["replaced"]] == [0]
+        else:
+            assert _comparable(result) == _comparable(reference[index])
     verify_matches(db, [r["match_id"] for r in results.values()])
 
 

@@ -23,6 +23,7 @@ from ziggurat.tournament.schedule import (
     swiss_scores,
 )
 
+SECRET = bytes(range(32))  # the organiser's secret (ziggurat.tournament.sealed)
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tournaments"
 
 
@@ -60,7 +61,7 @@ def check_pairs(games: list[GameSpec]) -> None:
 @pytest.mark.parametrize(("n", "cycles"), [(2, 1), (3, 2), (4, 1), (5, 3), (8, 1)])
 def test_pylos_round_robin_counts(n: int, cycles: int) -> None:
     config = make(n=n, rounds=cycles)
-    games = plan(config)
+    games = plan(config, secret=SECRET)
     check_common(games, config)
     check_pairs(games)
     assert len(games) == n * (n - 1) // 2 * 2 * cycles
@@ -72,7 +73,7 @@ def test_pylos_round_robin_counts(n: int, cycles: int) -> None:
 
 def test_pylos_round_robin_with_openings() -> None:
     config = load_config(EXAMPLES / "pylos-round-robin.toml")
-    games = plan(config)
+    games = plan(config, secret=SECRET)
     n, k = len(config.participants), len(config.openings)
     assert len(games) == n * (n - 1) // 2 * 2 * config.rounds * k
     check_common(games, config)
@@ -82,7 +83,7 @@ def test_pylos_round_robin_with_openings() -> None:
 
 
 def test_round_robin_interleaves_pairings() -> None:
-    games = plan(make(n=6))
+    games = plan(make(n=6), secret=SECRET)
     # The first n/2 games are the first games of disjoint pairings.
     assert len({name for g in games[:3] for name in g.seats}) == 6
 
@@ -93,7 +94,7 @@ def test_pylos_gauntlet(openings: bool) -> None:
     if openings:
         extra["openings"] = "pylos-openings.txt"
     config = make(n=5, **extra)
-    games = plan(config)
+    games = plan(config, secret=SECRET)
     check_common(games, config)
     check_pairs(games)
     assert len(games) == 4 * 2 * 2 * (12 if openings else 1)
@@ -120,7 +121,7 @@ def check_deals(games: list[GameSpec], size: int) -> None:
 @pytest.mark.parametrize(("n", "size"), [(2, 2), (4, 2), (3, 3), (5, 3), (4, 4), (6, 4), (8, 3)])
 def test_kabaleo_duplicate_round_robin(n: int, size: int) -> None:
     config = make("kabaleo", n, seats=size, rounds=2)
-    games = plan(config)
+    games = plan(config, secret=SECRET)
     check_common(games, config)
     check_deals(games, size)
     assert len(games) == math.comb(n, size) * size * 2
@@ -130,7 +131,7 @@ def test_kabaleo_duplicate_round_robin(n: int, size: int) -> None:
 
 def test_kabaleo_single_games_draw_seats() -> None:
     config = make("kabaleo", 5, seats=3, duplicate=False)
-    games = plan(config)
+    games = plan(config, secret=SECRET)
     check_common(games, config)
     assert len(games) == math.comb(5, 3)
     assert all(g.deal is None and g.pair is None for g in games)
@@ -140,7 +141,7 @@ def test_kabaleo_single_games_draw_seats() -> None:
 @pytest.mark.parametrize(("n", "size", "tables"), [(9, 4, 54), (12, 3, 60), (61, 4, 60), (13, 2, 52)])
 def test_kabaleo_large_fields_draw_balanced_tables(n: int, size: int, tables: int) -> None:
     config = make("kabaleo", n, seats=size, duplicate=False)
-    games = plan(config)
+    games = plan(config, secret=SECRET)
     assert len(games) == tables
     played = Counter(name for g in games for name in g.seats)
     assert set(played) == set(config.names)
@@ -149,7 +150,7 @@ def test_kabaleo_large_fields_draw_balanced_tables(n: int, size: int, tables: in
 
 def test_kabaleo_gauntlet() -> None:
     config = make("kabaleo", 6, seats=3, format="gauntlet", gauntlet={"champion": "p0"})
-    games = plan(config)
+    games = plan(config, secret=SECRET)
     check_common(games, config)
     check_deals(games, 3)
     assert len(games) == math.comb(5, 2) * 3
@@ -157,14 +158,26 @@ def test_kabaleo_gauntlet() -> None:
 
 
 def test_same_seed_same_schedule_other_seed_other_draws() -> None:
-    one = plan(make("kabaleo", 9, seats=4, rounds=2))
-    assert one == plan(make("kabaleo", 9, seats=4, rounds=2))
-    other = plan(make("kabaleo", 9, seats=4, rounds=2, seed="other"))
-    assert {g.seed for g in one}.isdisjoint(g.seed for g in other)
+    one = plan(make("kabaleo", 9, seats=4, rounds=2), secret=SECRET)
+    assert one == plan(make("kabaleo", 9, seats=4, rounds=2), secret=SECRET)
+    other = plan(make("kabaleo", 9, seats=4, rounds=2, seed="other"), secret=SECRET)
     assert [g.seats for g in one] != [g.seats for g in other]
-    pylos = plan(make(n=5))
-    assert pylos == plan(make(n=5)) and pylos != plan(make(n=5, seed="t"))
-    assert hash(pylos[0]) == hash(plan(make(n=5))[0])
+    pylos = plan(make(n=5), secret=SECRET)
+    assert pylos == plan(make(n=5), secret=SECRET) and pylos != plan(make(n=5, seed="t"), secret=SECRET)
+    assert hash(pylos[0]) == hash(plan(make(n=5), secret=SECRET)[0])
+
+
+def test_set_up_seeds_come_from_the_secret_not_from_the_configuration() -> None:
+    """The TOML ``seed`` draws who plays whom; the hidden set-ups and bot seeds are the secret's."""
+    config = make("kabaleo", 6, seats=3)
+    games = plan(config, secret=SECRET)
+    reseeded = plan(make("kabaleo", 6, seats=3, seed="another public seed"), secret=SECRET)
+    # same game indices and deals: the set-up seeds do not depend on the public text at all
+    assert [(g.index, g.deal, g.seed) for g in games] == [(g.index, g.deal, g.seed) for g in reseeded]
+    resealed = plan(config, secret=bytes(32))
+    assert [g.seats for g in resealed] == [g.seats for g in games]
+    assert {g.seed for g in games}.isdisjoint(g.seed for g in resealed)
+    assert all(a.bot_seeds != b.bot_seeds for a, b in zip(games, resealed, strict=True))
 
 
 def test_swiss_points() -> None:
@@ -175,9 +188,9 @@ def test_swiss_points() -> None:
 
 def test_swiss_refuses_other_formats_and_rounds() -> None:
     with pytest.raises(ValueError, match="swiss"):
-        swiss_round(make(), 1, [])
+        swiss_round(make(), 1, [], secret=SECRET)
     with pytest.raises(ValueError, match="round"):
-        swiss_round(make(format="swiss", rounds=2), 3, [])
+        swiss_round(make(format="swiss", rounds=2), 3, [], secret=SECRET)
 
 
 OUTCOMES = st.sampled_from([(1, 2), (2, 1), (1, 1)])
@@ -201,15 +214,15 @@ def test_swiss_properties(n: int, extra: int, openings: bool, data: st.DataObjec
     if openings:
         kwargs["openings"] = "pylos-openings.txt"
     config = make(n=n, **kwargs)
-    assert plan(config) == swiss_round(config, 1, [])
+    assert plan(config, secret=SECRET) == swiss_round(config, 1, [], secret=SECRET)
     results: list[tuple[GameSpec, tuple[int, ...]]] = []
     met: set[frozenset[str]] = set()
     byes: Counter[str] = Counter()
     start = 0
     for rnd in range(1, rounds + 1):
         before = list(results)
-        games = swiss_round(config, rnd, before)
-        assert games == swiss_round(config, rnd, before)  # deterministic
+        games = swiss_round(config, rnd, before, secret=SECRET)
+        assert games == swiss_round(config, rnd, before, secret=SECRET)  # deterministic
         check_common(games, config, start)
         check_pairs(games)
         assert all(g.round == rnd for g in games)
@@ -260,7 +273,7 @@ def test_swiss_kabaleo_two_seats_duplicate() -> None:
     config = make("kabaleo", 5, format="swiss", rounds=3)
     results: list[tuple[GameSpec, tuple[int, ...]]] = []
     for rnd in (1, 2, 3):
-        games = swiss_round(config, rnd, results)
+        games = swiss_round(config, rnd, results, secret=SECRET)
         check_deals(games, 2)
         check_pairs(games)
         results += [(g, (1, 2)) for g in games]
@@ -274,6 +287,6 @@ def test_swiss_pairs_everyone_even_when_the_search_budget_runs_out(monkeypatch: 
     config = make(n=7, format="swiss", rounds=4)
     results: list[tuple[GameSpec, tuple[int, ...]]] = []
     for rnd in range(1, 5):
-        games = swiss_round(config, rnd, results)
+        games = swiss_round(config, rnd, results, secret=SECRET)
         assert len(games) == 6 and len({name for g in games for name in g.seats}) == 6
         results += [(g, (1, 2)) for g in games]

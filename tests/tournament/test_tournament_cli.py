@@ -20,6 +20,7 @@ from tests.tournament.fixtures.harness import (
     verify_matches,
     write_config,
 )
+from ziggurat.service.manager import MatchManager
 from ziggurat.store.sqlite import Store
 
 RESUMABLE = """
@@ -45,6 +46,7 @@ builtin = "greedy"
 name = "r3"
 builtin = "random"
 """
+RUN = [PYTHON, "-m", "ziggurat.cli.main", "tournament", "run"]
 GAMES = 36  # 6 pairings x 2 colours x 3 cycles
 
 
@@ -84,7 +86,7 @@ async def test_kill_9_mid_tournament_then_resume_matches_uninterrupted_run(tmp_p
     orphans: list[int] = []
     with stderr_path.open("w") as stderr:
         process = subprocess.Popen(
-            [PYTHON, "-m", "ziggurat.cli.main", "tournament", "run", str(config), "--db", str(db), "--quiet"],
+            [*RUN, str(config), "--db", str(db), "--quiet", "--seed", "private-rerun"],
             cwd=tmp_path,
             stdout=subprocess.DEVNULL,
             stderr=stderr,
@@ -141,10 +143,19 @@ async def test_kill_9_mid_tournament_then_resume_matches_uninterrupted_run(tmp_p
         store.close()
     verify_matches(db, [m for m in cut_off if m])  # the aborted matches verify too (no result)
 
-    reference = await run_tournament(config, tmp_path / "reference.db", timeout=90)
+    # the same --seed replays the same set-ups: every game not cut off is the uninterrupted run's;
+    # a game cut off was replayed as a new attempt with a fresh seed (its old one was published)
+    reference = await run_tournament(config, tmp_path / "reference.db", timeout=90, seed_text="private-rerun")
     assert reference.reason == "completed"
     expected = reference.results()
-    assert [comparable(r) for r in results] == [comparable(r) for r in expected]
+    replayed = {g.index for g in before if g.status == "running"}
+    assert replayed and {r["index"] for r in results if r["attempt"] == 1} == replayed
+    for result, uninterrupted in zip(results, expected, strict=True):
+        if result["index"] in replayed:
+            assert result["revealed_seed"] != uninterrupted["revealed_seed"]
+            assert [a["match_id"] for a in result["replaced"]] == [before[result["index"]].match_id]
+        else:
+            assert comparable(result) == comparable(uninterrupted)
     verify_matches(db, match_ids)
 
 
@@ -167,3 +178,121 @@ def test_cli_errors(tmp_path: Path) -> None:
     empty.write_text("")
     assert cli("replay", str(empty), cwd=tmp_path).returncode == 1
     assert cli("replay", str(tmp_path / "absent.jsonl"), cwd=tmp_path).returncode == 2
+
+
+KABALEO_RESUMABLE = """
+name = "kabaleo-resumable"
+seed = "public-schedule-seed"
+game = "kabaleo"
+seats = 3
+rounds = 2
+concurrency = 3
+
+[time_control]
+per_move_ms = 5000
+on_timeout = "random_move"
+
+[[participants]]
+name = "r1"
+builtin = "random"
+
+[[participants]]
+name = "r2"
+builtin = "random"
+
+[[participants]]
+name = "g1"
+builtin = "greedy"
+
+[[participants]]
+name = "r3"
+builtin = "random"
+"""
+KABALEO_GAMES = 24  # 4 tables x 3 rotations x 2 cycles
+
+
+def revealed_seeds(db: Path) -> dict[str, str]:
+    """Every match's revealed seed (finished or aborted matches only), by match id."""
+    store = Store(db)
+    try:
+        manager = MatchManager(store)
+        out = {}
+        for match_id in store.list_ids(status=None, game=None, limit=1_000_000):
+            match = manager.get(match_id)
+            if match.revealed_seed is not None:
+                out[match_id] = match.revealed_seed.hex()
+        manager.close()
+        return out
+    finally:
+        store.close()
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
+async def test_kill_9_mid_kabaleo_game_then_resume_replays_with_a_seed_never_revealed(tmp_path: Path) -> None:
+    config = write_config(tmp_path, KABALEO_RESUMABLE)
+    db = tmp_path / "killed.db"
+    stderr_path = tmp_path / "run.stderr"
+    with stderr_path.open("w") as stderr:
+        process = subprocess.Popen(
+            [PYTHON, "-m", "ziggurat.cli.main", "tournament", "run", str(config), "--db", str(db), "--quiet"],
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        orphans: list[int] = []
+        try:
+            deadline = time.monotonic() + 60
+            while done_count(db) < 2:
+                assert process.poll() is None, stderr_path.read_text()
+                assert time.monotonic() < deadline, "no game finished in time"
+                time.sleep(0.01)
+            orphans = descendants(process.pid)
+            process.kill()
+            process.wait(10)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait(10)
+            kill_all(orphans)
+    tournament_id = next(
+        line.split()[2] for line in stderr_path.read_text().splitlines() if line.startswith("tournament id ")
+    )
+    before = stored_games(db, tournament_id)
+    cut_off = {g.index: g for g in before if g.status == "running"}
+    assert cut_off, "the kill came between games: nothing to test"
+    # what anyone could have learnt before the resume: every seed revealed so far, plus the seeds
+    # of the cut-off matches, which the resume publishes when it aborts them
+    known = set(revealed_seeds(db).values())
+    store = Store(db)
+    try:
+        known |= {store.load(g.match_id).seed.hex() for g in cut_off.values() if g.match_id}  # type: ignore[union-attr]
+    finally:
+        store.close()
+
+    resumed = cli(
+        "tournament", "resume", tournament_id, "--db", str(db), "--quiet", cwd=tmp_path, timeout=120
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    after = stored_games(db, tournament_id)
+    assert all(g.status == "done" for g in after) and len(after) == KABALEO_GAMES
+    replayed = [g for g in after if g.attempt > 0]
+    cut_deals = {g.spec["deal"] for g in cut_off.values()}
+    # a cut-off rotation takes its whole deal with it: every rotation is replayed on the fresh deal
+    assert {g.index for g in replayed} == {g.index for g in after if g.spec["deal"] in cut_deals}
+    for game in replayed:
+        assert game.result is not None
+        assert game.result["revealed_seed"] not in known, "a replay was played on a seed already public"
+        assert game.spec["seed"] == game.result["revealed_seed"]
+        assert game.result["attempt"] == game.attempt == 1
+    by_deal: dict[int, set[str]] = {}
+    for game in after:
+        assert game.result is not None
+        by_deal.setdefault(game.spec["deal"], set()).add(game.result["revealed_seed"])
+    assert all(len(seeds) == 1 for seeds in by_deal.values()), "the rotations of a deal share one deal"
+    # both attempts are on record: the aborted match and the replay
+    for index, game in cut_off.items():
+        assert after[index].result is not None
+        assert game.match_id in [a["match_id"] for a in after[index].result["replaced"]]  # type: ignore[index]
+    verify_matches(db, [g.result["match_id"] for g in after if g.result])
+    verify_matches(db, [g.match_id for g in cut_off.values() if g.match_id])

@@ -45,6 +45,13 @@ def register(commands: Any) -> None:
     _common(run)
     run.add_argument("--listen", help="HOST:PORT for the tournament's server (default from the config)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument(
+        "--seed",
+        metavar="TEXT",
+        help="derive the organiser's secret from TEXT instead of drawing it at random: the same TEXT "
+        "replays the same set-ups and bot seeds. For private runs only (anyone knowing TEXT knows "
+        "every hidden set-up)",
+    )
     _executor_options(run)
     run.set_defaults(handler=_run)
 
@@ -124,7 +131,7 @@ def _run(args: argparse.Namespace) -> int:
     except (OSError, ConfigError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    runner = _make_runner(args, config_text=text, config_path=args.config.resolve())
+    runner = _make_runner(args, config_text=text, config_path=args.config.resolve(), seed_text=args.seed)
     if runner is None:
         return 2
     print(

@@ -10,10 +10,10 @@ never starts.
 
 Decisions:
 
-* **Seed.** ``seed`` is any non-empty string; the 32-byte tournament seed is
-  ``SHA-256(seed.encode("utf-8"))`` (:attr:`TournamentConfig.seed_bytes`). A
-  string lets people write ``seed = "spring-2025"`` and still get a full-entropy
-  seed for :class:`~ziggurat.rules.seeding.SeedStream`.
+* **Seed.** ``seed`` is any non-empty string; the 32-byte schedule seed is
+  ``SHA-256(seed.encode("utf-8"))`` (:attr:`TournamentConfig.seed_bytes`). It draws
+  the schedule only (public): hidden set-ups come from the organiser's secret
+  (:mod:`ziggurat.tournament.sealed`), never from this text.
 * **Rule options** may be written as TOML strings, integers or booleans
   (``max_moves = 200``, ``last_stack = true``); they are turned into the
   strings the rules expect, validated by the game's ``parse_config`` and kept
@@ -117,7 +117,7 @@ class TournamentConfig:
 
     @property
     def seed_bytes(self) -> bytes:
-        """The 32-byte tournament seed: SHA-256 of the UTF-8 ``seed`` string."""
+        """The 32-byte schedule seed: SHA-256 of the UTF-8 ``seed`` string (no hidden set-up uses it)."""
         return hashlib.sha256(self.seed.encode("utf-8")).digest()
 
     @property
@@ -344,7 +344,7 @@ def _bot_options(t: _Table | None, bot: str) -> dict[str, BotOption]:
     out: dict[str, BotOption] = {}
     for key, value in t.data.items():
         if key == "seed":
-            raise ConfigError(f"{t.key(key)}: set per game from the tournament seed; remove it")
+            raise ConfigError(f"{t.key(key)}: set per game by the organiser; remove it")
         if key not in accepted:
             raise ConfigError(
                 f"{t.key(key)}: {bot} has no such option (known: {', '.join(sorted(accepted))})"

@@ -5,18 +5,20 @@ event and result lives in one file), launches the participants that must be
 launched (built-in bots and ``keep_alive`` programs connect back as remote bots
 and are restarted if they die), then plays the schedule ``concurrency`` games at a
 time. Results are committed as each game ends. ``resume`` after a crash or kill -9
-aborts the matches that were cut off and plays those games again from the start,
-so the final results are those of an uninterrupted run with the same seed
-(given deterministic bots). Where games are played is an executor
-(:mod:`ziggurat.tournament.executors`): on this server (default), or as Ray tasks
-on a cluster (``--executor ray``), whose finished matches are imported here.
+aborts the matches that were cut off and plays those games again from the start
+with fresh seeds (a whole duplicate deal when one of its rotations was cut off:
+see :mod:`ziggurat.tournament.sealed`), so no game is lost or counted twice.
+Where games are played is an executor (:mod:`ziggurat.tournament.executors`): on this
+server (default), or as Ray tasks on a cluster (``--executor ray``), whose finished matches are imported here.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import hashlib
+import hmac
 import logging
 import os
 import secrets
@@ -29,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ziggurat.service.server import ServeOptions, ZigguratServer
+from ziggurat.tournament import sealed
 from ziggurat.tournament.config import Participant, TournamentConfig, parse_config
 from ziggurat.tournament.executors import (
     EXECUTORS,
@@ -48,7 +51,7 @@ from ziggurat.tournament.results import (
     standings,
 )
 from ziggurat.tournament.schedule import GameSpec, plan, swiss_round
-from ziggurat.tournament.store import TournamentStore
+from ziggurat.tournament.store import GameRow, TournamentStore
 from ziggurat_client.client import ZigguratClient
 
 log = logging.getLogger("ziggurat.tournament")
@@ -193,6 +196,7 @@ class TournamentRunner:
         on_result: Callable[[dict[str, Any]], None] | None = None,
         executor: str = "local",
         ray_address: str | None = None,
+        seed_text: str | None = None,
     ) -> None:
         if executor not in EXECUTORS:
             raise ValueError(f"unknown executor {executor!r} (known: {', '.join(EXECUTORS)})")
@@ -207,6 +211,11 @@ class TournamentRunner:
         self.store = TournamentStore(db_path)
         self.tournament_id = tournament_id or secrets.token_hex(6)
         self.resuming = tournament_id is not None
+        stored_secret = self.store.secret(self.tournament_id) if self.resuming else None
+        if stored_secret is not None:
+            self.secret = stored_secret
+        else:
+            self.secret = sealed.secret_from_text(seed_text) if seed_text is not None else sealed.new_secret()
         self.listen = listen or self.config.listen
         self.show_progress = show_progress
         self.on_result = on_result
@@ -222,9 +231,10 @@ class TournamentRunner:
         return f"{self.tournament_id}/{participant.name}"
 
     def bot_token(self, participant: Participant) -> str:
-        """A stable token for what the tournament launches (stable across resume)."""
-        material = f"{self.tournament_id}/{participant.name}/{self.config.seed}".encode()
-        return hashlib.sha256(b"ziggurat-tournament-bot/" + material).hexdigest()
+        """A token for what the tournament launches: stable across resume, and from the secret, since
+        anyone holding it could play under that participant's name."""
+        material = f"ziggurat-tournament-bot/{self.tournament_id}/{participant.name}".encode()
+        return hmac.new(self.secret, material, hashlib.sha256).hexdigest()
 
     async def run(self) -> str:
         """Play every game not yet played; returns why the tournament stopped."""
@@ -232,8 +242,12 @@ class TournamentRunner:
         if self.resuming:
             if self.store.get(self.tournament_id) is None:
                 raise ValueError(f"no tournament {self.tournament_id!r} in {self.db_path}")
+            if self.store.secret(self.tournament_id) is None:  # stored before secrets were kept
+                self.store.set_secret(self.tournament_id, self.secret)
         else:
-            self.store.create(self.tournament_id, config.name, str(self.config_path), self.config_text)
+            self.store.create(
+                self.tournament_id, config.name, str(self.config_path), self.config_text, self.secret
+            )
         self.log_dir.mkdir(parents=True, exist_ok=True)
         host, port = self.listen.rsplit(":", 1)
         server = ZigguratServer(
@@ -254,11 +268,7 @@ class TournamentRunner:
         print(
             f"tournament {self.tournament_id}: {config.name} — server {address}", file=sys.stderr, flush=True
         )
-        for match_id in self.store.reset_running(self.tournament_id):
-            match = server.manager.get(match_id)
-            if match.status != "finished":
-                match.abort()
-                log.info("aborted match %s cut off by the previous run; its game is replayed", match_id)
+        self._replay_cut_off(server)
         client = ZigguratClient(address)
         executor: Executor | None = None
         try:
@@ -295,6 +305,44 @@ class TournamentRunner:
             await client.close()
             await server.stop()
             self.store.close()
+
+    def _replay_cut_off(self, server: ZigguratServer) -> None:
+        """Abort the matches a crash cut off and schedule their games again with fresh seeds.
+
+        Aborting a match publishes its seed, so the replay is a new attempt with a new one. A
+        duplicate deal is one unit: when any rotation was cut off, every rotation of the deal is
+        replayed with the new deal seed (results already in are dropped), or the rotations would
+        no longer share a deal.
+        """
+        rows = self.store.games(self.tournament_id)
+        cut_off = [row for row in rows if row.status == "running"]
+        if not cut_off:
+            return
+        for row in cut_off:
+            if row.match_id is None:
+                continue
+            match = server.manager.get(row.match_id)
+            if match.status != "finished":
+                match.abort()
+                log.info("aborted match %s cut off by the previous run; its game is replayed", row.match_id)
+        deals = {row.spec["deal"] for row in cut_off if row.spec.get("deal") is not None}
+        again = [row for row in rows if row.status == "running" or row.spec.get("deal") in deals - {None}]
+        attempt_of: dict[object, int] = {}
+        for row in again:
+            key = row.spec.get("deal") if row.spec.get("deal") is not None else ("game", row.index)
+            attempt_of[key] = max(attempt_of.get(key, 0), row.attempt + 1)
+        replays = []
+        for row in again:
+            key = row.spec.get("deal") if row.spec.get("deal") is not None else ("game", row.index)
+            attempt = attempt_of[key]
+            spec = spec_from_dict(row.spec)
+            fresh = dataclasses.replace(
+                spec,
+                seed=sealed.game_seed(self.secret, spec.index, spec.deal, attempt),
+                bot_seeds=sealed.bot_seeds(self.secret, spec.index, len(spec.seats), attempt),
+            )
+            replays.append((row.index, attempt, spec_to_dict(fresh)))
+        self.store.replay(self.tournament_id, replays, "cut off")
 
     def _launch_participants(self, address: str) -> None:
         for participant in self.config.participants:
@@ -353,7 +401,7 @@ class TournamentRunner:
         """Add the next games (the whole plan, or the next Swiss round); False when there are none."""
         rows = self.store.games(self.tournament_id)
         if not rows:
-            specs = plan(self.config)
+            specs = plan(self.config, secret=self.secret)
         elif self.config.format == "swiss":
             if any(row.status != "done" for row in rows):
                 return False
@@ -361,7 +409,7 @@ class TournamentRunner:
             if current >= self.config.rounds:
                 return False
             results = [(spec_from_dict(row.spec), row.result["ranks"]) for row in rows if row.result]
-            specs = swiss_round(self.config, current + 1, results)
+            specs = swiss_round(self.config, current + 1, results, secret=self.secret)
         else:
             return False
         self.store.add_games(self.tournament_id, [(s.index, s.round, spec_to_dict(s)) for s in specs])
@@ -401,7 +449,7 @@ class TournamentRunner:
             _add_points(points, result)
         self._update_disqualified(results)
         progress = Progress(total=0) if self.show_progress else None
-        running: dict[asyncio.Task[dict[str, Any]], int] = {}
+        running: dict[asyncio.Task[dict[str, Any]], GameRow] = {}
         stop_reason: str | None = self._sprt_stop(results)
         while True:
             while stop_reason is None and queue and len(running) < self.config.concurrency:
@@ -414,7 +462,7 @@ class TournamentRunner:
                 task = asyncio.create_task(
                     executor.play(spec, disqualified=frozenset(self.disqualified), on_started=started)
                 )
-                running[task] = row.index
+                running[task] = row
             if not running:
                 if stop_reason is None and self._schedule_more():
                     rows = self.store.games(self.tournament_id)
@@ -424,9 +472,11 @@ class TournamentRunner:
                 break
             done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
             for task in done:
-                index = running.pop(task)
+                row = running.pop(task)
                 result = task.result()
-                self.store.finish_game(self.tournament_id, index, result)
+                result["attempt"] = row.attempt
+                result["replaced"] = self.store.attempts(self.tournament_id, row.index)
+                self.store.finish_game(self.tournament_id, row.index, result)
                 results.append(result)
                 _add_points(points, result)
                 if self.on_result is not None:

@@ -1,8 +1,8 @@
 """The games of a tournament, derived from its configuration and seed alone.
 
 Pure and deterministic: the same :class:`~ziggurat.tournament.config.TournamentConfig`
-(including its ``seed`` string) always yields the same list of
-:class:`GameSpec`, byte for byte, so a runner can resume after a crash by
+(including its ``seed`` string) and the same organiser secret always yield the same list
+of :class:`GameSpec`, byte for byte, so a runner can resume after a crash by
 skipping the indices it has already stored. Every random choice is drawn
 from :class:`~ziggurat.rules.seeding.SeedStream` over the tournament seed,
 with one label per purpose (``tournament/order/{cycle}``, ``tournament/game/{index}``,
@@ -13,11 +13,12 @@ Decisions:
 * **Ids.** ``index`` is 0-based and stable. ``pair`` and ``deal`` are the index
   of the first game of their group, so ids need no counter and Swiss rounds
   can number theirs without knowing the rounds before.
-* **Seeds.** A game's ``seed`` comes from label ``tournament/game/{index}``; the
-  games of a Kabaleo duplicate deal share the seed of label ``tournament/deal/{deal}``.
-  ``bot_seeds`` (one per seat, < 2**63) come from ``tournament/bots/{index}``.
-  The order of the schedule never depends on ``concurrency``, so changing it
-  between runs never renumbers games.
+* **Seeds.** The set-up ``seed`` and ``bot_seeds`` of a game are *not* drawn from the
+  configuration: they come from the organiser's secret (:mod:`ziggurat.tournament.sealed`,
+  passed as ``secret``), so the public TOML text decides who plays whom but nothing
+  hidden. The games of a Kabaleo duplicate deal share their deal's seed. The order of the
+  schedule never depends on ``concurrency``, so changing it between runs never renumbers
+  games.
 * **Two seats** (Pylos, 2-seat Kabaleo in Swiss): each pairing plays a pair of
   games with colours swapped, once per opening. Games are emitted by blocks of
   disjoint pairings (a round of the circle method): the first game of every
@@ -45,6 +46,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from ziggurat.rules.seeding import SeedStream
+from ziggurat.tournament import sealed
 from ziggurat.tournament.config import TournamentConfig
 
 MAX_TABLES = 60
@@ -94,19 +96,13 @@ def _stream(config: TournamentConfig, label: str) -> SeedStream:
     return SeedStream(config.seed_bytes, "tournament/" + label)
 
 
-def _seed(config: TournamentConfig, label: str) -> bytes:
-    stream = _stream(config, label)
-    return bytes(stream.below(256) for _ in range(32))
-
-
-def _finish(config: TournamentConfig, drafts: list[_Draft], start: int) -> list[GameSpec]:
-    """Number the drafts from ``start`` and draw their seeds."""
+def _finish(config: TournamentConfig, drafts: list[_Draft], start: int, secret: bytes) -> list[GameSpec]:
+    """Number the drafts from ``start`` and draw their (first attempt's) seeds from ``secret``."""
     out = []
     for offset, d in enumerate(drafts):
         index = start + offset
         group = None if d.group is None else start + d.group
-        seed = _seed(config, f"deal/{group}") if d.dealt else _seed(config, f"game/{index}")
-        bots = _stream(config, f"bots/{index}")
+        deal = group if d.dealt else None
         out.append(
             GameSpec(
                 index=index,
@@ -114,11 +110,11 @@ def _finish(config: TournamentConfig, drafts: list[_Draft], start: int) -> list[
                 game=config.game,
                 options=config.options,
                 seats=d.seats,
-                seed=seed,
+                seed=sealed.game_seed(secret, index, deal, 0),
                 opening=d.opening,
                 pair=group if d.paired else None,
-                deal=group if d.dealt else None,
-                bot_seeds=tuple(bots.below(2**63) for _ in d.seats),
+                deal=deal,
+                bot_seeds=sealed.bot_seeds(secret, index, len(d.seats), 0),
             )
         )
     return out
@@ -228,15 +224,18 @@ def _cycle(config: TournamentConfig, cycle: int) -> list[_Draft]:
     return _pair_blocks(config, cycle, blocks, str(cycle))
 
 
-def plan(config: TournamentConfig) -> list[GameSpec]:
-    """Every game of a round robin or gauntlet; round 1 of a Swiss (later rounds: :func:`swiss_round`)."""
+def plan(config: TournamentConfig, *, secret: bytes) -> list[GameSpec]:
+    """Every game of a round robin or gauntlet; round 1 of a Swiss (later rounds: :func:`swiss_round`).
+
+    ``secret`` is the organiser's (:mod:`ziggurat.tournament.sealed`): the set-up and bot seeds.
+    """
     if config.format == "swiss":
-        return swiss_round(config, 1, [])
+        return swiss_round(config, 1, [], secret=secret)
     drafts: list[_Draft] = []
     for cycle in range(1, config.rounds + 1):
         offset = len(drafts)
         drafts.extend(_shift(d, offset) for d in _cycle(config, cycle))
-    return _finish(config, drafts, 0)
+    return _finish(config, drafts, 0, secret)
 
 
 # --- Swiss -----------------------------------------------------------------------------------------
@@ -282,7 +281,7 @@ def _scores(
     return scores
 
 
-def swiss_round(config: TournamentConfig, round: int, results: Results) -> list[GameSpec]:
+def swiss_round(config: TournamentConfig, round: int, results: Results, *, secret: bytes) -> list[GameSpec]:
     """The games of Swiss round ``round`` (1-based), given the results of the rounds before it.
 
     ``results`` holds ``(spec, ranks by seat)`` of finished games; entries of
@@ -317,7 +316,7 @@ def swiss_round(config: TournamentConfig, round: int, results: Results) -> list[
     drafts: list[_Draft] = []
     _pairs(drafts, round, block, _stream(config, f"colours/swiss/{round}"), config.duplicate)
     start = (round - 1) * 2 * (len(config.participants) // 2)
-    return _finish(config, drafts, start)
+    return _finish(config, drafts, start, secret)
 
 
 def _pair_round(

@@ -2,8 +2,13 @@
 
 A game row moves pending → running → done. After a crash, rows still marked
 running are the games that were cut off: their matches are aborted and the games
-played again from the start (same set-up seed, same bot seeds), so nothing is
-lost and nothing counts twice.
+played again from the start, so nothing is lost and nothing counts twice. A replay
+is a new *attempt* with fresh seeds (the aborted match published its seed); every
+attempt given up is kept in ``tournament_attempts``.
+
+The organiser's secret (:mod:`ziggurat.tournament.sealed`) lives in the
+``tournaments`` row and is handed out by :meth:`TournamentStore.secret` only to the
+runner; exports show it once the tournament has finished.
 """
 
 from __future__ import annotations
@@ -24,7 +29,8 @@ CREATE TABLE IF NOT EXISTS tournaments (
     status TEXT NOT NULL,
     created_ms INTEGER NOT NULL,
     finished_ms INTEGER,
-    stop_reason TEXT
+    stop_reason TEXT,
+    secret BLOB
 );
 CREATE TABLE IF NOT EXISTS tournament_games (
     tournament_id TEXT NOT NULL,
@@ -36,9 +42,29 @@ CREATE TABLE IF NOT EXISTS tournament_games (
     result_json TEXT,
     started_ms INTEGER,
     ended_ms INTEGER,
+    attempt INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (tournament_id, idx)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS tournament_attempts (
+    tournament_id TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    attempt INTEGER NOT NULL,
+    match_id TEXT,
+    reason TEXT NOT NULL,
+    ended_ms INTEGER NOT NULL,
+    PRIMARY KEY (tournament_id, idx, attempt)
+) WITHOUT ROWID;
 """
+# Databases made before these columns existed get them added (older runs had no secret: their
+# seeds came from the configuration and stay so; a resumed game still gets a fresh attempt).
+MIGRATIONS = (
+    ("tournaments", "secret", "ALTER TABLE tournaments ADD COLUMN secret BLOB"),
+    (
+        "tournament_games",
+        "attempt",
+        "ALTER TABLE tournament_games ADD COLUMN attempt INTEGER NOT NULL DEFAULT 0",
+    ),
+)
 
 
 @dataclass(slots=True)
@@ -51,6 +77,7 @@ class GameRow:
     status: str
     match_id: str | None
     result: dict[str, Any] | None
+    attempt: int = 0
 
 
 @dataclass(slots=True)
@@ -75,22 +102,29 @@ class TournamentStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA busy_timeout=5000")
         self._db.executescript(SCHEMA)
+        for table, column, statement in MIGRATIONS:
+            columns = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+            if column not in columns:
+                self._db.execute(statement)
 
     def close(self) -> None:
         """Close the connection."""
         self._db.close()
 
-    def create(self, tournament_id: str, name: str, config_path: str, config_text: str) -> None:
-        """A new tournament, not yet scheduled."""
+    def create(
+        self, tournament_id: str, name: str, config_path: str, config_text: str, secret: bytes
+    ) -> None:
+        """A new tournament, not yet scheduled, with the organiser's ``secret``."""
         self._db.execute(
-            "INSERT INTO tournaments VALUES (?,?,?,?,?,?,NULL,NULL)",
-            (tournament_id, name, config_path, config_text, "running", _now()),
+            "INSERT INTO tournaments VALUES (?,?,?,?,?,?,NULL,NULL,?)",
+            (tournament_id, name, config_path, config_text, "running", _now(), secret),
         )
 
     def get(self, tournament_id: str) -> TournamentRow | None:
         """A tournament by id (a unique prefix is enough)."""
         rows = self._db.execute(
-            "SELECT * FROM tournaments WHERE tournament_id LIKE ? ORDER BY created_ms", (tournament_id + "%",)
+            f"SELECT {HEADER} FROM tournaments WHERE tournament_id LIKE ? ORDER BY created_ms",
+            (tournament_id + "%",),
         ).fetchall()
         return TournamentRow(*rows[0]) if len(rows) == 1 else None
 
@@ -98,8 +132,19 @@ class TournamentStore:
         """Every tournament, newest first."""
         return [
             TournamentRow(*row)
-            for row in self._db.execute("SELECT * FROM tournaments ORDER BY created_ms DESC")
+            for row in self._db.execute(f"SELECT {HEADER} FROM tournaments ORDER BY created_ms DESC")
         ]
+
+    def set_secret(self, tournament_id: str, secret: bytes) -> None:
+        """Give a tournament stored before secrets were kept one (for the games still to draw)."""
+        self._db.execute("UPDATE tournaments SET secret=? WHERE tournament_id=?", (secret, tournament_id))
+
+    def secret(self, tournament_id: str) -> bytes | None:
+        """The organiser's secret (None for a tournament made before secrets were kept)."""
+        row = self._db.execute(
+            "SELECT secret FROM tournaments WHERE tournament_id=?", (tournament_id,)
+        ).fetchone()
+        return None if row is None or row[0] is None else bytes(row[0])
 
     def finish(self, tournament_id: str, reason: str) -> None:
         """Mark the tournament finished (``reason``: completed, sprt: accept H1, …)."""
@@ -113,7 +158,7 @@ class TournamentStore:
         self._db.execute("BEGIN IMMEDIATE")
         try:
             self._db.executemany(
-                "INSERT OR IGNORE INTO tournament_games VALUES (?,?,?,?,'pending',NULL,NULL,NULL,NULL)",
+                "INSERT OR IGNORE INTO tournament_games VALUES (?,?,?,?,'pending',NULL,NULL,NULL,NULL,0)",
                 [(tournament_id, index, rnd, json.dumps(spec, sort_keys=True)) for index, rnd, spec in games],
             )
             self._db.execute("COMMIT")
@@ -124,13 +169,15 @@ class TournamentStore:
     def games(self, tournament_id: str) -> list[GameRow]:
         """Every scheduled game, by index."""
         rows = self._db.execute(
-            "SELECT idx, round, spec_json, status, match_id, result_json FROM tournament_games "
+            "SELECT idx, round, spec_json, status, match_id, result_json, attempt FROM tournament_games "
             "WHERE tournament_id=? ORDER BY idx",
             (tournament_id,),
         )
         return [
-            GameRow(idx, rnd, json.loads(spec), status, match_id, json.loads(result) if result else None)
-            for idx, rnd, spec, status, match_id, result in rows
+            GameRow(
+                idx, rnd, json.loads(spec), status, match_id, json.loads(result) if result else None, attempt
+            )
+            for idx, rnd, spec, status, match_id, result, attempt in rows
         ]
 
     def start_game(self, tournament_id: str, index: int, match_id: str) -> None:
@@ -149,18 +196,48 @@ class TournamentStore:
             (json.dumps(result, sort_keys=True), _now(), tournament_id, index),
         )
 
-    def reset_running(self, tournament_id: str) -> list[str]:
-        """Games cut off by a crash go back to pending; returns their match ids (to abort)."""
+    def running(self, tournament_id: str) -> list[GameRow]:
+        """The games marked running: after a crash, those that were cut off."""
+        return [row for row in self.games(tournament_id) if row.status == "running"]
+
+    def replay(self, tournament_id: str, games: list[tuple[int, int, dict[str, Any]]], reason: str) -> None:
+        """Send games ``(index, attempt, spec)`` back to pending as that attempt (``spec``: fresh seeds).
+
+        The attempt given up (its match, if any, and why) is kept in ``tournament_attempts``;
+        a result it had is dropped (a duplicate deal is replayed whole: see the runner).
+        """
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            for index, new_attempt, spec in games:
+                match_id, attempt = self._db.execute(
+                    "SELECT match_id, attempt FROM tournament_games WHERE tournament_id=? AND idx=?",
+                    (tournament_id, index),
+                ).fetchone()
+                self._db.execute(
+                    "INSERT OR REPLACE INTO tournament_attempts VALUES (?,?,?,?,?,?)",
+                    (tournament_id, index, attempt, match_id, reason, _now()),
+                )
+                self._db.execute(
+                    "UPDATE tournament_games SET status='pending', match_id=NULL, started_ms=NULL, "
+                    "result_json=NULL, ended_ms=NULL, attempt=?, spec_json=? WHERE tournament_id=? AND idx=?",
+                    (new_attempt, json.dumps(spec, sort_keys=True), tournament_id, index),
+                )
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+
+    def attempts(self, tournament_id: str, index: int) -> list[dict[str, Any]]:
+        """The attempts of game ``index`` given up so far (attempt, match id, reason), oldest first."""
         rows = self._db.execute(
-            "SELECT match_id FROM tournament_games WHERE tournament_id=? AND status='running'",
-            (tournament_id,),
-        ).fetchall()
-        self._db.execute(
-            "UPDATE tournament_games SET status='pending', match_id=NULL, started_ms=NULL "
-            "WHERE tournament_id=? AND status='running'",
-            (tournament_id,),
+            "SELECT attempt, match_id, reason FROM tournament_attempts WHERE tournament_id=? AND idx=? "
+            "ORDER BY attempt",
+            (tournament_id, index),
         )
-        return [row[0] for row in rows if row[0]]
+        return [{"attempt": a, "match_id": m, "reason": r} for a, m, r in rows]
+
+
+HEADER = "tournament_id, name, config_path, config_text, status, created_ms, finished_ms, stop_reason"
 
 
 def _now() -> int:
