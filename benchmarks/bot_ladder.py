@@ -21,9 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
-from ziggurat_client.arena import MatchResult, play_match, time_left_for_budget
+from ziggurat.bots import make_bot
+from ziggurat.bots.arena import MatchResult, play_match, time_left_for_budget
 from ziggurat_client.bot import Bot
-from ziggurat_client.bots import make_bot
 
 GOAL = 0.70
 

@@ -1,13 +1,22 @@
-"""The layers point down only: rules ← wire ← service/store ← cli."""
+"""The layers point down only: rules ← wire ← service/store ← cli; the thin client stands alone."""
 
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import ziggurat
+import ziggurat_client
 
 PACKAGE = Path(ziggurat.__file__).parent
+CLIENT = Path(ziggurat_client.__file__).parent
+
+# What the thin client (its own distribution, ziggurat-client) may import: the standard
+# library, grpcio, protobuf and itself. Never the server (ziggurat.*).
+CLIENT_ALLOWED = ("grpc", "google.protobuf", "ziggurat_client")
+# mypy-protobuf's typing stubs also use typing_extensions, read by type checkers only.
+STUB_ALLOWED = (*CLIENT_ALLOWED, "typing_extensions")
 
 # For each layer, the imports it must never make (prefix match on the module name).
 FORBIDDEN = {
@@ -29,7 +38,7 @@ FORBIDDEN = {
     ],
     "wire": ["ziggurat.service", "ziggurat.store", "ziggurat.cli", "sqlite3", "asyncio"],
     "store": ["grpc", "ziggurat.v1", "ziggurat.wire", "ziggurat.service", "ziggurat.cli"],
-    "service": ["ziggurat.cli"],
+    "service": ["ziggurat.cli", "ziggurat.bots", "ziggurat.tui", "ziggurat.stdio"],
 }
 
 
@@ -61,3 +70,18 @@ def test_rules_has_no_generated_protobuf_or_io() -> None:
         text = path.read_text()
         assert "_pb2" not in text, path
         assert "open(" not in text, path
+
+
+def test_thin_client_imports_nothing_from_the_server() -> None:
+    files = sorted(CLIENT.rglob("*.py")) + sorted(CLIENT.rglob("*.pyi"))
+    assert len(files) > 10
+    problems = []
+    for path in files:
+        for name in _imports(path):
+            top = name.split(".")[0]
+            if top in sys.stdlib_module_names or top == "__future__":
+                continue
+            allowed = STUB_ALLOWED if path.suffix == ".pyi" else CLIENT_ALLOWED
+            if not any(name == ok or name.startswith(ok + ".") for ok in allowed):
+                problems.append(f"{path.relative_to(CLIENT)} imports {name}")
+    assert not problems, problems

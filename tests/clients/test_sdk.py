@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from tests.service.conftest import RunningServer, ServerProcess, kabaleo_config, pylos_config
+from ziggurat.bots import make_bot
 from ziggurat.v1 import match_pb2
 from ziggurat.verify import verify_record
 from ziggurat_client import ZigguratClient, ZigguratError
-from ziggurat_client.bots import make_bot
 from ziggurat_client.runner import Backoff, SeatRunner
 from ziggurat_client.sync import SyncClient
 from ziggurat_client.views import KabaleoTable, PylosBoard, typed_view

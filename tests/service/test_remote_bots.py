@@ -10,6 +10,7 @@ import grpc
 import pytest
 
 from tests.service.conftest import RunningServer, kabaleo_config, pylos_config
+from ziggurat.bots import make_bot
 from ziggurat.rules.core import Termination
 from ziggurat.service.timecontrol import TimeControl
 from ziggurat.v1 import bot_service_pb2 as bpb
@@ -19,7 +20,6 @@ from ziggurat.verify import verify_record
 from ziggurat.wire.codec import config_to_proto
 from ziggurat.wire.errors import error_reason
 from ziggurat_client import ZigguratClient, ZigguratError
-from ziggurat_client.bots import make_bot
 from ziggurat_client.remote import RemoteBot
 
 

@@ -23,8 +23,8 @@ from tests.tournament.fixtures.harness import (
     verify_matches,
     write_config,
 )
+from ziggurat.bots import make_bot
 from ziggurat.tournament.results import standings
-from ziggurat_client.bots import make_bot
 from ziggurat_client.client import ZigguratClient
 from ziggurat_client.remote import RemoteBot
 

@@ -3,7 +3,7 @@
 A :class:`Turn` carries everything the seat may know when it must move: the
 game and its rule options, the seat's own view (position text with hidden parts
 as ``?``), the legal moves and the time left. Search bots can rebuild a rules
-state from it with :func:`ziggurat_client.positions.state_for_turn`.
+state from it (the server distribution's ``ziggurat.bots.positions`` does).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from ziggurat.v1 import game_pb2
+from ziggurat_client.v1 import game_pb2
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,40 +16,18 @@ from typing import Any
 
 import grpc
 
-from ziggurat.v1 import game_pb2, match_pb2
-from ziggurat.v1 import match_service_pb2 as spb
-from ziggurat.v1 import match_service_pb2_grpc as sgrpc
-from ziggurat.wire.errors import error_reason
+from ziggurat_client.errors import RETRYABLE_CODES, ZigguratError
+from ziggurat_client.v1 import game_pb2, match_pb2
+from ziggurat_client.v1 import match_service_pb2 as spb
+from ziggurat_client.v1 import match_service_pb2_grpc as sgrpc
 
-RETRYABLE_CODES = frozenset(
-    {
-        grpc.StatusCode.UNAVAILABLE,
-        grpc.StatusCode.CANCELLED,
-        grpc.StatusCode.DEADLINE_EXCEEDED,
-        grpc.StatusCode.INTERNAL,
-        grpc.StatusCode.UNKNOWN,
-    }
-)
+__all__ = ["CHANNEL_OPTIONS", "RETRYABLE_CODES", "MatchHandle", "ZigguratClient", "ZigguratError"]
+
 CHANNEL_OPTIONS = [
     ("grpc.keepalive_time_ms", 20_000),
     ("grpc.keepalive_timeout_ms", 10_000),
     ("grpc.keepalive_permit_without_calls", 1),
 ]
-
-
-class ZigguratError(Exception):
-    """A call the server refused: ``code`` is the gRPC status, ``reason`` the ErrorInfo reason."""
-
-    def __init__(self, code: grpc.StatusCode, reason: str | None, message: str) -> None:
-        super().__init__(f"{code.name} {reason or ''}: {message}")
-        self.code = code
-        self.reason = reason
-        self.message = message
-
-    @classmethod
-    def from_rpc(cls, error: grpc.aio.AioRpcError) -> ZigguratError:
-        """Wrap a failed call, decoding the reason from the status details."""
-        return cls(error.code(), error_reason(error), error.details() or "")
 
 
 @dataclass(frozen=True, slots=True)

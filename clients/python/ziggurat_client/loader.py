@@ -1,33 +1,42 @@
-"""Find a bot by name: a built-in one, ``package.module:Class`` or ``path/to/file.py:Class``."""
+"""Find a bot by name: a built-in one, ``package.module:Class`` or ``path/to/file.py:Class``.
+
+The thin client's only built-in is ``random``; a program with more bots (the server
+distribution's ``ziggurat bot`` adds greedy, mcts and alphabeta) passes its own table.
+"""
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
 import inspect
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from ziggurat_client.bot import Bot
+from ziggurat_client.random_bot import RandomBot
+
+BUILT_IN: Mapping[str, Callable[..., Bot]] = {"random": RandomBot}
+"""The bots this package ships, by name."""
 
 
 class BotLoadError(ValueError):
     """The bot spec names nothing that can be loaded as a bot."""
 
 
-def load_bot(spec: str, options: dict[str, Any] | None = None) -> Bot:
+def load_bot(
+    spec: str, options: dict[str, Any] | None = None, built_in: Mapping[str, Callable[..., Bot]] = BUILT_IN
+) -> Bot:
     """Instantiate the bot ``spec`` with keyword ``options``.
 
-    Built-in names come from :data:`ziggurat_client.bots.BOTS`. ``module:Name`` and
+    A name without ``:`` is looked up in ``built_in``. ``module:Name`` and
     ``file.py:Name`` may name a class (instantiated with the options) or a ready object.
     """
     options = options or {}
     if ":" not in spec:
-        from ziggurat_client.bots import BOTS, make_bot
-
-        if spec not in BOTS:
-            raise BotLoadError(f"unknown bot {spec!r}; built-in bots: {', '.join(sorted(BOTS))}")
-        return make_bot(spec, **options)
+        if spec not in built_in:
+            raise BotLoadError(f"unknown bot {spec!r}; built-in bots: {', '.join(sorted(built_in))}")
+        return built_in[spec](**options)
     where, _, attribute = spec.rpartition(":")
     module = _import_file(Path(where)) if where.endswith(".py") else _import_module(where)
     try:

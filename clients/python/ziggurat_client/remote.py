@@ -13,12 +13,13 @@ from collections.abc import Callable, Sequence
 
 import grpc
 
-from ziggurat.v1 import bot_service_pb2 as bpb
-from ziggurat.v1 import bot_service_pb2_grpc as bgrpc
-from ziggurat.wire.codec import GAME_ENUMS
 from ziggurat_client.bot import Bot
-from ziggurat_client.client import RETRYABLE_CODES, MatchHandle, ZigguratClient, ZigguratError
+from ziggurat_client.client import MatchHandle, ZigguratClient
+from ziggurat_client.errors import RETRYABLE_CODES, ZigguratError
+from ziggurat_client.games import game_enum
 from ziggurat_client.runner import Backoff, SeatRunner
+from ziggurat_client.v1 import bot_service_pb2 as bpb
+from ziggurat_client.v1 import bot_service_pb2_grpc as bgrpc
 
 log = logging.getLogger("ziggurat_client.remote")
 
@@ -62,7 +63,7 @@ class RemoteBot:
 
     async def _session(self, backoff: Backoff) -> None:
         request = bpb.ConnectBotRequest(
-            name=self.name, games=[GAME_ENUMS[g] for g in self.games], max_matches=self.max_matches
+            name=self.name, games=[game_enum(g) for g in self.games], max_matches=self.max_matches
         )
         call = self._stub.ConnectBot(request, metadata=(("authorization", f"Bearer {self.token}"),))
         try:

@@ -19,11 +19,12 @@ from typing import Any
 
 import grpc
 
-from ziggurat.v1 import game_pb2, match_pb2
-from ziggurat.v1 import match_service_pb2 as spb
-from ziggurat.wire.codec import config_from_proto
 from ziggurat_client.bot import Bot, Turn
-from ziggurat_client.client import RETRYABLE_CODES, MatchHandle, ZigguratClient, ZigguratError
+from ziggurat_client.client import MatchHandle, ZigguratClient
+from ziggurat_client.errors import RETRYABLE_CODES, ZigguratError
+from ziggurat_client.games import config_strings
+from ziggurat_client.v1 import game_pb2, match_pb2
+from ziggurat_client.v1 import match_service_pb2 as spb
 
 log = logging.getLogger("ziggurat_client.runner")
 
@@ -77,7 +78,7 @@ class SeatRunner:
     async def run(self) -> match_pb2.MatchEndedEvent:
         """Play to the end; raises ZigguratError on a non-retryable refusal."""
         match = await self.client.get_match(self.handle.match_id, self.handle)
-        self._config = config_from_proto(match.config)
+        self._config = config_strings(match.config)
         failures = 0
         while True:
             try:

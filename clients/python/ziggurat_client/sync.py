@@ -13,11 +13,11 @@ from collections.abc import Coroutine, Iterator
 from types import TracebackType
 from typing import Any, TypeVar
 
-from ziggurat.v1 import game_pb2, match_pb2
-from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat_client.bot import Bot
 from ziggurat_client.client import MatchHandle, ZigguratClient
 from ziggurat_client.runner import SeatRunner
+from ziggurat_client.v1 import game_pb2, match_pb2
+from ziggurat_client.v1 import match_service_pb2 as spb
 
 T = TypeVar("T")
 _DONE = object()

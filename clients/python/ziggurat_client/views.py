@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ziggurat.v1 import game_pb2
+from ziggurat_client.v1 import game_pb2
 
 COLOURS = "RYGBOP"
 LEVEL_SIZES = (4, 3, 2, 1)

@@ -18,6 +18,7 @@ import secrets
 import sys
 from typing import Any
 
+from ziggurat.bots import BOTS
 from ziggurat.cli.gameopts import add_game_options, game_options
 from ziggurat.rules.core import InvalidConfigError
 from ziggurat.v1 import match_pb2
@@ -95,7 +96,7 @@ def _bot(args: argparse.Namespace) -> int:
         return 2
     try:
         options = {k: _parse_value(v) for k, _, v in (o.partition("=") for o in args.bot_option)}
-        bot = load_bot(args.bot, options)
+        bot = load_bot(args.bot, options, BOTS)
     except (BotLoadError, TypeError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -135,14 +136,14 @@ def _seeded(options: dict[str, Any], seed: int) -> dict[str, Any]:
 
 async def _remote(args: argparse.Namespace, options: dict[str, Any]) -> int:
     token = args.bot_token or secrets.token_urlsafe(24)
-    name = args.name or load_bot(args.bot, options).name
+    name = args.name or load_bot(args.bot, options, BOTS).name
     if not args.bot_token:
         print(f"bot token for {name!r} (keep it to reconnect under this name): {token}", flush=True)
     games = [g for g in args.games.split(",") if g]
     async with ZigguratClient(args.server) as client:
         remote = RemoteBot(
             client,
-            lambda assignment: load_bot(args.bot, _seeded(options, assignment.bot_seed)),
+            lambda assignment: load_bot(args.bot, _seeded(options, assignment.bot_seed), BOTS),
             name=name,
             token=token,
             games=games,

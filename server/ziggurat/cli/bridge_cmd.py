@@ -14,8 +14,8 @@ import os
 import sys
 from typing import Any
 
+from ziggurat.stdio.bridge import BridgeSettings, HandshakeError, StdioBot, Verdict, play_seat
 from ziggurat_client.client import MatchHandle, ZigguratClient, ZigguratError
-from ziggurat_client.stdio_bridge import BridgeSettings, HandshakeError, StdioBot, Verdict, play_seat
 
 EXIT_CODES = {
     Verdict.FINISHED: 0,

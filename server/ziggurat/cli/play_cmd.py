@@ -1,6 +1,6 @@
 """``ziggurat play``: the terminal UI to find a server, join or create a match, and play it.
 
-The UI lives in the client package (``ziggurat_client.tui``); this module only
+The UI lives in the client package (``ziggurat.tui``); this module only
 parses the command line, so ``ziggurat --help`` stays fast (textual is imported
 when the command runs).
 """
@@ -35,7 +35,7 @@ def _default_name() -> str:
 
 
 def _play(args: argparse.Namespace) -> int:
-    from ziggurat_client.tui import ZigguratApp
+    from ziggurat.tui import ZigguratApp
 
     ZigguratApp(server=args.server, player_name=args.name).run()
     return 0

@@ -23,7 +23,7 @@ def register(commands: Any) -> None:
 
 
 def _watch(args: argparse.Namespace) -> int:
-    from ziggurat_client.tui import ZigguratApp
+    from ziggurat.tui import ZigguratApp
 
     ZigguratApp(server=args.server, watch_match=args.match_id).run()
     return 0

@@ -23,7 +23,7 @@ Decisions:
   name (``python3``) is left for the ``PATH`` search. ``cwd`` defaults to the
   config file's directory (a relative ``cwd`` is resolved against it), so
   ``command = ["python3", "bot.py"]`` finds ``bot.py`` beside the config.
-* **Built-in bots** are the ones of :mod:`ziggurat_client.bots`; their options
+* **Built-in bots** are the ones of :mod:`ziggurat.bots`; their options
   are checked against the constructor's keyword names. ``seed`` is refused:
   every game gives each seat its own seed (``GameSpec.bot_seeds``) so a run is
   reproducible.
@@ -44,11 +44,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
+from ziggurat.bots import BOTS, GAMES_OF
 from ziggurat.rules.core import RulesError
 from ziggurat.rules.registry import GAMES, AnyRules
 from ziggurat.service.timecontrol import POLICIES, TimeControl
 from ziggurat.tournament.ratings_sprt import EloModel, SprtParameters
-from ziggurat_client.bots import BOTS, GAMES_OF
 
 MAX_NAME = 64  # the server's limit on a bot name (ziggurat.service.match.MAX_NAME)
 DEFAULT_LISTEN = "127.0.0.1:0"

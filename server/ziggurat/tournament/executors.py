@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from ziggurat.bots import make_bot
 from ziggurat.service.server import ServeOptions, ZigguratServer
 from ziggurat.service.timecontrol import TimeControl
 from ziggurat.store.sqlite import Store, StoredMatch
@@ -47,7 +48,6 @@ from ziggurat.tournament.games import GameHost, Seating, play_game, stop_process
 from ziggurat.tournament.schedule import GameSpec
 from ziggurat.v1 import bot_service_pb2 as bpb
 from ziggurat_client.bot import Bot
-from ziggurat_client.bots import make_bot
 from ziggurat_client.client import ZigguratClient
 from ziggurat_client.remote import RemoteBot
 

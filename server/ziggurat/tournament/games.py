@@ -7,7 +7,7 @@ then hands each seat to its participant:
   once; ``remote`` participants connected by themselves — all get an Assignment;
 * ``command`` programs are launched for this game with the seat in ZIGGURAT_*
   environment variables, and supervised: one that exits before the end has crashed;
-* ``stdio`` programs are bridged here (:mod:`ziggurat_client.stdio_bridge`).
+* ``stdio`` programs are bridged here (:mod:`ziggurat.stdio.bridge`).
 
 Whatever happens to a participant, its seat is resigned if it can no longer play,
 so a game always ends (under the match's time control) and the tournament never
@@ -33,12 +33,12 @@ from ziggurat.service.bots import BotRegistry
 from ziggurat.service.manager import MatchManager
 from ziggurat.service.match import Match
 from ziggurat.service.timecontrol import TimeControl
+from ziggurat.stdio.bridge import BridgeSettings, HandshakeError, StdioBot, play_seat
 from ziggurat.tournament.schedule import GameSpec
 from ziggurat.v1 import bot_service_pb2 as bpb
 from ziggurat.wire.codec import config_to_proto
 from ziggurat.wire.errors import ApiError
 from ziggurat_client.client import MatchHandle, ZigguratClient
-from ziggurat_client.stdio_bridge import BridgeSettings, HandshakeError, StdioBot, play_seat
 
 log = logging.getLogger("ziggurat.tournament")
 

@@ -1,0 +1,47 @@
+"""Game names and options as plain strings, read from the wire's ``GameConfig``.
+
+Bots see a match's configuration as ``(game, seats, options)`` with string values
+(``{"variant": "beginner"}``), the same vocabulary as the rules pages and the
+server's command line, so a bot never needs the protobuf enums.
+"""
+
+from __future__ import annotations
+
+from ziggurat_client.v1 import game_pb2
+
+GAMES: dict[str, game_pb2.Game.ValueType] = {"pylos": game_pb2.GAME_PYLOS, "kabaleo": game_pb2.GAME_KABALEO}
+"""Game name → wire enum."""
+
+
+def game_enum(name: str) -> game_pb2.Game.ValueType:
+    """The wire enum of a game name; ValueError names the known games."""
+    try:
+        return GAMES[name]
+    except KeyError:
+        raise ValueError(f"unknown game {name!r} (known: {', '.join(GAMES)})") from None
+
+
+def _enum_word(name: str, prefix: str) -> str:
+    return name.removeprefix(prefix).lower()
+
+
+def config_strings(config: game_pb2.GameConfig) -> tuple[str, int, dict[str, str]]:
+    """(game name, seats, options) of a match's config; options left at their default are omitted."""
+    names = {number: name for name, number in GAMES.items()}
+    game = names.get(config.game, "")
+    options: dict[str, str] = {}
+    if game == "pylos":
+        if config.pylos.variant:
+            options["variant"] = _enum_word(
+                game_pb2.PylosVariant.Name(config.pylos.variant), "PYLOS_VARIANT_"
+            )
+        if config.pylos.max_moves:
+            options["max_moves"] = str(config.pylos.max_moves)
+    elif game == "kabaleo":
+        if config.kabaleo.deal:
+            options["deal"] = _enum_word(game_pb2.KabaleoDeal.Name(config.kabaleo.deal), "KABALEO_DEAL_")
+        if config.kabaleo.last_stack:
+            options["last_stack"] = "true"
+        if config.kabaleo.colours:
+            options["colours"] = config.kabaleo.colours
+    return game, config.seats or 2, options

@@ -1,8 +1,0 @@
-"""A terminal UI (textual) to find servers, join or create matches, play and watch.
-
-Entry points are ``ziggurat play`` and ``ziggurat watch``; see :class:`ZigguratApp`.
-"""
-
-from ziggurat_client.tui.app import ZigguratApp
-
-__all__ = ["ZigguratApp"]

@@ -1,0 +1,324 @@
+"""The terminal UI, headless (textual's Pilot), against a real in-process server.
+
+A human seat plays whole games by typing moves picked from the legal moves the
+screen shows, while random bots play the other seats through the SDK. Set
+ZIGGURAT_TUI_SCREENSHOTS=DIR to save SVG screenshots of the screens (for a human
+to look at; the tests never read them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+from textual.screen import Screen
+from textual.widgets import Button, Input, OptionList, Select, Static
+
+from tests.service.conftest import RunningServer, random_chooser
+from ziggurat.service.server import ServeOptions, ZigguratServer
+from ziggurat.tui import ZigguratApp
+from ziggurat.tui.discovery import discover
+from ziggurat.tui.game import GameScreen
+from ziggurat.tui.lobby import LobbyScreen
+from ziggurat.tui.servers import ServerScreen, normalise_address
+from ziggurat.v1 import game_pb2
+from ziggurat_client import ZigguratClient
+
+SIZE = (130, 44)
+SCREENSHOTS = os.environ.get("ZIGGURAT_TUI_SCREENSHOTS")
+
+
+@pytest.fixture
+async def server(tmp_path: Path) -> AsyncIterator[RunningServer]:
+    """The service tests' real server (same event loop), here so the name is a plain fixture."""
+    running = ZigguratServer(
+        ServeOptions(host="127.0.0.1", port=0, db_path=str(tmp_path / "z.db"), grace_seconds=0.2)
+    )
+    port = await running.start()
+    yield RunningServer(running, f"127.0.0.1:{port}", tmp_path / "z.db")
+    await running.stop()
+
+
+async def until(pilot: Pilot[Any], predicate: Callable[[], bool], timeout: float = 15.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not predicate():
+        assert asyncio.get_running_loop().time() < deadline, "timed out waiting for the UI"
+        await pilot.pause(0.01)
+
+
+async def screen_of(pilot: Pilot[Any], kind: type[Screen[Any]]) -> Any:
+    await until(pilot, lambda: isinstance(pilot.app.screen, kind) and pilot.app.screen.is_mounted)
+    return pilot.app.screen
+
+
+def text_of(screen: Screen[Any], selector: str) -> str:
+    content = screen.query_one(selector, Static).content
+    return content if isinstance(content, str) else str(getattr(content, "plain", content))
+
+
+def shown_moves(game: GameScreen) -> list[str]:
+    moves = game.query_one("#moves", OptionList)
+    return [str(moves.get_option_at_index(i).prompt) for i in range(moves.option_count)]
+
+
+def snap(pilot: Pilot[Any], name: str) -> None:
+    if SCREENSHOTS:
+        pilot.app.save_screenshot(f"{name}.svg", path=SCREENSHOTS)
+
+
+async def type_move(pilot: Pilot[Any], game: GameScreen, move: str) -> None:
+    game.query_one("#move-input", Input).focus()
+    await pilot.press(*move, "enter")
+
+
+async def create_and_join(pilot: Pilot[Any], game: str = "pylos", per_move: str = "") -> GameScreen:
+    lobby: LobbyScreen = await screen_of(pilot, LobbyScreen)
+    if game != "pylos":
+        lobby.query_one("#game", Select).value = game
+        await until(pilot, lambda: lobby.query_one("#seats", Input).value == "3")
+    if per_move:
+        lobby.query_one("#per-move", Input).value = per_move
+    snap(pilot, f"lobby-{game}")
+    lobby.query_one("#create-button", Button).press()
+    return await screen_of(pilot, GameScreen)  # type: ignore[no-any-return]
+
+
+async def play_to_the_end(
+    pilot: Pilot[Any], game: GameScreen, rng: random.Random, on_turn: Callable[[], None] | None = None
+) -> int:
+    """Type a move shown in the legal-move list at every turn of the human; returns moves typed."""
+    typed = 0
+    while game.state.ended is None:
+        await until(
+            pilot, lambda: game.state.ended is not None or (game.state.my_turn and bool(shown_moves(game)))
+        )
+        if game.state.ended is not None:
+            break
+        if on_turn is not None:
+            on_turn()
+        assert sorted(shown_moves(game)) == sorted(game.state.legal_moves)
+        before = game.state.view.ply if game.state.view else 0
+        await type_move(pilot, game, rng.choice(shown_moves(game)))
+        typed += 1
+        await until(
+            pilot,
+            lambda before=before: (  # type: ignore[misc]
+                game.state.ended is not None or (game.state.view is not None and game.state.view.ply > before)
+            ),
+        )
+        assert "refused" not in game.message, game.message
+    return typed
+
+
+async def test_pylos_whole_game_with_refused_moves(server: RunningServer) -> None:
+    app = ZigguratApp(server=server.address, player_name="human")
+    async with app.run_test(size=SIZE) as pilot, ZigguratClient(server.address) as bots:
+        # The bot opens a match and sits down; the human joins it from the lobby list.
+        match = await bots.create_match(game_pb2.GameConfig(game=game_pb2.GAME_PYLOS, seats=2))
+        handle = await bots.join(match.match_id, "randombot")
+        bot = asyncio.create_task(bots.play(handle, random_chooser(7)))
+        lobby: LobbyScreen = await screen_of(pilot, LobbyScreen)
+        await until(pilot, lambda: match.match_id in lobby.matches)
+        listing = lobby.matches_list
+        assert "1/2 seats" in str(listing.get_option(match.match_id).prompt)
+        listing.focus()
+        listing.highlighted = listing.get_option_index(match.match_id)
+        await pilot.press("enter")
+        game: GameScreen = await screen_of(pilot, GameScreen)
+        assert game.state.match_id == match.match_id and game.state.my_seat in (1, 2)
+
+        await until(pilot, lambda: game.state.my_turn and bool(shown_moves(game)))
+        board, position, ply = text_of(game, "#board"), game.state.view.position, game.state.view.ply  # type: ignore[union-attr]
+        assert "Level 1" in board and "Level 4" in board and "a b c d" in board
+        assert "Your turn" in text_of(game, "#status")
+        snap(pilot, "pylos-turn")
+        for bad, reason in (("4a1", "ILLEGAL_MOVE"), ("zz9", "MALFORMED_MOVE")):
+            await type_move(pilot, game, bad)
+            await until(pilot, lambda reason=reason: reason in text_of(game, "#message"))  # type: ignore[misc]
+            assert f"{bad} refused" in text_of(game, "#message")
+            assert game.state.view.position == position and game.state.view.ply == ply  # type: ignore[union-attr]
+            assert text_of(game, "#board") == board and game.state.my_turn
+        snap(pilot, "pylos-refused")
+
+        typed = await play_to_the_end(pilot, game, random.Random(3))
+        ended = await asyncio.wait_for(bot, 10)
+        assert typed >= 7 and ended is not None
+        assert list(game.state.ended.outcome.ranks) == list(ended.outcome.ranks)  # type: ignore[union-attr]
+        result = text_of(game, "#result")
+        assert "Result" in result and "seed verified" in result
+        assert "Game over" in text_of(game, "#status")
+        snap(pilot, "pylos-end")
+
+
+async def test_kabaleo_whole_game_secret_only_own_then_revealed(server: RunningServer) -> None:
+    app = ZigguratApp(server=server.address, player_name="human")
+    async with app.run_test(size=SIZE) as pilot, ZigguratClient(server.address) as bots:
+        game = await create_and_join(pilot, "kabaleo")
+        tasks = []
+        for i in range(2):
+            handle = await bots.join(game.state.match_id, f"bot{i + 1}")
+            tasks.append(asyncio.create_task(bots.play(handle, random_chooser(i))))
+        me = game.state.my_seat
+
+        def only_own_objective() -> None:
+            view = game.state.view
+            assert view is not None
+            objectives = list(view.kabaleo.objectives)
+            assert [s for s, o in enumerate(objectives, 1) if o != "?"] == [me]
+            assert set(view.kabaleo.unheld) == {"?"}
+            hands = text_of(game, "#hands")
+            assert f"Your secret colour: {objectives[me - 1]}" in hands
+            assert "objective" not in hands  # nobody else's colour is drawn
+            assert text_of(game, "#result") == ""
+
+        await until(pilot, lambda: game.state.my_turn and bool(shown_moves(game)))
+        only_own_objective()
+        table = text_of(game, "#board")
+        assert " 1 " in table and "20 " in table and "21 " not in table  # 5 colours x 4 bases
+        snap(pilot, "kabaleo-turn")
+
+        typed = await play_to_the_end(pilot, game, random.Random(5), on_turn=only_own_objective)
+        assert typed == 10  # 30 pieces, 3 seats
+        await asyncio.wait_for(asyncio.gather(*tasks), 10)
+        final = game.state.ended
+        assert final is not None and "?" not in "".join(final.view.kabaleo.objectives)
+        result = text_of(game, "#result")
+        for seat, letter in enumerate(final.view.kabaleo.objectives, 1):
+            assert f"seat {seat} {letter}" in result
+        assert "seed verified" in result
+        for seat in range(1, 4):
+            assert "objective" in text_of(game, "#hands").splitlines()[seat - 1]
+        snap(pilot, "kabaleo-end")
+
+
+async def test_clock_counts_down_between_events_and_resign_ends(server: RunningServer) -> None:
+    app = ZigguratApp(server=server.address, player_name="human")
+    async with app.run_test(size=SIZE) as pilot, ZigguratClient(server.address) as bots:
+        game = await create_and_join(pilot, "pylos", per_move="30")
+        await until(pilot, lambda: game.state.time_control.per_move_ms == 30_000)
+        handle = await bots.join(game.state.match_id, "randombot")
+        bot = asyncio.create_task(bots.play(handle, random_chooser(1)))
+        await until(pilot, lambda: game.state.my_turn and bool(shown_moves(game)))
+        # Let the public seat events (the bot's stream connecting) arrive before measuring.
+        seq = -1
+        while seq != game.state.last_seq:
+            seq = game.state.last_seq
+            await pilot.pause(0.3)
+        first = text_of(game, "#status")
+        assert "⏱ 0:" in first
+        await pilot.pause(0.35)
+        second = text_of(game, "#status")
+        assert game.state.last_seq == seq  # no event came: the clock moved on its own
+        reading = [
+            line.split("⏱ ")[1] for line in (first, second) for line in line.splitlines() if "⏱" in line
+        ]
+        assert reading[0] > reading[1] and reading[0] <= "0:30.0", reading
+        await pilot.press("ctrl+r")
+        await until(pilot, lambda: game.state.ended is not None)
+        assert "resignation" in text_of(game, "#result")
+        assert (await asyncio.wait_for(bot, 5)) is not None
+
+
+async def test_watch_a_finished_match_replays_it_without_input(server: RunningServer) -> None:
+    async with ZigguratClient(server.address) as bots:
+        config = game_pb2.GameConfig(game=game_pb2.GAME_KABALEO, seats=2, kabaleo=game_pb2.KabaleoConfig())
+        match = await bots.create_match(config)
+        handles = [await bots.join(match.match_id, f"bot{i}") for i in range(2)]
+        await asyncio.gather(*(bots.play(h, random_chooser(i)) for i, h in enumerate(handles)))
+    app = ZigguratApp(server=server.address, watch_match=match.match_id)
+    async with app.run_test(size=SIZE) as pilot:
+        game: GameScreen = await screen_of(pilot, GameScreen)
+        await until(pilot, lambda: game.state.ended is not None)
+        assert game.state.my_seat == 0 and not game.query("#move-input")
+        assert "spectating" in text_of(game, "#title")
+        assert "seed verified" in text_of(game, "#result")
+        assert "Your secret colour" not in text_of(game, "#hands")
+
+
+async def test_server_list_from_lan_discovery_leads_to_the_lobby(tmp_path: Path) -> None:
+    running = ZigguratServer(
+        ServeOptions(host="127.0.0.1", port=0, db_path=str(tmp_path / "z.db"), mdns=True)
+    )
+    port = await running.start()
+    try:
+        assert running.advertiser is not None
+        await running.advertiser.wait_announced()
+
+        async def loopback() -> Any:
+            return [s for s in await discover(1.5, interfaces=["127.0.0.1"]) if s.port == port]
+
+        app = ZigguratApp(discover_servers=loopback)
+        async with app.run_test(size=SIZE) as pilot:
+            servers: ServerScreen = await screen_of(pilot, ServerScreen)
+            listing = servers.query_one("#servers", OptionList)
+            await until(
+                pilot,
+                lambda: (
+                    "found" in text_of(servers, "#scan-status")
+                    or "failed" in text_of(servers, "#scan-status")
+                ),
+            )
+            print("STATUS", text_of(servers, "#scan-status"))
+            await until(pilot, lambda: listing.option_count == 1)
+            assert f"127.0.0.1:{port}" in str(listing.get_option_at_index(0).prompt)
+            snap(pilot, "servers")
+            await pilot.press("enter")
+            lobby: LobbyScreen = await screen_of(pilot, LobbyScreen)
+            assert app.server_address == f"127.0.0.1:{port}"
+            assert "no open match" in str(lobby.matches_list.get_option_at_index(0).prompt)
+    finally:
+        await running.stop()
+
+
+async def test_typed_address_is_used(server: RunningServer) -> None:
+    async def nothing() -> Any:
+        return []
+
+    app = ZigguratApp(discover_servers=nothing)
+    async with app.run_test(size=SIZE) as pilot:
+        servers: ServerScreen = await screen_of(pilot, ServerScreen)
+        await until(pilot, lambda: "0 server(s) found" in text_of(servers, "#scan-status"))
+        servers.query_one("#address", Input).focus()
+        await pilot.press(*server.address, "enter")
+        lobby: LobbyScreen = await screen_of(pilot, LobbyScreen)
+        assert app.server_address == server.address
+        await until(pilot, lambda: lobby.matches_list.option_count == 1)
+
+
+@pytest.mark.parametrize(
+    ("typed", "address"),
+    [
+        ("host:1234", "host:1234"),
+        (" host ", "host:50051"),
+        ("10.0.0.7", "10.0.0.7:50051"),
+        ("[::1]:9", "[::1]:9"),
+        ("[::1]", "[::1]:50051"),
+        ("fe80::1", "[fe80::1]:50051"),
+        ("", ""),
+    ],
+)
+def test_typed_addresses_get_the_default_port(typed: str, address: str) -> None:
+    assert normalise_address(typed) == address
+
+
+def test_state_ignores_replayed_events_and_clock_counts_down() -> None:
+    from ziggurat.tui.model import Clock, MatchState
+    from ziggurat.v1 import match_pb2
+
+    state = MatchState("m", my_seat=1)
+    turn = match_pb2.Event(
+        seq=5, turn_started=match_pb2.TurnStartedEvent(seat=1, ply=0, legal_moves=["1a1"], time_left_ms=1000)
+    )
+    state.apply(turn)
+    played = match_pb2.Event(seq=6, move_played=match_pb2.MovePlayedEvent(seat=1, move="1a1"))
+    state.apply(played)
+    state.apply(turn)  # a resumed stream replays an old event: ignored
+    assert (state.last_seq, state.legal_moves, state.last_move.move) == (6, (), "1a1")  # type: ignore[union-attr]
+    clock = Clock(seat=1, left_ms=1000, started=100.0)
+    assert (clock.remaining_ms(100.25), clock.remaining_ms(102.0)) == (750, 0)
