@@ -34,7 +34,7 @@ from ziggurat_client.bot import Turn
 from ziggurat_client.client import MatchHandle, ZigguratClient, ZigguratError
 from ziggurat_client.runner import SeatRunner
 
-log = logging.getLogger("ziggurat_client.stdio")
+log = logging.getLogger("ziggurat.stdio")
 
 PROTOCOL_VERSION = 1
 MAX_NAME = 64  # the server's limit on player names

@@ -18,7 +18,7 @@ import signal
 from collections import deque
 from collections.abc import Mapping, Sequence
 
-log = logging.getLogger("ziggurat_client.stdio")
+log = logging.getLogger("ziggurat.stdio")
 
 MAX_LINE = 4096  # bytes of one line the bot may write
 _CHUNK = 65536
