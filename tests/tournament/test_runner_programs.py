@@ -53,6 +53,7 @@ def c_bot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if compiler is None:
         pytest.skip("no C compiler")
     out = tmp_path_factory.mktemp("cbot") / "random_bot"
+    out.parent.chmod(0o755)  # sandboxed programs run as users of their own
     subprocess.run([compiler, "-O2", "-o", str(out), str(REPO / "examples/stdio/random_bot.c")], check=True)
     return out
 

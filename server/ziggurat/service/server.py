@@ -68,6 +68,9 @@ class ServeOptions:
     # TLS: PEM files of the server's certificate chain and private key (both or neither).
     tls_cert: str | None = None
     tls_key: str | None = None
+    # Also serve (without TLS) on this Unix socket path: a tournament's sandboxed programs have
+    # no network, only this socket bound into their sandbox.
+    unix_socket: str | None = None
 
     @property
     def tls(self) -> bool:
@@ -135,6 +138,8 @@ class ZigguratServer:
             self.port = self.server.add_insecure_port(address)
         if not self.port:
             raise OSError(f"could not listen on {address}")
+        if self.options.unix_socket and not self.server.add_insecure_port(f"unix:{self.options.unix_socket}"):
+            raise OSError(f"could not listen on unix:{self.options.unix_socket}")
         await self.server.start()
         serving = health_pb2.HealthCheckResponse.SERVING
         await self.health.set("", serving)

@@ -170,6 +170,11 @@ class BotProcess:
             await asyncio.wait_for(proc.wait(), wait)
         return proc.returncode
 
+    def kill(self) -> None:
+        """Kill the program's process group now, if it was started and may still run."""
+        if self._proc is not None and self._proc.returncode is None:
+            self._kill_group()
+
     def _kill_group(self) -> None:
         """Kill what is left of the program's process group (the program and its children)."""
         assert self._proc is not None

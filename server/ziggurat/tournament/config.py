@@ -49,6 +49,7 @@ from ziggurat.rules.core import RulesError
 from ziggurat.rules.registry import GAMES, AnyRules
 from ziggurat.service.timecontrol import POLICIES, TimeControl
 from ziggurat.tournament.ratings_sprt import EloModel, SprtParameters
+from ziggurat.tournament.sandbox import SandboxPolicy
 
 MAX_NAME = 64  # the server's limit on a bot name (ziggurat.service.match.MAX_NAME)
 DEFAULT_LISTEN = "127.0.0.1:0"
@@ -78,8 +79,9 @@ class Participant:
     * ``stdio``: ``argv`` of a program speaking the stdio line protocol;
     * ``remote``: nothing; a bot connects by itself under ``name``.
 
-    ``cwd`` and ``env`` (extra environment variables) apply to programs only.
-    Mappings are read-only views, excluded from hashing.
+    ``cwd``, ``env`` (extra environment variables) and ``read_only`` (more paths the
+    sandboxed program may read) apply to programs only. Mappings are read-only views,
+    excluded from hashing.
     """
 
     name: str
@@ -90,6 +92,7 @@ class Participant:
     keep_alive: bool = False
     cwd: Path | None = None
     env: Mapping[str, str] = field(default_factory=_frozen, hash=False)
+    read_only: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -114,6 +117,7 @@ class TournamentConfig:
     sprt: SprtParameters | None = None
     max_failures: int = 3
     listen: str = DEFAULT_LISTEN
+    sandbox: SandboxPolicy = field(default_factory=SandboxPolicy)
 
     @property
     def seed_bytes(self) -> bytes:
@@ -272,6 +276,7 @@ def parse_config(data: dict[str, Any], base_dir: Path) -> TournamentConfig:
         sprt=_sprt(top.sub("sprt"), seats, len(participants)),
         max_failures=_max_failures(top.sub("disqualify")),
         listen=_listen(top.sub("server")),
+        sandbox=_sandbox(top.sub("sandbox")),
     )
     top.done()
     return config
@@ -319,6 +324,9 @@ def _participant(t: _Table, game: str, base_dir: Path) -> Participant:
         argv[0] = str((base_dir / argv[0]).resolve())
     keep_alive = t.boolean("keep_alive", False) if kind == "command" else False
     cwd = (base_dir / t.string("cwd")).resolve() if t.has("cwd") else base_dir
+    read_only = (
+        tuple((base_dir / path).resolve() for path in t.strings("read_only")) if t.has("read_only") else ()
+    )
     env: dict[str, str] = {}
     env_table = t.sub("env")
     if env_table is not None:
@@ -334,6 +342,7 @@ def _participant(t: _Table, game: str, base_dir: Path) -> Participant:
         keep_alive=keep_alive,
         cwd=cwd,
         env=_frozen(env),
+        read_only=read_only,
     )
 
 
@@ -465,3 +474,18 @@ def _listen(t: _Table | None) -> str:
     if not sep or not host or not port.isdigit() or int(port) > 65535:
         raise ConfigError(f"{t.key('listen')}: must be HOST:PORT (port 0 picks a free one), not {listen!r}")
     return listen
+
+
+def _sandbox(t: _Table | None) -> SandboxPolicy:
+    if t is None:
+        return SandboxPolicy()
+    default = SandboxPolicy()
+    policy = SandboxPolicy(
+        enabled=t.boolean("enabled", True),
+        cpu_seconds=t.integer("cpu_seconds", default.cpu_seconds, minimum=1),
+        memory_mb=t.integer("memory_mb", default.memory_mb, minimum=16),
+        max_processes=t.integer("max_processes", default.max_processes, minimum=1),
+        max_file_mb=t.integer("max_file_mb", default.max_file_mb, minimum=1),
+    )
+    t.done()
+    return policy

@@ -34,6 +34,7 @@ from ziggurat.service.manager import MatchManager
 from ziggurat.service.match import Match
 from ziggurat.service.timecontrol import TimeControl
 from ziggurat.stdio.bridge import BridgeSettings, HandshakeError, StdioBot, play_seat
+from ziggurat.tournament.sandbox import Sandbox
 from ziggurat.tournament.schedule import GameSpec
 from ziggurat.v1 import bot_service_pb2 as bpb
 from ziggurat.wire.codec import config_to_proto
@@ -44,6 +45,9 @@ log = logging.getLogger("ziggurat.tournament")
 
 FAILURES = frozenset({"timeout", "crashed", "illegal", "disconnected"})
 PROGRAM_STOP_GRACE = 2.0
+END_GRACE_SECONDS = 5.0
+"""After the end of a game, how long its programs and bridges get to read the end (final moves,
+reveal, result) and exit by themselves before they are told to quit, then terminated."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +59,7 @@ class Seating:
     argv: tuple[str, ...] = ()
     cwd: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
+    read_only: tuple[Path, ...] = ()  # more paths a sandboxed program may read
 
 
 @dataclass
@@ -69,6 +74,8 @@ class GameHost:
     log_dir: Path
     remote_wait_seconds: float = 30.0
     max_illegal: int = 3
+    sandbox: Sandbox | None = None  # None: programs run unconfined (the organiser's opt-out)
+    program_address: str = ""  # where confined programs reach the server (a unix: socket)
 
 
 async def play_game(
@@ -109,6 +116,8 @@ async def play_game(
         tasks.append(asyncio.create_task(play, name=f"{match.match_id}/{seat + 1}"))
     try:
         await _until_finished(match)
+        # Programs and bridges read the end of the game and exit on their own, if they can.
+        await asyncio.wait(tasks, timeout=END_GRACE_SECONDS) if tasks else None
     finally:
         for task in tasks:
             task.cancel()
@@ -256,23 +265,38 @@ async def _assign(job: _SeatJob) -> None:
 
 
 async def _run_program(job: _SeatJob) -> None:
-    """Launch a gRPC program for this seat and watch it: exiting before the end is a crash."""
+    """Launch a gRPC program for this seat and watch it: exiting before the end is a crash.
+
+    The seat token travels in the environment, never on the command line (``ps`` shows that to
+    every user). When the game is over the program has :data:`END_GRACE_SECONDS` to read the end
+    and exit before it is terminated with everything it started.
+    """
     host, match, spec, seat, seating = job.host, job.match, job.spec, job.seat, job.seating
-    env = {
-        **os.environ,
-        **seating.env,
-        "ZIGGURAT_SERVER": host.address,
+    seat_env = {
         "ZIGGURAT_MATCH": match.match_id,
         "ZIGGURAT_TOKEN": job.handle.token,
         "ZIGGURAT_SEAT": str(seat + 1),
         "ZIGGURAT_GAME": spec.game,
         "ZIGGURAT_BOT_SEED": str(spec.bot_seeds[seat]),
     }
-    log_path = host.log_dir / f"{match.match_id}-seat{seat + 1}.log"
+    label = f"{match.match_id}-seat{seat + 1}"
+    argv, env, cwd = list(seating.argv), {**os.environ, **seating.env}, seating.cwd
+    if host.sandbox is not None:
+        confined = host.sandbox.confine(
+            argv,
+            cwd=cwd,
+            env={**seating.env, **seat_env, "ZIGGURAT_SERVER": host.program_address},
+            label=label,
+            read_only=seating.read_only,
+        )
+        argv, env, cwd = confined.argv, confined.env, None
+    else:
+        env.update(seat_env, ZIGGURAT_SERVER=host.address)
+    log_path = host.log_dir / f"{label}.log"
     with log_path.open("ab") as output:
         try:
             process = await asyncio.create_subprocess_exec(
-                *seating.argv, cwd=seating.cwd, env=env, stdout=output, stderr=output, start_new_session=True
+                *argv, cwd=cwd, env=env, stdout=output, stderr=output, start_new_session=True
             )
         except OSError as error:
             log.warning("cannot start %s: %s", seating.argv[0], error)
@@ -280,9 +304,8 @@ async def _run_program(job: _SeatJob) -> None:
             return
         try:
             code = await process.wait()
-        except asyncio.CancelledError:
-            await stop_process(process)
-            raise
+        finally:
+            await asyncio.shield(stop_process(process))
     if match.status != "finished":
         log.warning(
             "%s exited (%s) before match %s ended: seat %d resigned",
@@ -295,41 +318,58 @@ async def _run_program(job: _SeatJob) -> None:
 
 
 async def stop_process(process: asyncio.subprocess.Process) -> None:
-    """SIGTERM the program's process group, then SIGKILL after a grace period."""
+    """SIGTERM the program's process group, then SIGKILL after a grace period.
+
+    A program that has exited may have left children in its group (a daemon it forked):
+    they are killed too. (A confined program's sandbox dies with its first process anyway.)
+    """
     if process.returncode is not None:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    try:
-        await asyncio.wait_for(process.wait(), PROGRAM_STOP_GRACE)
-    except TimeoutError:
-        with contextlib.suppress(ProcessLookupError):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
-        await process.wait()
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGTERM)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(process.wait(), PROGRAM_STOP_GRACE)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    await process.wait()
 
 
 async def _run_stdio(job: _SeatJob) -> None:
-    """Bridge a stdio program for this seat; its verdict becomes the seat's."""
+    """Bridge a stdio program for this seat; its verdict becomes the seat's.
+
+    The bridge tells the program the end of the game (final moves, reveal, result) before
+    ``quit``; whatever happens, the program and everything it started are killed at the end.
+    """
     host, seating = job.host, job.seating
-    bot = StdioBot(
-        list(seating.argv),
-        settings=BridgeSettings(max_illegal=host.max_illegal),
-        env=seating.env,
-        cwd=seating.cwd,
-    )
+    argv, env, cwd = list(seating.argv), dict(seating.env), seating.cwd
+    if host.sandbox is not None:
+        confined = host.sandbox.confine(
+            argv,
+            cwd=cwd,
+            env=env,
+            label=f"{job.match.match_id}-seat{job.seat + 1}",
+            read_only=seating.read_only,
+        )
+        argv, env, cwd = confined.argv, confined.env, None
+    bot = StdioBot(argv, settings=BridgeSettings(max_illegal=host.max_illegal), env=env, cwd=cwd)
     try:
-        await bot.start()
-    except HandshakeError as error:
-        log.warning("%s: %s", seating.argv[0], error)
-        job.give_up("crashed")
-        return
-    try:
-        verdict = await play_seat(host.client, job.handle, bot)
-        if verdict.value != "finished":
-            job.give_up(verdict.value)
+        try:
+            await bot.start()
+        except HandshakeError as error:
+            log.warning("%s: %s", seating.argv[0], error)
+            job.give_up("crashed")
+            return
+        try:
+            verdict = await play_seat(host.client, job.handle, bot)
+            if verdict.value != "finished":
+                job.give_up(verdict.value)
+        finally:
+            # play_seat resigns a failed bot's seat itself, which may end the match and cancel
+            # this task before the verdict above is recorded: record it here in any case.
+            if bot.verdict is not None and bot.verdict.value != "finished":
+                job.reasons.setdefault(job.seat, bot.verdict.value)
+            await asyncio.shield(bot.close())
     finally:
-        # play_seat resigns a failed bot's seat itself, which may end the match and cancel
-        # this task before the verdict above is recorded: record it here in any case.
-        if bot.verdict is not None and bot.verdict.value != "finished":
-            job.reasons.setdefault(job.seat, bot.verdict.value)
-        await bot.close()
+        bot.process.kill()  # even when cancelled during close(): nothing outlives its game

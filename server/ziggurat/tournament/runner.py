@@ -22,7 +22,9 @@ import hmac
 import logging
 import os
 import secrets
+import shutil
 import sys
+import tempfile
 import time
 import tomllib
 from collections.abc import Callable
@@ -50,6 +52,7 @@ from ziggurat.tournament.results import (
     seat_points,
     standings,
 )
+from ziggurat.tournament.sandbox import Sandbox
 from ziggurat.tournament.schedule import GameSpec, plan, swiss_round
 from ziggurat.tournament.store import GameRow, TournamentStore
 from ziggurat_client.client import ZigguratClient
@@ -57,6 +60,7 @@ from ziggurat_client.client import ZigguratClient
 log = logging.getLogger("ziggurat.tournament")
 
 RESTART_DELAY = 0.5
+SOCKET_NAME = "server.sock"
 SERVER_GRACE_SECONDS = 0.5
 
 
@@ -236,8 +240,44 @@ class TournamentRunner:
         material = f"ziggurat-tournament-bot/{self.tournament_id}/{participant.name}".encode()
         return hmac.new(self.secret, material, hashlib.sha256).hexdigest()
 
+    def _needs_sandbox(self) -> bool:
+        return self.config.sandbox.enabled and any(
+            p.kind in ("command", "stdio") for p in self.config.participants
+        )
+
     async def run(self) -> str:
         """Play every game not yet played; returns why the tournament stopped."""
+        config = self.config
+        sandbox: Sandbox | None = None
+        socket_dir: Path | None = None
+        if self._needs_sandbox() and self.executor == "local":
+            # a short path (sun_path holds 108 bytes), readable by the sandboxes' users
+            socket_dir = Path(tempfile.mkdtemp(prefix="ziggurat-t-"))
+            socket_dir.chmod(0o755)
+            sandbox = Sandbox(
+                config.sandbox,
+                root=self.db_path.parent / f"{self.db_path.stem}-sandbox" / self.tournament_id,
+                hidden=self._hidden_paths(),
+                socket_dir=socket_dir,
+            )
+            try:
+                sandbox.check()  # SandboxUnavailable: say so before anything is created
+            except BaseException:
+                shutil.rmtree(socket_dir, ignore_errors=True)
+                raise
+        try:
+            return await self._run(sandbox, socket_dir)
+        finally:
+            if socket_dir is not None:
+                shutil.rmtree(socket_dir, ignore_errors=True)
+
+    def _hidden_paths(self) -> list[Path]:
+        """What no sandbox may read: the database (it holds the secret) and the logs."""
+        db = self.db_path.resolve()
+        logs = db.parent / f"{db.stem}-logs"
+        return [db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm"), logs]
+
+    async def _run(self, sandbox: Sandbox | None, socket_dir: Path | None) -> str:
         config = self.config
         if self.resuming:
             if self.store.get(self.tournament_id) is None:
@@ -259,9 +299,12 @@ class TournamentRunner:
                 mdns=False,
                 # at the end every game is over: only idle remote-bot streams are left to cut
                 grace_seconds=SERVER_GRACE_SECONDS,
+                unix_socket=str(socket_dir / SOCKET_NAME) if socket_dir is not None else None,
             )
         )
         bound = await server.start()
+        if socket_dir is not None:
+            (socket_dir / SOCKET_NAME).chmod(0o777)  # sandboxes run as users of their own
         address = f"127.0.0.1:{bound}" if host in ("0.0.0.0", "::", "") else f"{host}:{bound}"
         self.address = address
         log.info("tournament %s (%s): server on %s", self.tournament_id, config.name, address)
@@ -284,7 +327,8 @@ class TournamentRunner:
                     log_dir=self.log_dir,
                 )
             else:
-                self._launch_participants(address)
+                program_address = f"unix:{socket_dir / SOCKET_NAME}" if socket_dir is not None else ""
+                self._launch_participants(address, sandbox, program_address)
                 game_host = GameHost(
                     manager=server.manager,
                     bots=server.bots,
@@ -293,6 +337,8 @@ class TournamentRunner:
                     time_control=config.time_control,
                     log_dir=self.log_dir,
                     max_illegal=max_illegal,
+                    sandbox=sandbox,
+                    program_address=program_address,
                 )
                 executor = LocalExecutor(game_host, self.seatings())
             await executor.start()
@@ -344,8 +390,13 @@ class TournamentRunner:
             replays.append((row.index, attempt, spec_to_dict(fresh)))
         self.store.replay(self.tournament_id, replays, "cut off")
 
-    def _launch_participants(self, address: str) -> None:
+    def _launch_participants(self, address: str, sandbox: Sandbox | None, program_address: str) -> None:
+        """Start the built-in bots and ``keep_alive`` programs (bot tokens in the environment)."""
         for participant in self.config.participants:
+            bot_env = {
+                "ZIGGURAT_BOT_NAME": self.bot_name(participant),
+                "ZIGGURAT_BOT_TOKEN": self.bot_token(participant),
+            }
             if participant.kind == "builtin":
                 argv = [
                     sys.executable,
@@ -355,28 +406,32 @@ class TournamentRunner:
                     str(participant.builtin),
                     "--remote",
                 ]
-                argv += ["--server", address, "--name", self.bot_name(participant)]
-                argv += [
-                    "--bot-token",
-                    self.bot_token(participant),
-                    "--max-matches",
-                    str(self.config.concurrency),
-                ]
+                argv += ["--server", address, "--max-matches", str(self.config.concurrency)]
                 for key, value in participant.options.items():
                     argv += ["--bot-option", f"{key}={value}"]
-                env = {**os.environ, "ZIGGURAT_PARENT_PID": str(os.getpid())}
+                env = {**os.environ, **bot_env, "ZIGGURAT_PARENT_PID": str(os.getpid())}
                 cwd = None
             elif participant.kind == "command" and participant.keep_alive:
                 argv = list(participant.argv)
-                env = {
-                    **os.environ,
-                    **participant.env,
-                    "ZIGGURAT_SERVER": address,
-                    "ZIGGURAT_PARENT_PID": str(os.getpid()),
-                    "ZIGGURAT_BOT_NAME": self.bot_name(participant),
-                    "ZIGGURAT_BOT_TOKEN": self.bot_token(participant),
-                }
                 cwd = str(participant.cwd) if participant.cwd else None
+                if sandbox is not None:
+                    # no ZIGGURAT_PARENT_PID: the sandbox dies with the tournament by itself
+                    confined = sandbox.confine(
+                        argv,
+                        cwd=cwd,
+                        env={**participant.env, **bot_env, "ZIGGURAT_SERVER": program_address},
+                        label=f"keep-alive-{participant.name}",
+                        read_only=participant.read_only,
+                    )
+                    argv, env, cwd = confined.argv, confined.env, None
+                else:
+                    env = {
+                        **os.environ,
+                        **participant.env,
+                        **bot_env,
+                        "ZIGGURAT_SERVER": address,
+                        "ZIGGURAT_PARENT_PID": str(os.getpid()),
+                    }
             else:
                 continue
             safe = participant.name.replace("/", "_")
@@ -392,9 +447,9 @@ class TournamentRunner:
             if p.kind in ("builtin", "remote") or (p.kind == "command" and p.keep_alive):
                 out[p.name] = Seating("bot", bot_name=self.bot_name(p))
             elif p.kind == "command":
-                out[p.name] = Seating("command", argv=p.argv, cwd=cwd, env=dict(p.env))
+                out[p.name] = Seating("command", argv=p.argv, cwd=cwd, env=dict(p.env), read_only=p.read_only)
             else:
-                out[p.name] = Seating("stdio", argv=p.argv, cwd=cwd, env=dict(p.env))
+                out[p.name] = Seating("stdio", argv=p.argv, cwd=cwd, env=dict(p.env), read_only=p.read_only)
         return out
 
     def _schedule_more(self) -> bool:

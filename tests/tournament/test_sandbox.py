@@ -1,0 +1,126 @@
+"""Confined programs (bubblewrap): rogue bots are stopped, get a verdict, and leave nothing behind."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import socket
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.tournament.fixtures.harness import FIXTURES, PYTHON, run_tournament, toml_list, write_config
+from ziggurat.tournament.sandbox import Sandbox, SandboxPolicy, SandboxUnavailable
+
+ROGUE = str(FIXTURES / "stdio_rogue.py")
+SANDBOX_UIDS = range(SandboxPolicy().uid_base, SandboxPolicy().uid_base + SandboxPolicy().uid_slots)
+
+pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+
+HEADER = """
+name = "rogues"
+seed = "rogues"
+game = "pylos"
+format = "gauntlet"
+concurrency = 2
+
+[gauntlet]
+champion = "house"
+
+[time_control]
+per_move_ms = 4000
+
+[disqualify]
+max_failures = 0
+
+[sandbox]
+memory_mb = 256
+max_processes = 32
+
+[[participants]]
+name = "house"
+builtin = "random"
+"""
+
+
+def rogue(mode: str, env: str = "") -> str:
+    return f"\n[[participants]]\nname = '{mode}'\nstdio = {toml_list([PYTHON, ROGUE, mode])}\n{env}"
+
+
+def rogue_processes() -> list[int]:
+    """Processes of the rogue bots, wherever they are (any user, any session)."""
+    out = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if ROGUE.encode() in (proc / "cmdline").read_bytes():
+                out.append(int(proc.name))
+        except OSError:
+            continue
+    return out
+
+
+@pytest.mark.slow
+async def test_rogue_programs_are_stopped_get_a_verdict_and_leave_no_process(tmp_path: Path) -> None:
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.setblocking(False)
+    port = listener.getsockname()[1]
+    private_tmp = Path(f"/tmp/ziggurat-escaped-{uuid.uuid4().hex}")
+    targets = [tmp_path / "escaped", FIXTURES / "escaped", private_tmp, Path("/etc/ziggurat-escaped")]
+    body = HEADER
+    body += rogue("network", f"env = {{ ROGUE_PORT = '{port}' }}")
+    body += rogue("write", f"env = {{ ROGUE_PATHS = '{':'.join(map(str, targets))}' }}")
+    body += rogue("forkbomb") + rogue("alloc") + rogue("spin")
+    config = write_config(tmp_path, body)
+    assert rogue_processes() == []
+    try:
+        done = await run_tournament(config, tmp_path / "t.db", timeout=120)
+    finally:
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # nobody reached the test's port from a sandbox
+        listener.close()
+    assert done.reason == "completed"
+    results = done.results()
+    assert len(results) == 10  # 5 rogues x a colour-swapped pair against the house
+    verdicts: dict[str, list[str]] = {}
+    for result in results:
+        for name, verdict in zip(result["seats"], result["verdicts"], strict=True):
+            verdicts.setdefault(name, []).append(verdict)
+    assert set(verdicts["house"]) == {"finished"}  # the tournament went on unaffected
+    assert verdicts["network"] == ["crashed"] * 2  # exits after failing to connect
+    assert verdicts["write"] == ["crashed"] * 2
+    assert verdicts["alloc"] == ["crashed"] * 2  # MemoryError at the address-space limit
+    assert verdicts["forkbomb"] == ["timeout"] * 2  # stopped at the process limit, then spins
+    assert verdicts["spin"] == ["timeout"] * 2
+    for result in results:  # the house won every game
+        assert result["ranks"][result["seats"].index("house")] == 1
+    for target in targets:
+        assert not target.exists(), f"a sandboxed bot wrote {target}"
+    # nothing is left: no rogue, none of the fork bomb's detached children, no sandbox user
+    await asyncio.sleep(0.2)
+    assert rogue_processes() == []
+    assert not [p for p in Path("/proc").iterdir() if p.name.isdigit() and _uid(p) in SANDBOX_UIDS]
+
+
+async def test_opting_out_runs_programs_unconfined(tmp_path: Path) -> None:
+    target = tmp_path / "written-unconfined"
+    body = HEADER.replace("[sandbox]", "[sandbox]\nenabled = false")
+    body += rogue("write", f"env = {{ ROGUE_PATHS = '{target}' }}")
+    done = await run_tournament(write_config(tmp_path, body), tmp_path / "t.db", timeout=60)
+    assert done.reason == "completed"
+    assert target.read_text() == "escaped\n"  # what the sandbox prevents, the opt-out allows
+
+
+def test_a_missing_tool_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap, prlimit or setpriv here
+    with pytest.raises(SandboxUnavailable, match=r"needs bwrap.*apt-get install bubblewrap"):
+        Sandbox(SandboxPolicy(), root=tmp_path / "sandboxes").check()
+
+
+def _uid(proc: Path) -> int:
+    try:
+        return proc.stat().st_uid
+    except OSError:
+        return -1
