@@ -98,6 +98,18 @@ async def test_rogue_programs_are_stopped_get_a_verdict_and_leave_no_process(tmp
         assert result["ranks"][result["seats"].index("house")] == 1
     for target in targets:
         assert not target.exists(), f"a sandboxed bot wrote {target}"
+    logs = {  # each seat's stderr is kept with its game
+        result["seats"][seat]: (done.runner.log_dir / f"{result['match_id']}-seat{seat + 1}.log").read_text()
+        for result in results
+        for seat in range(2)
+        if result["seats"][seat] in ("forkbomb", "write", "alloc")
+    }
+    assert "fork refused after" in logs["forkbomb"]
+    # it could write its private /tmp only, which the host never sees (checked above)
+    assert "Read-only file system" in logs["write"]
+    wrote = [line for line in logs["write"].splitlines() if line.startswith("wrote ")]
+    assert wrote == [f"wrote {private_tmp}"]
+    assert "MemoryError" in logs["alloc"]
     # nothing is left: no rogue, none of the fork bomb's detached children, no sandbox user
     await asyncio.sleep(0.2)
     assert rogue_processes() == []

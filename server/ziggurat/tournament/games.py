@@ -373,3 +373,8 @@ async def _run_stdio(job: _SeatJob) -> None:
             await asyncio.shield(bot.close())
     finally:
         bot.process.kill()  # even when cancelled during close(): nothing outlives its game
+        tail = list(bot.process.stderr_tail)
+        if tail:
+            log_path = host.log_dir / f"{job.match.match_id}-seat{job.seat + 1}.log"
+            with log_path.open("a", encoding="utf-8") as output:
+                output.writelines(line + "\n" for line in tail)

@@ -137,7 +137,7 @@ class Sandbox:
             elif os.path.isdir(system):
                 bwrap += ["--ro-bind", system, system]
                 binds.append(Path(system))
-        bwrap += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+        bwrap += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
 
         def inside(path: Path) -> bool:
             return any(path == b or b in path.parents for b in binds)
