@@ -1,13 +1,24 @@
-"""One live match: authoritative state, append-only event log, seats, clocks, subscribers.
+"""One live match: its log, its subscribers, its timers, around a pure decide/evolve core.
 
-Concurrency model: every method that changes a match is synchronous and runs on
-the event loop thread, so a change (validate → apply → commit to the database →
-append to the log → wake subscribers) is atomic without a lock, and the order of
-the log is the order of commits. Subscribers do not get a queue of their own:
-each one keeps a cursor into the shared, append-only log and sleeps on a
-per-match "something changed" future. A slow subscriber therefore costs no memory
-and never blocks anyone; it simply catches up from its cursor (the same code path
-as a client resuming after seq N).
+A change goes one way only: :func:`~ziggurat.service.decide.decide` turns a command
+into events (and the state they lead to), the store commits them in one transaction,
+and only then does the match adopt the new state, append to its in-memory log and
+wake its subscribers. A failed commit changes nothing in memory: the caller gets
+``UNAVAILABLE`` (``STORE_UNAVAILABLE``), and a change the server owes the match
+(a timeout, a start, presence to record) is retried with backoff until the store
+takes it. Restore replays the stored log through the same
+:func:`~ziggurat.service.evolve.evolve`.
+
+Concurrency model: every method that changes a match is synchronous and runs on the
+event loop thread, so decide → commit → adopt is atomic without a lock and the order
+of the log is the order of commits. Subscribers do not get a queue of their own: each
+keeps a cursor into the shared, append-only log and sleeps on a per-match "something
+changed" future; a slow subscriber costs no memory and simply catches up from its
+cursor (the same code path as a client resuming after seq N).
+
+Connection state (which seats have a stream open) is not match state: it is kept
+here, shown live by GetMatch, and recorded in the log only within a per-turn budget
+(see :data:`~ziggurat.service.decide.PRESENCE_EVENTS_PER_TURN`).
 """
 
 from __future__ import annotations
@@ -15,24 +26,62 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
+import logging
 import random
 import secrets
+import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
 
-from ziggurat.rules.core import Outcome, RulesError, Termination
+from ziggurat.rules.core import Outcome
 from ziggurat.rules.registry import AnyRules, get_rules
 from ziggurat.rules.seeding import seat_order
+from ziggurat.service import decide as decide_module
+from ziggurat.service.decide import (
+    MAX_MOVE_TEXT,
+    MAX_NAME,
+    Abort,
+    Command,
+    Context,
+    Decision,
+    Expire,
+    Join,
+    Move,
+    Resign,
+    Settle,
+    decide,
+    seat_state,
+)
+from ziggurat.service.events import (
+    Created,
+    Ended,
+    Event,
+    Forfeited,
+    MovePlayed,
+    PresenceChanged,
+    SeatJoined,
+    Started,
+    Strike,
+    Substituted,
+    TurnStarted,
+    from_stored,
+)
+from ziggurat.service.evolve import MatchState, Settings, evolve, initial_state
 from ziggurat.service.timecontrol import TimeControl
-from ziggurat.store.sqlite import Store, StoredEvent, StoredMatch
+from ziggurat.store.sqlite import Store, StoredEvent, StoredMatch, StoreUnavailableError
 from ziggurat.wire import errors
 
-MAX_NAME = 64
-MAX_MOVE_TEXT = 64
+__all__ = ["MAX_MOVE_TEXT", "MAX_NAME", "LogEntry", "Match", "StreamLimits", "Subscriber", "hash_token"]
+
+log = logging.getLogger("ziggurat.match")
+
+STORE_UNAVAILABLE = "STORE_UNAVAILABLE"
+RETRY_FIRST_S = 0.05
+RETRY_MAX_S = 2.0
 
 
 def hash_token(token: str) -> str:
@@ -40,18 +89,33 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+def store_unavailable(error: StoreUnavailableError) -> errors.ApiError:
+    """The refusal for a change the store did not take (nothing changed; retry later)."""
+    return errors.ApiError(
+        grpc.StatusCode.UNAVAILABLE,
+        STORE_UNAVAILABLE,
+        f"the match store refused the write ({error.code}); nothing changed, retry later",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class StreamLimits:
+    """How many streams (Play and WatchMatch) may be open at once on one match, and per seat."""
+
+    per_match: int = 2000
+    per_seat: int = 8
+
+
 @dataclass(slots=True)
 class LogEntry:
-    """One event of the log. ``data`` is the authoritative (unredacted) payload; it is
-    only ever turned into bytes for a client by :mod:`ziggurat.service.render`, through
-    the per-seat view of ``state``, the game state just after this event.
+    """One event of the log with the rules' state just after it (rendered per audience by
+    :mod:`ziggurat.service.render`, through the view of ``game``).
     """
 
     seq: int
     time_ms: int
-    kind: str
-    data: dict[str, Any]
-    state: Any
+    event: Event
+    game: Any
     # Serialized renderings by audience, kept only for the newest commit (fan-out).
     cache: dict[int | None, bytes] | None = None
 
@@ -59,8 +123,8 @@ class LogEntry:
 class Subscriber:
     """One open stream of a match: who it is for, and a wake-up when something happens.
 
-    ``outbox`` carries stream-specific messages (a refused move on a Play stream)
-    that the stream's single writer sends with the next batch of events.
+    ``outbox`` carries stream-specific messages (a refused move on a Play stream, or an
+    error that ends the stream) that the stream's single writer sends after its events.
     """
 
     __slots__ = ("_future", "cursor", "outbox", "seat")
@@ -88,34 +152,26 @@ class Subscriber:
             self._future.set_result(None)
 
 
-@dataclass(slots=True)
-class SeatInfo:
-    """What the server knows of a seat (the token only as a hash)."""
+@dataclass(frozen=True, slots=True)
+class SeatView:
+    """A seat as GetMatch shows it."""
 
-    name: str = ""
-    token_hash: str = ""
-    state: str = "open"
-    clock_ms: int = 0
-    connections: int = 0
-    disconnected_at: float | None = None
-
-
-@dataclass(slots=True)
-class _Turn:
-    """The running turn: whose, since when (monotonic seconds), how long it may last."""
-
-    seat: int
-    ply: int
-    started: float
-    time_left_ms: int
-    timer: asyncio.TimerHandle | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    name: str
+    state: str
+    clock_ms: int
 
 
 class Match:
     """A match from creation to the reveal. Build with :meth:`create` or :meth:`restore`."""
 
-    def __init__(self, stored: StoredMatch, store: Store, *, log_events: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        stored: StoredMatch,
+        store: Store,
+        *,
+        log_events: Callable[[str], None],
+        limits: StreamLimits | None = None,
+    ) -> None:
         self.match_id = stored.match_id
         self.created_ms = stored.created_ms
         self.game = stored.game
@@ -124,27 +180,38 @@ class Match:
         self.time_control = TimeControl.from_dict(stored.time_control)
         self.seat_assignment = stored.seat_assignment
         self.commitment = stored.commitment
-        self.status = "waiting"
         self.rules: AnyRules = get_rules(stored.game)
         self.config = self.rules.parse_config(stored.options, stored.seats)
+        self.settings = Settings(
+            match_id=stored.match_id,
+            game=stored.game,
+            rules=self.rules,
+            config=self.config,
+            seat_count=stored.seats,
+            time_control=self.time_control,
+            seat_assignment=stored.seat_assignment,
+            order=tuple(seat_order(stored.seed, stored.seats)),
+        )
+        self.limits = limits or StreamLimits()
+        self.current: MatchState = initial_state(self.settings, stored.seed)
+        self.entries: list[LogEntry] = []
+        self.on_finished: Callable[[Match], None] | None = None
         self._seed = stored.seed
         self._store = store
         self._log = log_events
-        self.state: Any = self.rules.new_game(self.config, stored.seed)
-        self.entries: list[LogEntry] = []
-        self.seats = [SeatInfo(clock_ms=self.time_control.base_ms) for _ in range(stored.seats)]
-        self.forfeited: set[int] = set()
-        self.moves = 0  # plies played so far
-        self.illegal_moves: dict[int, int] = {}  # refused moves by seat (counted with a conduct limit)
-        self.ended_outcome: Outcome | None = None
         self._by_token: dict[str, int] = {}
         self._subscribers: list[Subscriber] = []
         self._recent: list[LogEntry] = []  # entries of the newest commit (their caches are kept)
-        self._turn: _Turn | None = None
         self._rng = random.Random(secrets.randbits(64))
-        self._order = seat_order(stored.seed, stored.seats)
         self._closed = False
-        self.on_finished: Callable[[Match], None] | None = None
+        # Transport state, not in the log: open streams per seat, and since when a seat has none.
+        self._connections = [0] * stored.seats
+        self._gone_since: list[float | None] = [None] * stored.seats
+        self._turn_started = time.monotonic()
+        self._timer: asyncio.TimerHandle | None = None
+        self._retry: asyncio.TimerHandle | None = None
+        self._retry_delay = 0.0
+        self._dirty = False  # a commit failed: check the store before the next change
 
     # ----------------------------------------------------------------- creation
 
@@ -162,9 +229,11 @@ class Match:
         seed: bytes,
         commitment: str,
         log_events: Callable[[str], None],
+        limits: StreamLimits | None = None,
     ) -> Match:
         """A new match with open seats, persisted with its ``created`` event."""
         now = _now_ms()
+        created = Created()
         stored = StoredMatch(
             match_id=match_id,
             created_ms=now,
@@ -178,60 +247,80 @@ class Match:
             status="waiting",
             ended_ms=None,
             seat_rows=[],
-            events=[StoredEvent(1, now, "created", {})],
+            events=[StoredEvent(1, now, created.kind, created.data())],
         )
-        match = cls(stored, store, log_events=log_events)
-        store.create_match(stored)
-        match.entries.append(LogEntry(1, now, "created", {}, match.state))
+        match = cls(stored, store, log_events=log_events, limits=limits)
+        try:
+            store.create_match(stored)
+        except StoreUnavailableError as error:
+            raise store_unavailable(error) from None
+        match.entries.append(LogEntry(1, now, created, match.current.game))
         match._log(f"match {match_id} created: {game} for {seats} seats, commitment {commitment[:16]}…")
         return match
 
     @classmethod
-    def restore(cls, stored: StoredMatch, store: Store, *, log_events: Callable[[str], None]) -> Match:
-        """Rebuild a match by replaying its event log through the rules (crash recovery)."""
-        match = cls(stored, store, log_events=log_events)
-        for seat, name, token_hash in stored.seat_rows:
-            match.seats[seat].name = name
-            match.seats[seat].token_hash = token_hash
-            match.seats[seat].state = "joined"
-            match._by_token[token_hash] = seat
-        for event in stored.events:
-            match._replay(event)
-        if stored.status == "finished":
-            match.status = "finished"
-        elif match.status == "waiting" and all(s.token_hash for s in match.seats):
-            match._commit(match._start_events())  # crashed between the last join and the start
-        elif match.status == "active" and match._turn is None:
-            match._commit(match._advance_events(match.state, match.moves))
-        if match.status == "active" and match._turn is not None:
-            match._arm_timer()
+    def restore(
+        cls,
+        stored: StoredMatch,
+        store: Store,
+        *,
+        log_events: Callable[[str], None],
+        limits: StreamLimits | None = None,
+    ) -> Match:
+        """Rebuild a match by replaying its event log through ``evolve`` (crash recovery).
+
+        Every seat that the log shows connected counts as disconnected from now on (no
+        stream survived the restart), so its disconnect grace runs again; whatever the
+        server owes the match (a start, a turn, presence to record) is done at once, or
+        retried with backoff while the store refuses it.
+        """
+        match = cls(stored, store, log_events=log_events, limits=limits)
+        match.current, match.entries = match._replay(stored)
+        match._by_token = {record.token_hash: s for s, record in enumerate(match.current.seats) if record.token_hash}
+        now = time.monotonic()
+        for seat, record in enumerate(match.current.seats):
+            if record.presence:
+                match._gone_since[seat] = now
+        if match.current.status != "finished":
+            match._drive()
         return match
 
-    def _replay(self, event: StoredEvent) -> None:
-        data = event.data
-        if event.kind == "move":
-            self.state = self.rules.apply(self.state, data["move"])
-            self.moves += 1
-            self._turn = None
-        elif event.kind == "forfeit":
-            self.forfeited.add(data["seat"])
-            self.seats[data["seat"]].state = _FORFEIT_STATES[data["termination"]]
-            self.state = self.rules.forfeit(self.state, data["seat"], Termination(data["termination"]))
-        elif event.kind == "started":
-            self.status = "active"
-        elif event.kind == "turn":
-            for seat, clock in enumerate(data["clocks"]):
-                self.seats[seat].clock_ms = clock
-            self._turn = _Turn(data["seat"], data["ply"], time.monotonic(), data["time_left_ms"])
-        elif event.kind == "ended":
-            self.status = "finished"
-            self.ended_outcome = Outcome(Termination(data["termination"]), tuple(data["ranks"]))
-            self._turn = None
-        elif event.kind == "seat" and data["state"] not in ("connected", "disconnected"):
-            self.seats[data["seat"]].state = data["state"]
-        self.entries.append(LogEntry(event.seq, event.time_ms, event.kind, data, self.state))
+    def _replay(self, stored: StoredMatch) -> tuple[MatchState, list[LogEntry]]:
+        """The state and log a stored match holds (the same ``evolve`` as live play)."""
+        tokens = {seat: token_hash for seat, _, token_hash in stored.seat_rows}
+        state = initial_state(self.settings, self._seed)
+        entries: list[LogEntry] = []
+        for row in stored.events:
+            event = from_stored(row.kind, row.data, self.seat_count)
+            if isinstance(event, SeatJoined):
+                event = SeatJoined(event.seat, event.name, tokens.get(event.seat, ""))
+            state = evolve(self.rules, state, event)
+            entries.append(LogEntry(row.seq, row.time_ms, event, state.game))
+        for seat, count in sorted(stored.strikes.items()):
+            state = evolve(self.rules, state, Strike(seat, count))
+        return state, entries
 
     # ------------------------------------------------------------------ queries
+
+    @property
+    def status(self) -> str:
+        """``waiting``, ``active`` or ``finished``."""
+        return self.current.status
+
+    @property
+    def state(self) -> Any:
+        """The rules' state now (authoritative: only ever sent through a view)."""
+        return self.current.game
+
+    @property
+    def forfeited(self) -> frozenset[int]:
+        """Seats that are out of the game."""
+        return self.current.forfeited
+
+    @property
+    def moves(self) -> int:
+        """Plies played so far."""
+        return self.current.plies
 
     @property
     def last_seq(self) -> int:
@@ -241,11 +330,34 @@ class Match:
     @property
     def revealed_seed(self) -> bytes | None:
         """The secret seed, but only once the match is finished."""
-        return self._seed if self.status == "finished" else None
+        return self._seed if self.current.status == "finished" else None
 
     def outcome(self) -> Outcome | None:
         """The match's outcome once over (an aborted match included)."""
-        return self.ended_outcome
+        return self.current.outcome
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every seat's player name ("" while open)."""
+        return tuple(record.name for record in self.current.seats)
+
+    def presence(self, seat: int) -> str:
+        """The live connection state of ``seat``: connected, disconnected, or "" (never)."""
+        if self._connections[seat]:
+            return "connected"
+        return "" if self._gone_since[seat] is None else "disconnected"
+
+    def seat_views(self) -> list[SeatView]:
+        """Every seat as GetMatch shows it: final states once over, live presence before."""
+        final = self.current.final_states if self.current.status == "finished" else ()
+        return [
+            SeatView(
+                record.name,
+                final[seat] if final else seat_state(record.standing, self.presence(seat)),
+                record.clock_ms,
+            )
+            for seat, record in enumerate(self.current.seats)
+        ]
 
     def seat_for_token(self, token: str | None) -> int:
         """The seat a token belongs to in this match; raise the right ApiError otherwise."""
@@ -267,121 +379,58 @@ class Match:
 
     def join(self, name: str, requested_seat: int | None) -> tuple[str, int]:
         """Take a seat: returns (token, 0-based seat). Starts the match when it is full."""
-        name = name.strip() or "anonymous"
-        if len(name) > MAX_NAME or not name.isprintable():
-            raise errors.invalid("BAD_NAME", f"player_name must be at most {MAX_NAME} printable characters")
-        if self.status != "waiting":
-            raise errors.precondition("MATCH_FULL", "every seat of this match is taken")
-        free = [s for s, info in enumerate(self.seats) if not info.token_hash]
-        if self.seat_assignment == "lot":
-            if requested_seat is not None:
-                raise errors.invalid("SEAT_BY_LOT", "seats of this match are drawn by lot; do not name one")
-            seat = self._order[self.seat_count - len(free)]
-        elif requested_seat is None:
-            seat = free[0]
-        elif not 0 <= requested_seat < self.seat_count:
-            raise errors.invalid("BAD_SEAT", f"seat must be between 1 and {self.seat_count}")
-        elif requested_seat not in free:
-            raise errors.precondition("SEAT_TAKEN", f"seat {requested_seat + 1} is taken")
-        else:
-            seat = requested_seat
         token = secrets.token_urlsafe(32)
-        info = self.seats[seat]
-        info.name, info.token_hash, info.state = name, hash_token(token), "joined"
-        pending = [("seat", {"seat": seat, "name": name, "state": "joined"}, self.state)]
-        full = len(free) == 1
-        if full:
-            pending += self._start_events()
-        try:
-            self._commit(pending, join=(seat, name, info.token_hash))
-        except Exception:
-            info.name, info.token_hash, info.state = "", "", "open"
-            raise
-        self._by_token[info.token_hash] = seat
-        return token, seat
+        decision = self._execute(Join(name, requested_seat, hash_token(token)))
+        joined = next(e for e in decision.events if isinstance(e, SeatJoined))
+        return token, joined.seat
 
     def submit(self, seat: int, move: str, ply_guard: int | None = None) -> LogEntry:
-        """Play ``move`` for ``seat``; returns the ``move`` log entry. Refusals change nothing."""
-        if len(move) > MAX_MOVE_TEXT:
-            raise errors.invalid("MALFORMED_MOVE", f"a move is at most {MAX_MOVE_TEXT} characters")
-        self._require_active()
-        turn = self._turn
-        if turn is None or turn.seat != seat:
-            raise errors.precondition("NOT_YOUR_TURN", f"it is not seat {seat + 1}'s turn")
-        if ply_guard is not None and ply_guard != turn.ply:
-            raise errors.precondition(
-                "STALE_PLY", f"the move was meant for ply {ply_guard}; it is ply {turn.ply}"
-            )
-        if seat in self.forfeited:
-            raise errors.precondition("SEAT_FORFEITED", "this seat has forfeited; the server plays for it")
-        try:
-            new_state = self.rules.apply(self.state, move)
-            canonical = self.rules.canonical_move(self.state, move)
-        except RulesError as error:
-            refusal = errors.from_rules_error(error)
-            self._count_illegal(seat, refusal)
-            raise refusal from None
-        elapsed = self._elapsed_ms(turn)
-        if turn.time_left_ms and elapsed > turn.time_left_ms:
-            self._expire(turn.ply)
-            raise errors.precondition("TIME_EXPIRED", "the move came after this seat's time ran out")
-        self._charge_clock(seat, elapsed)
-        pending = [("move", {"seat": seat, "move": canonical, "substituted": False}, new_state)]
-        entries = self._commit(pending + self._advance_events(new_state, turn.ply + 1))
-        return entries[0]
-
-    def _count_illegal(self, seat: int, refusal: errors.ApiError) -> None:
-        """Apply the match's conduct limit: past ``max_illegal_moves`` refusals the seat forfeits."""
-        limit = self.time_control.max_illegal_moves
-        if not limit:
-            return
-        self.illegal_moves[seat] = self.illegal_moves.get(seat, 0) + 1
-        if self.illegal_moves[seat] > limit:
-            self._commit(self._forfeit_events(seat, Termination.ILLEGAL_MOVE))
-            refusal.message += f" (limit of {limit} illegal moves exceeded: the seat forfeits)"
+        """Play ``move`` for ``seat``; returns the ``move`` log entry. Refusals change nothing
+        (but an illegal move counted against the conduct limit, or a move after the time
+        ran out, is refused once that consequence is recorded).
+        """
+        first = self.last_seq
+        self._execute(Move(seat, move, ply_guard))
+        return self.entries[first]
 
     def abort(self) -> LogEntry:
         """End a match that must not count (an organiser's decision): nobody wins, the seed is revealed."""
-        if self.status == "finished":
-            raise errors.precondition("GAME_OVER", "the match is over")
-        data = {"termination": Termination.ABORTED.value, "ranks": [1] * self.seat_count}
-        if self.status == "waiting":
-            self.status = "active"  # so that the end is recorded like any other
-        return self._commit([("ended", data, self.state)])[0]
+        self._execute(Abort())
+        return self.entries[-1]
 
     def resign(self, seat: int) -> LogEntry:
         """``seat`` gives up: Pylos ends; in Kabaleo it ranks last and the server plays for it."""
-        self._require_active()
-        if seat in self.forfeited:
-            raise errors.precondition("SEAT_FORFEITED", "this seat has already forfeited")
-        entries = self._commit(self._forfeit_events(seat, Termination.RESIGNATION))
-        return entries[0]
+        first = self.last_seq
+        self._execute(Resign(seat))
+        return self.entries[first]
 
     def connect(self, seat: int) -> None:
         """A stream authenticated as ``seat`` opened (Play or WatchMatch)."""
-        info = self.seats[seat]
-        info.connections += 1
-        if info.connections == 1 and self.status != "finished":
-            info.disconnected_at = None
-            self._commit([("seat", {"seat": seat, "name": info.name, "state": "connected"}, self.state)])
-            if self._turn is not None and self._turn.seat == seat:
-                self._arm_timer()
+        self._connections[seat] += 1
+        if self._connections[seat] == 1:
+            self._gone_since[seat] = None
+            self._drive()
 
     def disconnect(self, seat: int) -> None:
-        """A stream of ``seat`` closed; the last one closing starts the disconnect grace."""
-        info = self.seats[seat]
-        info.connections -= 1
-        if info.connections == 0 and self.status != "finished":
-            info.disconnected_at = time.monotonic()
-            self._commit([("seat", {"seat": seat, "name": info.name, "state": "disconnected"}, self.state)])
-            if self._turn is not None and self._turn.seat == seat:
-                self._arm_timer()
+        """A stream of ``seat`` closed (or stopped sending); the last one starts the disconnect grace."""
+        self._connections[seat] -= 1
+        if self._connections[seat] == 0:
+            self._gone_since[seat] = time.monotonic()
+            self._drive()
 
     def subscribe(self, after_seq: int, seat: int | None) -> Subscriber:
         """Open a stream cursor after ``after_seq`` (checked here, before anything is sent)."""
         if not 0 <= after_seq <= self.last_seq:
             raise errors.ApiError(
                 grpc.StatusCode.OUT_OF_RANGE, "BAD_SEQ", f"after_seq must be between 0 and {self.last_seq}"
+            )
+        if len(self._subscribers) >= self.limits.per_match:
+            raise errors.exhausted(
+                "TOO_MANY_STREAMS", f"this match has {self.limits.per_match} open streams, the most it takes"
+            )
+        if seat is not None and sum(1 for s in self._subscribers if s.seat == seat) >= self.limits.per_seat:
+            raise errors.exhausted(
+                "TOO_MANY_STREAMS", f"this seat has {self.limits.per_seat} open streams, the most it may have"
             )
         subscriber = Subscriber(seat, after_seq)
         self._subscribers.append(subscriber)
@@ -396,7 +445,8 @@ class Match:
         """(new entries, outbox items) for ``subscriber`` as they happen, until the end.
 
         Entries committed together arrive together. A subscriber that falls behind
-        simply gets a bigger batch next time: nothing is queued per subscriber.
+        simply gets a bigger batch next time: nothing is queued per subscriber (the
+        servicer cuts a big batch into messages of bounded size).
         """
         while True:
             entries = self.entries[subscriber.cursor :]
@@ -405,13 +455,18 @@ class Match:
                 subscriber.cursor = len(self.entries)
                 yield entries, extras
                 continue
-            if self.status == "finished" or self._closed:
+            if self.current.status == "finished" or self._closed:
                 return
             await subscriber.wait()
 
     def follow(self, after_seq: int) -> AsyncIterator[LogEntry]:
         """Entries with seq > ``after_seq`` one by one, until the end (checked eagerly)."""
-        subscriber = self.subscribe(after_seq, None)
+        if not 0 <= after_seq <= self.last_seq:
+            raise errors.ApiError(
+                grpc.StatusCode.OUT_OF_RANGE, "BAD_SEQ", f"after_seq must be between 0 and {self.last_seq}"
+            )
+        subscriber = Subscriber(None, after_seq)  # in-process: not counted against stream limits
+        self._subscribers.append(subscriber)
         return self._follow(subscriber)
 
     async def _follow(self, subscriber: Subscriber) -> AsyncIterator[LogEntry]:
@@ -427,207 +482,190 @@ class Match:
         self._closed = True
         for subscriber in self._subscribers:
             subscriber.wake()
-        if self._turn is not None and self._turn.timer is not None:
-            self._turn.timer.cancel()
+        for handle in (self._timer, self._retry):
+            if handle is not None:
+                handle.cancel()
+        self._timer = self._retry = None
 
-    # ----------------------------------------------------------------- internals
+    # ------------------------------------------------------------ the one path
 
-    def _require_active(self) -> None:
-        if self.status == "waiting":
-            raise errors.precondition("NOT_STARTED", "the match has not started: seats are still open")
-        if self.status == "finished":
-            raise errors.precondition("GAME_OVER", "the match is over")
+    def _execute(self, command: Command) -> Decision:
+        """decide → commit → adopt; raises the refusal (after committing what it entails)."""
+        if self._dirty:
+            self._reload()
+        decision = decide(self.settings, self.current, command, self._context())
+        if decision.changes:
+            self._commit(decision)
+        if decision.refusal is not None:
+            raise decision.refusal
+        return decision
 
-    def _start_events(self) -> list[tuple[str, dict[str, Any], Any]]:
-        names = [info.name for info in self.seats]
-        return [("started", {"names": names}, self.state), *self._advance_events(self.state, self.moves)]
+    def _context(self) -> Context:
+        turn = self.current.turn
+        elapsed = int((time.monotonic() - self._turn_started) * 1000) if turn is not None else 0
+        presence = tuple(self.presence(seat) for seat in range(self.seat_count))
+        return Context(elapsed, presence, self._rng)
 
-    def _advance_events(self, state: Any, ply: int) -> list[tuple[str, dict[str, Any], Any]]:
-        """After a change to ``state`` (at ``ply``): the end, or random moves for forfeited
-        seats, then the next turn.
-        """
-        out: list[tuple[str, dict[str, Any], Any]] = []
-        while True:
-            outcome = self.rules.outcome(state)
-            if outcome is not None:
-                data = {"termination": outcome.termination.value, "ranks": list(outcome.ranks)}
-                out.append(("ended", data, state))
-                return out
-            seat = self.rules.to_move(state)
-            assert seat is not None
-            if seat not in self.forfeited:
-                break
-            move = self.rules.random_move(state, self._rng)
-            state = self.rules.apply(state, move)
-            ply += 1
-            out.append(("move", {"seat": seat, "move": move, "substituted": True}, state))
-        out.append(("turn", self._turn_data(seat, ply), state))
-        return out
-
-    def _turn_data(self, seat: int, ply: int) -> dict[str, Any]:
-        tc = self.time_control
-        # An empty Fischer clock is still a limit: 0 would mean "untimed" on the wire, and a
-        # seat that ran out under random_move (no increment) would stall the match forever.
-        clock = max(1, self.seats[seat].clock_ms) if tc.base_ms else 0
-        limits = [limit for limit in (tc.per_move_ms, clock) if limit]
-        return {
-            "seat": seat,
-            "ply": ply,
-            "time_left_ms": min(limits) if limits else 0,
-            "clocks": [info.clock_ms for info in self.seats],
-        }
-
-    def _forfeit_events(self, seat: int, termination: Termination) -> list[Any]:
-        self.forfeited.add(seat)
-        state = self.rules.forfeit(self.state, seat, termination)
-        pending: list[Any] = [("forfeit", {"seat": seat, "termination": termination.value}, state)]
-        if self.rules.outcome(state) is not None or (self._turn is not None and self._turn.seat == seat):
-            pending += self._advance_events(state, self.moves)
-        return pending
-
-    def _commit(
-        self,
-        pending: list[tuple[str, dict[str, Any], Any]],
-        *,
-        join: tuple[int, str, str] | None = None,
-    ) -> list[LogEntry]:
-        """Persist ``pending`` in one transaction, then apply it in memory and wake subscribers."""
+    def _commit(self, decision: Decision) -> None:
+        """Persist ``decision`` in one transaction, then adopt it and wake subscribers."""
         now = _now_ms()
         seq = self.last_seq
-        entries = [
-            LogEntry(seq + i + 1, now, kind, data, state) for i, (kind, data, state) in enumerate(pending)
-        ]
-        stored = [StoredEvent(e.seq, e.time_ms, e.kind, e.data) for e in entries]
-        kinds = {e.kind for e in entries}
-        status = "finished" if "ended" in kinds else "active" if "started" in kinds else None
-        if join is not None:
-            self._store.add_seat(self.match_id, join[0], join[1], join[2], stored, status=status)
-        else:
-            self._store.append(
-                self.match_id, stored, status=status, ended_ms=now if status == "finished" else None
+        events = decision.events
+        before, after = self.current.status, decision.state.status
+        status = after if after != before else None
+        joined = next((e for e in events if isinstance(e, SeatJoined)), None)
+        try:
+            self._store.commit(
+                self.match_id,
+                [StoredEvent(seq + i + 1, now, event.kind, event.data()) for i, event in enumerate(events)],
+                status=status,
+                ended_ms=now if status == "finished" else None,
+                seat=None if joined is None else (joined.seat, joined.name, joined.token_hash),
+                strikes=[(strike.seat, strike.count) for strike in decision.strikes],
             )
+        except StoreUnavailableError as error:
+            self._dirty = True  # the store says nothing was written; check before the next change
+            raise store_unavailable(error) from None
         # Durable: now change memory and tell the world.
+        self.current = decision.state
+        if joined is not None:
+            self._by_token[joined.token_hash] = joined.seat
+        if not events:
+            return
         for entry in self._recent:
             entry.cache = None
+        entries = [
+            LogEntry(seq + i + 1, now, event, game, {})
+            for i, (event, game) in enumerate(zip(events, decision.games, strict=True))
+        ]
         self._recent = entries
-        for entry in entries:
-            self.entries.append(entry)
-            self.state = entry.state
-            self._on_entry(entry)
+        self.entries.extend(entries)
+        if any(isinstance(event, TurnStarted) for event in events):
+            self._turn_started = time.monotonic()
+        for event in events:
+            self._announce(event)
+        if after == "finished" and before != "finished" and self.on_finished is not None:
+            self.on_finished(self)
+        self._arm_timer()
         self._wake()
-        return entries
 
-    def _on_entry(self, entry: LogEntry) -> None:
-        data = entry.data
-        kind = entry.kind
-        if kind == "started":
-            self.status = "active"
-            self._log(f"match {self.match_id} started: {', '.join(data['names'])}")
-        elif kind == "turn":
-            self._set_turn(_Turn(data["seat"], data["ply"], time.monotonic(), data["time_left_ms"]))
-        elif kind == "move":
-            self.moves += 1
-            self._clear_turn()
-            note = " (substituted)" if data["substituted"] else ""
-            self._log(f"match {self.match_id} seat {data['seat'] + 1} played {data['move']}{note}")
-        elif kind == "ended":
-            self.status = "finished"
-            self.ended_outcome = Outcome(Termination(data["termination"]), tuple(data["ranks"]))
-            self._clear_turn()
-            if self.on_finished is not None:
-                self.on_finished(self)
-            self._log(
-                f"match {self.match_id} ended: {data['termination']}, ranks {data['ranks']}; seed revealed"
-            )
-        elif kind == "seat":
-            if data["state"] not in ("connected", "disconnected"):
-                self.seats[data["seat"]].state = data["state"]
-            self._log(f"match {self.match_id} seat {data['seat'] + 1} {data['state']}")
-        elif kind == "forfeit":
-            self.seats[data["seat"]].state = _FORFEIT_STATES[data["termination"]]
-            self._log(f"match {self.match_id} seat {data['seat'] + 1} forfeited ({data['termination']})")
+    def _reload(self) -> None:
+        """After a failed commit: make sure memory is what the log says, reloading if the
+        store holds more than memory (a commit reported failed that was in fact written).
+        """
+        try:
+            stored = self._store.load(self.match_id)
+        except (StoreUnavailableError, sqlite3.Error) as error:
+            failure = error if isinstance(error, StoreUnavailableError) else StoreUnavailableError(error)
+            raise store_unavailable(failure) from None
+        if stored is None:  # pragma: no cover - a match row is never deleted
+            raise store_unavailable(StoreUnavailableError(sqlite3.DatabaseError("the match row is gone")))
+        if len(stored.events) != self.last_seq or stored.strikes != self._strikes():
+            state, entries = self._replay(stored)
+            log.warning("match %s: reloaded from the log after a failed write", self.match_id)
+            self.current = state
+            self.entries.extend(entries[self.last_seq :])
+            self._by_token = {r.token_hash: s for s, r in enumerate(state.seats) if r.token_hash}
+            self._wake()
+        self._dirty = False
+
+    def _strikes(self) -> dict[int, int]:
+        return {s: record.strikes for s, record in enumerate(self.current.seats) if record.strikes}
+
+    def _announce(self, event: Event) -> None:
+        """One log line per event (public facts only)."""
+        mid = self.match_id
+        if isinstance(event, MovePlayed):
+            note = " (substituted)" if event.substituted else ""
+            self._log(f"match {mid} seat {event.seat + 1} played {event.move}{note}")
+        elif isinstance(event, Started):
+            self._log(f"match {mid} started: {', '.join(event.names)}")
+        elif isinstance(event, Ended):
+            self._log(f"match {mid} ended: {event.termination}, ranks {list(event.ranks)}; seed revealed")
+        elif isinstance(event, Forfeited):
+            self._log(f"match {mid} seat {event.seat + 1} forfeited ({event.termination})")
+        elif isinstance(event, SeatJoined):
+            self._log(f"match {mid} seat {event.seat + 1} joined")
+        elif isinstance(event, PresenceChanged):
+            self._log(f"match {mid} seat {event.seat + 1} {event.state}")
+        elif isinstance(event, Substituted):
+            self._log(f"match {mid} seat {event.seat + 1} substituted")
 
     def _wake(self) -> None:
         """Wake every stream, the seat to move first so that its turn reaches it soonest."""
-        to_move = self._turn.seat if self._turn is not None else None
-        for subscriber in self._subscribers:
-            if subscriber.seat == to_move and to_move is not None:
-                subscriber.wake()
+        turn = self.current.turn
+        to_move = turn.seat if turn is not None else None
+        if to_move is not None:
+            for subscriber in self._subscribers:
+                if subscriber.seat == to_move:
+                    subscriber.wake()
         for subscriber in self._subscribers:
             if subscriber.seat != to_move or to_move is None:
                 subscriber.wake()
 
-    # -------------------------------------------------------------------- clocks
+    # ------------------------------------------------- server-driven changes
 
-    def _set_turn(self, turn: _Turn) -> None:
-        self._clear_turn()
-        self._turn = turn
+    def _drive(self) -> None:
+        """Do what the server owes the match now (presence to record, a start or turn that
+        is due, an expired turn); when the store refuses, retry with backoff.
+        """
+        if self._closed or self.current.status == "finished" or self._retry is not None:
+            return
+        try:
+            self._execute(Settle())
+            turn = self.current.turn
+            if turn is not None and self._due():
+                self._execute(Expire(turn.ply))
+        except errors.ApiError as error:
+            if error.reason != STORE_UNAVAILABLE:  # pragma: no cover - Settle and Expire refuse nothing
+                raise
+            self._retry_delay = min(RETRY_MAX_S, max(RETRY_FIRST_S, self._retry_delay * 2))
+            self._retry = asyncio.get_running_loop().call_later(self._retry_delay, self._retry_now)
+            return
+        self._retry_delay = 0.0
         self._arm_timer()
 
-    def _clear_turn(self) -> None:
-        if self._turn is not None and self._turn.timer is not None:
-            self._turn.timer.cancel()
-        self._turn = None
+    def _retry_now(self) -> None:
+        self._retry = None
+        self._drive()
 
-    def _elapsed_ms(self, turn: _Turn) -> int:
-        return int((time.monotonic() - turn.started) * 1000)
+    def _deadline(self) -> float | None:
+        """When the running turn expires (monotonic seconds): its time limit or the grace."""
+        turn = self.current.turn
+        if turn is None or self.current.status != "active":
+            return None
+        deadlines: list[float] = []
+        if turn.time_left_ms:
+            deadlines.append(self._turn_started + turn.time_left_ms / 1000)
+        grace = self.time_control.disconnect_grace_ms
+        gone = self._gone_since[turn.seat]
+        if grace and gone is not None and not self._connections[turn.seat]:
+            deadlines.append(max(gone, self._turn_started) + grace / 1000)
+        return min(deadlines) if deadlines else None
 
-    def _charge_clock(self, seat: int, elapsed_ms: int) -> None:
-        tc = self.time_control
-        if tc.base_ms:
-            info = self.seats[seat]
-            info.clock_ms = max(0, info.clock_ms - elapsed_ms) + tc.increment_ms
+    def _due(self) -> bool:
+        deadline = self._deadline()
+        return deadline is not None and time.monotonic() >= deadline - 1e-6
 
     def _arm_timer(self) -> None:
         """(Re)schedule the expiry of the running turn: its time limit, or the disconnect grace."""
-        turn = self._turn
-        if turn is None:
-            return
-        if turn.timer is not None:
-            turn.timer.cancel()
-            turn.timer = None
-        if self.status != "active" or self._closed:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._closed or self._retry is not None:
             return  # closed: the streams ending at shutdown must not start a grace timer
-        now = time.monotonic()
-        deadlines = []
-        if turn.time_left_ms:
-            deadlines.append(turn.started + turn.time_left_ms / 1000)
-        info = self.seats[turn.seat]
-        grace = self.time_control.disconnect_grace_ms
-        if grace and info.connections == 0 and info.disconnected_at is not None:
-            deadlines.append(max(info.disconnected_at, turn.started) + grace / 1000)
-        if deadlines:
-            delay = max(0.0, min(deadlines) - now)
-            turn.timer = asyncio.get_running_loop().call_later(delay, self._expire, turn.ply)
+        deadline = self._deadline()
+        if deadline is not None:
+            delay = max(0.0, deadline - time.monotonic())
+            self._timer = asyncio.get_running_loop().call_later(delay, self._on_timer)
 
-    def _expire(self, ply: int) -> None:
-        """The running turn's time is up: apply the match's timeout policy."""
-        turn = self._turn
-        if turn is None or turn.ply != ply or self.status != "active" or self._closed:
-            return
-        seat = turn.seat
-        info = self.seats[seat]
-        if self.time_control.base_ms:
-            info.clock_ms = max(0, info.clock_ms - self._elapsed_ms(turn))
-        if self.time_control.on_timeout == "random_move":
-            move = self.rules.random_move(self.state, self._rng)
-            state = self.rules.apply(self.state, move)
-            self._charge_clock(seat, 0)
-            pending: list[Any] = [
-                ("seat", {"seat": seat, "name": info.name, "state": "substituted"}, self.state),
-                ("move", {"seat": seat, "move": move, "substituted": True}, state),
-                *self._advance_events(state, turn.ply + 1),
-            ]
-            self._commit(pending)
-        else:
-            self._commit(self._forfeit_events(seat, Termination.TIMEOUT))
+    def _on_timer(self) -> None:
+        self._timer = None
+        self._drive()
 
 
-_FORFEIT_STATES = {
-    Termination.RESIGNATION.value: "resigned",
-    Termination.TIMEOUT.value: "timed_out",
-    Termination.ILLEGAL_MOVE.value: "resigned",
-}
+# decide's limits, re-exported for the servicer and bots
+PRESENCE_EVENTS_PER_TURN = decide_module.PRESENCE_EVENTS_PER_TURN
 
 
 def _now_ms() -> int:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ziggurat.rules.core import Outcome, Termination
+from ziggurat.rules.core import Termination
+from ziggurat.service.events import Ended, Forfeited, MovePlayed
 from ziggurat.service.render import render_match
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.wire.codec import TERMINATIONS, outcome_to_proto
@@ -29,14 +30,13 @@ def match_record(match: Match) -> spb.MatchRecord:
     )
     ply = 0
     for entry in match.entries:
-        if entry.kind == "move":
-            data = entry.data
-            record.moves.add(seat=data["seat"] + 1, move=data["move"], substituted=data["substituted"])
+        event = entry.event
+        if isinstance(event, MovePlayed):
+            record.moves.add(seat=event.seat + 1, move=event.move, substituted=event.substituted)
             ply += 1
-        elif entry.kind == "forfeit":
-            termination = TERMINATIONS[Termination(entry.data["termination"])]
-            record.forfeits.add(seat=entry.data["seat"] + 1, ply=ply, termination=termination)
-        elif entry.kind == "ended":
-            outcome = Outcome(Termination(entry.data["termination"]), tuple(entry.data["ranks"]))
-            record.outcome.CopyFrom(outcome_to_proto(outcome))
+        elif isinstance(event, Forfeited):
+            termination = TERMINATIONS[Termination(event.termination)]
+            record.forfeits.add(seat=event.seat + 1, ply=ply, termination=termination)
+        elif isinstance(event, Ended):
+            record.outcome.CopyFrom(outcome_to_proto(event.outcome))
     return record

@@ -10,9 +10,20 @@ the same audience whenever it is sent (live, resumed, or after a restart).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from ziggurat.rules.core import Outcome, Termination
+from ziggurat.service.events import (
+    Created,
+    Ended,
+    Forfeited,
+    MovePlayed,
+    PresenceChanged,
+    SeatJoined,
+    Started,
+    Substituted,
+    TurnStarted,
+)
 from ziggurat.v1 import match_pb2 as mpb
 from ziggurat.wire.codec import config_to_proto, outcome_to_proto, view_to_proto
 
@@ -27,6 +38,7 @@ SEAT_STATES: dict[str, mpb.SeatState.ValueType] = {
     "timed_out": mpb.SEAT_STATE_TIMED_OUT,
     "substituted": mpb.SEAT_STATE_SUBSTITUTED,
     "resigned": mpb.SEAT_STATE_RESIGNED,
+    "illegal_moves": mpb.SEAT_STATE_ILLEGAL_MOVES,
 }
 TIMEOUT_POLICIES: dict[str, mpb.TimeoutPolicy.ValueType] = {
     "forfeit": mpb.TIMEOUT_POLICY_FORFEIT,
@@ -58,52 +70,54 @@ def time_control_proto(match: Match) -> mpb.TimeControl:
 
 def render_event(match: Match, entry: LogEntry, audience: int | None) -> mpb.Event:
     """The event ``entry`` as seen by ``audience`` (0-based seat, or None for a spectator)."""
-    event = mpb.Event(seq=entry.seq, match_id=match.match_id, time_ms=entry.time_ms)
-    data = entry.data
-    kind = entry.kind
-    if kind == "created":
-        created = event.match_created
+    out = mpb.Event(seq=entry.seq, match_id=match.match_id, time_ms=entry.time_ms)
+    event = entry.event
+    if isinstance(event, MovePlayed):
+        played = out.move_played
+        played.seat, played.move, played.substituted = event.seat + 1, event.move, event.substituted
+        played.view.CopyFrom(view_to_proto(match.rules.view(entry.game, audience)))
+    elif isinstance(event, TurnStarted):
+        turn = out.turn_started
+        turn.seat, turn.ply, turn.time_left_ms = event.seat + 1, event.ply, event.time_left_ms
+        if audience == event.seat:
+            turn.legal_moves.extend(match.rules.legal_moves(entry.game))
+        names = match.names
+        for index, clock in enumerate(event.clocks):
+            turn.seats.add(
+                seat=index + 1, player_name=names[index], state=SEAT_STATES[event.states[index]], clock_ms=clock
+            )
+    elif isinstance(event, SeatJoined | PresenceChanged | Substituted):
+        seat = out.seat_changed.seat
+        state = "joined" if isinstance(event, SeatJoined) else event.state
+        seat.seat, seat.player_name, seat.state = event.seat + 1, event.name, SEAT_STATES[state]
+    elif isinstance(event, Forfeited):
+        # A forfeit (resignation, time-out, too many illegal moves) is a seat change.
+        seat = out.seat_changed.seat
+        seat.seat, seat.player_name = event.seat + 1, match.names[event.seat]
+        seat.state = SEAT_STATES[event.state]
+        if event.clock_ms is not None:
+            seat.clock_ms = event.clock_ms
+    elif isinstance(event, Started):
+        started = out.match_started
+        for index, name in enumerate(event.names):
+            started.seats.add(seat=index + 1, player_name=name, state=SEAT_STATES[event.states[index]])
+        started.view.CopyFrom(view_to_proto(match.rules.view(entry.game, audience)))
+    elif isinstance(event, Ended):
+        ended = out.match_ended
+        ended.outcome.CopyFrom(outcome_to_proto(event.outcome))
+        seed = match.revealed_seed
+        ended.revealed_seed = "" if seed is None else seed.hex()
+        ended.view.CopyFrom(view_to_proto(match.rules.view(entry.game, audience)))
+    elif isinstance(event, Created):
+        created = out.match_created
         created.config.CopyFrom(
             config_to_proto(match.game, match.seat_count, match.rules.config_options(match.config))
         )
         created.time_control.CopyFrom(time_control_proto(match))
         created.seed_commitment = match.commitment
-    elif kind == "seat":
-        seat = event.seat_changed.seat
-        seat.seat, seat.player_name, seat.state = data["seat"] + 1, data["name"], SEAT_STATES[data["state"]]
-    elif kind == "started":
-        started = event.match_started
-        for index, name in enumerate(data["names"]):
-            started.seats.add(seat=index + 1, player_name=name, state=mpb.SEAT_STATE_JOINED)
-        started.view.CopyFrom(view_to_proto(match.rules.view(entry.state, audience)))
-    elif kind == "turn":
-        turn = event.turn_started
-        turn.seat, turn.ply, turn.time_left_ms = data["seat"] + 1, data["ply"], data["time_left_ms"]
-        if audience == data["seat"]:
-            turn.legal_moves.extend(match.rules.legal_moves(entry.state))
-        for index, clock in enumerate(data["clocks"]):
-            turn.seats.add(seat=index + 1, player_name=match.seats[index].name, clock_ms=clock)
-    elif kind == "move":
-        played = event.move_played
-        played.seat, played.move, played.substituted = data["seat"] + 1, data["move"], data["substituted"]
-        played.view.CopyFrom(view_to_proto(match.rules.view(entry.state, audience)))
-    elif kind == "forfeit":
-        # A forfeit (resignation or time-out under the forfeit policy) is a seat change.
-        seat = event.seat_changed.seat
-        seat.seat, seat.player_name = data["seat"] + 1, match.seats[data["seat"]].name
-        seat.state = (
-            mpb.SEAT_STATE_RESIGNED if data["termination"] == "resignation" else mpb.SEAT_STATE_TIMED_OUT
-        )
-    elif kind == "ended":
-        ended = event.match_ended
-        outcome = Outcome(Termination(data["termination"]), tuple(data["ranks"]))
-        ended.outcome.CopyFrom(outcome_to_proto(outcome))
-        seed = match.revealed_seed
-        ended.revealed_seed = "" if seed is None else seed.hex()
-        ended.view.CopyFrom(view_to_proto(match.rules.view(entry.state, audience)))
-    else:  # pragma: no cover - every kind written by Match is handled above
-        raise ValueError(f"unknown event kind {kind!r}")
-    return event
+    else:  # pragma: no cover - every event class is handled above
+        raise ValueError(f"unknown event {event!r}")
+    return out
 
 
 def render_match(match: Match, audience: int | None) -> mpb.Match:
@@ -117,7 +131,7 @@ def render_match(match: Match, audience: int | None) -> mpb.Match:
         seed_commitment=match.commitment,
         last_seq=match.last_seq,
     )
-    for index, info in enumerate(match.seats):
+    for index, info in enumerate(match.seat_views()):
         out.seats.add(
             seat=index + 1, player_name=info.name, state=SEAT_STATES[info.state], clock_ms=info.clock_ms
         )
@@ -133,11 +147,12 @@ def event_bytes(match: Match, entry: LogEntry, audience: int | None) -> bytes:
     """The serialized event for ``audience``, cached on the entry while it is the newest.
 
     Fan-out to many spectators (and both Pylos seats' identical parts) then costs one
-    rendering per audience instead of one per stream.
+    rendering per audience instead of one per stream. Older entries (a catch-up) are
+    rendered without caching, so a replay leaves nothing behind.
     """
     cache = entry.cache
     if cache is None:
-        cache = entry.cache = {}
+        return render_event(match, entry, audience).SerializeToString()
     data = cache.get(audience)
     if data is None:
         data = cache[audience] = render_event(match, entry, audience).SerializeToString()
@@ -169,3 +184,34 @@ def frame_events(events: list[bytes], extra: bytes = b"") -> bytes:
 def frame_field(number: int, payload: bytes) -> bytes:
     """One length-delimited field (wire type 2) in wire form."""
     return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+# A catch-up is cut into messages of about this size (gRPC clients refuse messages over 4 MiB
+# by default); events recorded together (same time_ms) stay in one message unless a single
+# change alone would pass HARD_MESSAGE_BYTES, which no game comes near.
+MESSAGE_BYTES = 256 * 1024
+HARD_MESSAGE_BYTES = 3 * 1024 * 1024
+
+
+def framed_batches(match: Match, entries: list[LogEntry], audience: int | None) -> Iterator[bytes]:
+    """``entries`` for ``audience`` as WatchMatchResponse/PlayResponse messages of bounded size.
+
+    Rendered lazily, one message at a time, so a long catch-up never sits in memory whole.
+    A message ends only between two changes (events that share ``time_ms`` were committed
+    together or within the same millisecond), so no client sees half a change.
+    """
+    pending: list[bytes] = []
+    size = 0
+    previous_time: int | None = None
+    for entry in entries:
+        data = event_bytes(match, entry, audience)
+        cost = len(data) + 6
+        boundary = entry.time_ms != previous_time
+        if pending and (size + cost > HARD_MESSAGE_BYTES or (boundary and size + cost > MESSAGE_BYTES)):
+            yield frame_events(pending)
+            pending, size = [], 0
+        pending.append(data)
+        size += cost
+        previous_time = entry.time_ms
+    if pending:
+        yield frame_events(pending)

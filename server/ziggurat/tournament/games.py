@@ -30,6 +30,7 @@ from typing import Any
 from ziggurat.rules.core import Termination
 from ziggurat.rules.registry import get_rules
 from ziggurat.service.bots import BotRegistry
+from ziggurat.service.events import Ended, Forfeited, MovePlayed, Substituted
 from ziggurat.service.manager import MatchManager
 from ziggurat.service.match import Match
 from ziggurat.service.timecontrol import TimeControl
@@ -153,24 +154,19 @@ def game_result(spec: GameSpec, match: Match, reasons: Mapping[int, str]) -> dic
     assert outcome is not None
     moves: list[dict[str, Any]] = []
     verdicts = ["finished"] * len(spec.seats)
-    last_state: dict[int, str] = {}
     for entry in match.entries:
-        data = entry.data
-        if entry.kind == "move":
-            moves.append({"seat": data["seat"] + 1, "move": data["move"], "substituted": data["substituted"]})
-        elif entry.kind == "seat":
-            last_state[data["seat"]] = data["state"]
-            if data["state"] == "substituted":
-                verdicts[data["seat"]] = "timeout"
-        elif entry.kind == "forfeit":
-            seat = data["seat"]
-            termination = data["termination"]
-            if termination == Termination.TIMEOUT.value:
-                verdicts[seat] = "disconnected" if last_state.get(seat) == "disconnected" else "timeout"
-            elif termination == Termination.ILLEGAL_MOVE.value:
-                verdicts[seat] = "illegal"
+        event = entry.event
+        if isinstance(event, MovePlayed):
+            moves.append({"seat": event.seat + 1, "move": event.move, "substituted": event.substituted})
+        elif isinstance(event, Substituted):
+            verdicts[event.seat] = "timeout"
+        elif isinstance(event, Forfeited):
+            if event.termination == Termination.TIMEOUT.value:
+                verdicts[event.seat] = "disconnected" if event.cause == "disconnected" else "timeout"
+            elif event.termination == Termination.ILLEGAL_MOVE.value:
+                verdicts[event.seat] = "illegal"
             else:
-                verdicts[seat] = reasons.get(seat, "finished")  # a bot may resign on its own
+                verdicts[event.seat] = reasons.get(event.seat, "finished")  # a bot may resign on its own
     for seat, reason in reasons.items():
         if verdicts[seat] == "finished":
             verdicts[seat] = reason
@@ -200,7 +196,7 @@ class ShutdownError(RuntimeError):
 
 async def _until_finished(match: Match) -> None:
     async for entry in match.follow(match.last_seq):
-        if entry.kind == "ended":
+        if isinstance(entry.event, Ended):
             return
     if match.status != "finished":
         raise ShutdownError(f"match {match.match_id} was closed before it ended")

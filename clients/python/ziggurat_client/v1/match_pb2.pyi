@@ -101,29 +101,75 @@ class _SeatState:
 class _SeatStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_SeatState.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     SEAT_STATE_UNSPECIFIED: _SeatState.ValueType  # 0
+    """never sent"""
     SEAT_STATE_OPEN: _SeatState.ValueType  # 1
-    """nobody has joined this seat"""
+    """nobody has taken this seat"""
     SEAT_STATE_JOINED: _SeatState.ValueType  # 2
+    """Taken; no stream with the seat's token has been open since it was taken."""
     SEAT_STATE_CONNECTED: _SeatState.ValueType  # 3
+    """A Play stream (whose sending side is open) or a WatchMatch stream with the seat's
+    token is open.
+    """
     SEAT_STATE_DISCONNECTED: _SeatState.ValueType  # 4
+    """The seat was connected and has no open stream now (a half-closed Play stream does not
+    count; after a server restart, every seat that had connected). On its turn the
+    disconnect grace runs.
+    """
     SEAT_STATE_TIMED_OUT: _SeatState.ValueType  # 5
+    """Forfeited on time: its clock, its per-move limit or its disconnect grace ran out
+    under TIMEOUT_POLICY_FORFEIT.
+    """
     SEAT_STATE_SUBSTITUTED: _SeatState.ValueType  # 6
-    """a random move was played for this seat"""
+    """Only in the SeatChangedEvent just before a move the server plays for the seat because
+    its time ran out under TIMEOUT_POLICY_RANDOM_MOVE; the seat then keeps its connection
+    state.
+    """
     SEAT_STATE_RESIGNED: _SeatState.ValueType  # 7
+    """forfeited by Resign"""
+    SEAT_STATE_ILLEGAL_MOVES: _SeatState.ValueType  # 8
+    """Forfeited: its refused moves exceeded TimeControl.max_illegal_moves
+    (TERMINATION_ILLEGAL_MOVE).
+    """
 
 class SeatState(_SeatState, metaclass=_SeatStateEnumTypeWrapper):
-    """A seat's connection state as everyone may see it."""
+    """A seat's state as everyone may see it: one vocabulary for Match.seats (GetMatch,
+    ListMatches), SeatChangedEvent, and the seats of MatchStartedEvent and TurnStartedEvent.
+    A seat that has forfeited keeps its forfeit state (TIMED_OUT, RESIGNED, ILLEGAL_MOVES)
+    everywhere; otherwise a taken seat is JOINED until one of its streams opens, then
+    CONNECTED or DISCONNECTED. Once the match is over, Match.seats shows each seat's state
+    at the end.
+    """
 
 SEAT_STATE_UNSPECIFIED: SeatState.ValueType  # 0
+"""never sent"""
 SEAT_STATE_OPEN: SeatState.ValueType  # 1
-"""nobody has joined this seat"""
+"""nobody has taken this seat"""
 SEAT_STATE_JOINED: SeatState.ValueType  # 2
+"""Taken; no stream with the seat's token has been open since it was taken."""
 SEAT_STATE_CONNECTED: SeatState.ValueType  # 3
+"""A Play stream (whose sending side is open) or a WatchMatch stream with the seat's
+token is open.
+"""
 SEAT_STATE_DISCONNECTED: SeatState.ValueType  # 4
+"""The seat was connected and has no open stream now (a half-closed Play stream does not
+count; after a server restart, every seat that had connected). On its turn the
+disconnect grace runs.
+"""
 SEAT_STATE_TIMED_OUT: SeatState.ValueType  # 5
+"""Forfeited on time: its clock, its per-move limit or its disconnect grace ran out
+under TIMEOUT_POLICY_FORFEIT.
+"""
 SEAT_STATE_SUBSTITUTED: SeatState.ValueType  # 6
-"""a random move was played for this seat"""
+"""Only in the SeatChangedEvent just before a move the server plays for the seat because
+its time ran out under TIMEOUT_POLICY_RANDOM_MOVE; the seat then keeps its connection
+state.
+"""
 SEAT_STATE_RESIGNED: SeatState.ValueType  # 7
+"""forfeited by Resign"""
+SEAT_STATE_ILLEGAL_MOVES: SeatState.ValueType  # 8
+"""Forfeited: its refused moves exceeded TimeControl.max_illegal_moves
+(TERMINATION_ILLEGAL_MOVE).
+"""
 Global___SeatState: _TypeAlias = SeatState  # noqa: Y015
 
 @_typing.final
