@@ -39,8 +39,8 @@ def _new_match(seed: bytes, seats: int, options: dict[str, str], state_override=
         log_events=lambda line: None,
     )
     if state_override is not None:
-        match.state = state_override
-        match.entries[0].state = state_override
+        match.current = dataclasses.replace(match.current, game=state_override)
+        match.entries[0].game = state_override
     return match
 
 

@@ -21,6 +21,7 @@ import pytest
 
 from tests.service.conftest import RunningServer, kabaleo_config, play_items, pylos_config
 from ziggurat.service.server import ServeOptions, ZigguratServer
+from ziggurat.store.sqlite import Store
 from ziggurat.v1 import game_pb2, match_pb2
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.verify import verify_record
@@ -552,9 +553,9 @@ async def test_late_move_is_refused_when_the_timer_has_not_fired_yet(
     )
     match = server.server.manager.get(match_id)
     await asyncio.sleep(0)
-    turn = match._turn
-    assert turn is not None and turn.timer is not None
-    turn.timer.cancel()  # simulate a timer that has not run yet
+    timer = match._timer
+    assert match.current.turn is not None and timer is not None
+    timer.cancel()  # simulate a timer that has not run yet
     await asyncio.sleep(0.12)
     with pytest.raises(ZigguratError) as refused:
         await client.submit_move(light, "1a1", ply=0)
@@ -713,15 +714,22 @@ async def test_server_shutdown_does_not_time_out_connected_bots(tmp_path: Path) 
         finally:
             loop.set_exception_handler(None)
         assert not failures, f"a timer ran after the shutdown: {failures}"
+    stored = Store(options.db_path)
+    try:
+        kept = stored.load(match_id)
+    finally:
+        stored.close()
+    assert kept is not None and kept.status == "active", "nobody lost on time while the server stopped"
+    assert not [e for e in kept.events if e.kind == "forfeit"]
     second = ZigguratServer(options)
     port = await second.start()
     try:
         async with ZigguratClient(f"127.0.0.1:{port}") as c:
+            # Nobody reconnects: the disconnect grace runs again from the restart.
+            ended = [e async for e in c.watch(match_id, after_seq=kept.events[-1].seq)][-1]
+            assert ended.match_ended.outcome.termination == game_pb2.TERMINATION_TIMEOUT
             summary = await c.get_match(match_id)
-            assert summary.status == match_pb2.MATCH_STATUS_ACTIVE, (
-                "nobody lost on time while the server stopped"
-            )
-            assert all(seat.state != match_pb2.SEAT_STATE_TIMED_OUT for seat in summary.seats)
+            assert summary.seats[0].state == match_pb2.SEAT_STATE_TIMED_OUT
     finally:
         await second.stop()
 

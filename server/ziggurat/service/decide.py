@@ -34,9 +34,10 @@ from ziggurat.wire import errors
 
 MAX_NAME = 64
 MAX_MOVE_TEXT = 64
-# Presence (connected/disconnected) events recorded per seat and turn: a drop and a return.
-# Further changes show in the next TurnStarted's seat states and in GetMatch.
-PRESENCE_EVENTS_PER_TURN = 2
+# Presence (connected/disconnected) events recorded per seat and turn: a connection, then
+# up to two drops and returns. Further changes show in the next TurnStarted's seat states
+# and, live, in GetMatch: flapping connections cannot grow the log.
+PRESENCE_EVENTS_PER_TURN = 4
 
 
 @dataclass(frozen=True, slots=True)

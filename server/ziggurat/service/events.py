@@ -205,7 +205,17 @@ class Strike:
     kind = "strike"
 
 
-Event = Created | SeatJoined | PresenceChanged | Substituted | Started | TurnStarted | MovePlayed | Forfeited | Ended
+Event = (
+    Created
+    | SeatJoined
+    | PresenceChanged
+    | Substituted
+    | Started
+    | TurnStarted
+    | MovePlayed
+    | Forfeited
+    | Ended
+)
 
 
 def from_stored(kind: str, data: dict[str, Any], seats: int) -> Event:

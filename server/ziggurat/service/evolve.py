@@ -139,14 +139,18 @@ def evolve(rules: AnyRules, state: MatchState, event: Event | Strike, game: Any 
             ),
         )
     if isinstance(event, Forfeited):
-        after = rules.forfeit(state.game, event.seat, Termination(event.termination)) if game is _UNSET else game
+        after = (
+            rules.forfeit(state.game, event.seat, Termination(event.termination)) if game is _UNSET else game
+        )
         changes: dict[str, Any] = {"standing": FORFEIT_STATES[event.termination]}
         if event.clock_ms is not None:
             changes["clock_ms"] = event.clock_ms
         turn = None if state.turn is not None and state.turn.seat == event.seat else state.turn
         return replace(state, game=after, seats=_with(state.seats, event.seat, **changes), turn=turn)
     if isinstance(event, SeatJoined):
-        seats = _with(state.seats, event.seat, name=event.name, token_hash=event.token_hash, standing="joined")
+        seats = _with(
+            state.seats, event.seat, name=event.name, token_hash=event.token_hash, standing="joined"
+        )
         return replace(state, seats=seats)
     if isinstance(event, Started):
         seats = tuple(
@@ -164,7 +168,7 @@ def evolve(rules: AnyRules, state: MatchState, event: Event | Strike, game: Any 
 
 
 def _with(seats: tuple[SeatRecord, ...], seat: int, **changes: Any) -> tuple[SeatRecord, ...]:
-    return seats[:seat] + (replace(seats[seat], **changes),) + seats[seat + 1 :]
+    return (*seats[:seat], replace(seats[seat], **changes), *seats[seat + 1 :])
 
 
 def _presence(recorded: str, state: str) -> str:

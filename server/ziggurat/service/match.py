@@ -74,12 +74,13 @@ from ziggurat.service.evolve import MatchState, Settings, evolve, initial_state
 from ziggurat.service.timecontrol import TimeControl
 from ziggurat.store.sqlite import Store, StoredEvent, StoredMatch, StoreUnavailableError
 from ziggurat.wire import errors
+from ziggurat.wire.reasons import Reason
 
 __all__ = ["MAX_MOVE_TEXT", "MAX_NAME", "LogEntry", "Match", "StreamLimits", "Subscriber", "hash_token"]
 
 log = logging.getLogger("ziggurat.match")
 
-STORE_UNAVAILABLE = "STORE_UNAVAILABLE"
+STORE_UNAVAILABLE = Reason.STORE_UNAVAILABLE.name
 RETRY_FIRST_S = 0.05
 RETRY_MAX_S = 2.0
 
@@ -91,9 +92,8 @@ def hash_token(token: str) -> str:
 
 def store_unavailable(error: StoreUnavailableError) -> errors.ApiError:
     """The refusal for a change the store did not take (nothing changed; retry later)."""
-    return errors.ApiError(
-        grpc.StatusCode.UNAVAILABLE,
-        STORE_UNAVAILABLE,
+    return errors.refuse(
+        Reason.STORE_UNAVAILABLE,
         f"the match store refused the write ({error.code}); nothing changed, retry later",
     )
 
@@ -276,7 +276,9 @@ class Match:
         """
         match = cls(stored, store, log_events=log_events, limits=limits)
         match.current, match.entries = match._replay(stored)
-        match._by_token = {record.token_hash: s for s, record in enumerate(match.current.seats) if record.token_hash}
+        match._by_token = {
+            record.token_hash: s for s, record in enumerate(match.current.seats) if record.token_hash
+        }
         now = time.monotonic()
         for seat, record in enumerate(match.current.seats):
             if record.presence:
@@ -425,12 +427,14 @@ class Match:
                 grpc.StatusCode.OUT_OF_RANGE, "BAD_SEQ", f"after_seq must be between 0 and {self.last_seq}"
             )
         if len(self._subscribers) >= self.limits.per_match:
-            raise errors.exhausted(
-                "TOO_MANY_STREAMS", f"this match has {self.limits.per_match} open streams, the most it takes"
+            raise errors.refuse(
+                Reason.TOO_MANY_STREAMS,
+                f"this match has {self.limits.per_match} open streams, the most it takes",
             )
         if seat is not None and sum(1 for s in self._subscribers if s.seat == seat) >= self.limits.per_seat:
-            raise errors.exhausted(
-                "TOO_MANY_STREAMS", f"this seat has {self.limits.per_seat} open streams, the most it may have"
+            raise errors.refuse(
+                Reason.TOO_MANY_STREAMS,
+                f"this seat has {self.limits.per_seat} open streams, the most it may have",
             )
         subscriber = Subscriber(seat, after_seq)
         self._subscribers.append(subscriber)
@@ -490,7 +494,7 @@ class Match:
     # ------------------------------------------------------------ the one path
 
     def _execute(self, command: Command) -> Decision:
-        """decide → commit → adopt; raises the refusal (after committing what it entails)."""
+        """Decide → commit → adopt; raises the refusal (after committing what it entails)."""
         if self._dirty:
             self._reload()
         decision = decide(self.settings, self.current, command, self._context())

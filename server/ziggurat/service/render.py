@@ -84,12 +84,14 @@ def render_event(match: Match, entry: LogEntry, audience: int | None) -> mpb.Eve
         names = match.names
         for index, clock in enumerate(event.clocks):
             turn.seats.add(
-                seat=index + 1, player_name=names[index], state=SEAT_STATES[event.states[index]], clock_ms=clock
+                seat=index + 1,
+                player_name=names[index],
+                state=SEAT_STATES[event.states[index]],
+                clock_ms=clock,
             )
     elif isinstance(event, SeatJoined | PresenceChanged | Substituted):
         seat = out.seat_changed.seat
-        state = "joined" if isinstance(event, SeatJoined) else event.state
-        seat.seat, seat.player_name, seat.state = event.seat + 1, event.name, SEAT_STATES[state]
+        seat.seat, seat.player_name, seat.state = event.seat + 1, event.name, SEAT_STATES[_seat_change(event)]
     elif isinstance(event, Forfeited):
         # A forfeit (resignation, time-out, too many illegal moves) is a seat change.
         seat = out.seat_changed.seat
@@ -118,6 +120,14 @@ def render_event(match: Match, entry: LogEntry, audience: int | None) -> mpb.Eve
     else:  # pragma: no cover - every event class is handled above
         raise ValueError(f"unknown event {event!r}")
     return out
+
+
+def _seat_change(event: SeatJoined | PresenceChanged | Substituted) -> str:
+    if isinstance(event, SeatJoined):
+        return "joined"
+    if isinstance(event, Substituted):
+        return "substituted"
+    return event.state
 
 
 def render_match(match: Match, audience: int | None) -> mpb.Match:

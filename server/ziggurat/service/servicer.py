@@ -8,21 +8,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import grpc
+from grpc.aio import AbortError
 
 from ziggurat.rules.core import RulesError
+from ziggurat.service.events import MovePlayed
 from ziggurat.service.manager import MatchManager
 from ziggurat.service.match import Match, Subscriber
 from ziggurat.service.ratelimit import RateLimiter
 from ziggurat.service.render import (
     SEAT_ASSIGNMENTS,
     STATUSES,
-    event_bytes,
-    frame_events,
     frame_field,
+    framed_batches,
     render_match,
 )
 from ziggurat.service.timecontrol import TimeControl
@@ -40,6 +42,7 @@ _POLICIES = {
 _ASSIGNMENTS = {value: name for name, value in SEAT_ASSIGNMENTS.items()}
 _STATUS_NAMES = {value: name for name, value in STATUSES.items()}
 MAX_PAGE = 1000
+log = logging.getLogger("ziggurat.server")
 SERVICE = "ziggurat.v1.MatchService"
 
 
@@ -161,7 +164,8 @@ class MatchServicer:
         match = self.manager.get(request.match_id)
         seat = self._seat(match, context)
         entry = match.submit(seat, request.move, request.ply if request.HasField("ply") else None)
-        return spb.SubmitMoveResponse(seq=entry.seq, move=entry.data["move"])
+        assert isinstance(entry.event, MovePlayed)
+        return spb.SubmitMoveResponse(seq=entry.seq, move=entry.event.move)
 
     @_api
     async def Resign(
@@ -203,7 +207,8 @@ class MatchServicer:
             match.connect(viewer)
         try:
             async for entries, _ in match.batches(subscriber):
-                yield frame_events([event_bytes(match, entry, viewer) for entry in entries])
+                for message in framed_batches(match, entries, viewer):
+                    yield message
         finally:
             match.unsubscribe(subscriber)
             if viewer is not None:
@@ -229,22 +234,27 @@ class MatchServicer:
             await _refuse(context, error)
             return
         match.connect(seat)
-        reader = asyncio.create_task(self._play_reader(match, seat, subscriber, first, request_iterator))
+        presence = _SeatPresence(match, seat)
+        reader = asyncio.create_task(
+            self._play_reader(match, seat, subscriber, first, request_iterator, presence=presence)
+        )
         try:
             async for entries, extras in match.batches(subscriber):
-                events = [event_bytes(match, entry, seat) for entry in entries]
-                # move_rejected is a singular field: two in one message would be merged
-                # into one by the receiver, so every refusal gets a response of its own.
-                rejected = [frame_field(2, item.SerializeToString()) for item in extras] or [b""]
-                yield frame_events(events, rejected[0])
-                for more in rejected[1:]:
-                    yield more
+                for message in framed_batches(match, entries, seat):
+                    yield message
+                for item in extras:
+                    if isinstance(item, errors.ApiError):  # the reader failed: end the stream, clearly
+                        await _refuse(context, item)
+                        return
+                    # move_rejected is a singular field: two in one message would be merged
+                    # into one by the receiver, so every refusal gets a response of its own.
+                    yield frame_field(2, item.SerializeToString())
         finally:
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await reader
             match.unsubscribe(subscriber)
-            match.disconnect(seat)
+            presence.leave()
 
     async def _play_reader(
         self,
@@ -253,8 +263,15 @@ class MatchServicer:
         subscriber: Subscriber,
         first: spb.PlayRequest,
         requests: AsyncIterator[spb.PlayRequest],
+        *,
+        presence: _SeatPresence,
     ) -> None:
-        """Apply every move that arrives on a Play stream; refusals go back as MoveRejected."""
+        """Apply every move that arrives on a Play stream; refusals go back as MoveRejected.
+
+        When the client closes its sending side the seat counts as disconnected (it can
+        no longer move) while its events keep flowing. A stream that cannot be read any
+        more ends with a status; nothing ends silently, and failures are logged.
+        """
         request: spb.PlayRequest | None = first
         while request is not None:
             if request.move:
@@ -263,12 +280,47 @@ class MatchServicer:
                         raise errors.refuse(Reason.RATE_LIMITED, "too many requests for this seat; slow down")
                     match.submit(seat, request.move, request.ply if request.HasField("ply") else None)
                 except errors.ApiError as error:
-                    rejected = spb.MoveRejected(
-                        move=request.move[:64], reason=error.reason, message=error.message
+                    self._reject(subscriber, request.move, error)
+                except Exception:
+                    log.exception(
+                        "match %s seat %d: a move on a Play stream failed", match.match_id, seat + 1
                     )
-                    subscriber.outbox.append(rejected)
-                    subscriber.wake()
-            request = await anext(requests, None)
+                    failure = errors.refuse(Reason.SERVER_ERROR, "the server could not process this move")
+                    self._reject(subscriber, request.move, failure)
+            try:
+                request = await anext(requests, None)
+            except (asyncio.CancelledError, AbortError):
+                raise
+            except Exception as error:
+                log.warning("match %s seat %d: Play stream unreadable: %r", match.match_id, seat + 1, error)
+                subscriber.outbox.append(
+                    errors.refuse(Reason.SERVER_ERROR, "the Play stream could not be read")
+                )
+                subscriber.wake()
+                return
+        presence.leave()  # half-closed: the seat cannot move on this stream any more
+
+    @staticmethod
+    def _reject(subscriber: Subscriber, move: str, error: errors.ApiError) -> None:
+        subscriber.outbox.append(spb.MoveRejected(move=move[:64], reason=error.reason, message=error.message))
+        subscriber.wake()
+
+
+class _SeatPresence:
+    """A Play stream's share in its seat's connection count, given back exactly once
+    (when the client half-closes, or when the stream ends).
+    """
+
+    __slots__ = ("_match", "_seat")
+
+    def __init__(self, match: Match, seat: int) -> None:
+        self._match: Match | None = match
+        self._seat = seat
+
+    def leave(self) -> None:
+        if self._match is not None:
+            self._match.disconnect(self._seat)
+            self._match = None
 
 
 def build_handlers(servicer: MatchServicer) -> Any:

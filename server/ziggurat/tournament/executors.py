@@ -303,7 +303,7 @@ def import_match(store: Store, match: StoredMatch) -> None:
         return  # already imported (a resumed run replaying a game whose result was lost)
     store.create_match(dataclasses.replace(match, seat_rows=[]))
     for seat, name, token_hash in match.seat_rows:
-        store.add_seat(match.match_id, seat, name, token_hash, [])
+        store.commit(match.match_id, [], seat=(seat, name, token_hash))
 
 
 class RayExecutor:

@@ -69,7 +69,17 @@ class Reason(enum.Enum):
     )
     RATE_LIMITED = (_EXHAUSTED, "too many requests from this seat or address; slow down")
     TOO_MANY_MATCHES = (_EXHAUSTED, "the server hosts its maximum number of live matches")
+    TOO_MANY_STREAMS = (_EXHAUSTED, "the match or the seat already has the most open streams it may have")
     BAD_SEQ = (grpc.StatusCode.OUT_OF_RANGE, "the resume point after_seq is beyond the match's log")
+    # UNAVAILABLE: nothing changed; the same request may succeed later.
+    STORE_UNAVAILABLE = (
+        grpc.StatusCode.UNAVAILABLE,
+        "the database refused the write (locked, full, read-only or failing); nothing changed; retry later",
+    )
+    SERVER_ERROR = (
+        grpc.StatusCode.UNAVAILABLE,
+        "the server could not process the request because of a fault of its own (logged); retry",
+    )
 
 
 def lookup(name: str) -> Reason:

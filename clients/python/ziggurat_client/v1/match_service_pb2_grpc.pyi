@@ -64,7 +64,10 @@ class MatchServiceStub:
       BAD_TOKEN (PERMISSION_DENIED): the token gives no right here (forged, or another match's).
       RATE_LIMITED (RESOURCE_EXHAUSTED): too many requests from this seat or address; slow down.
       TOO_MANY_MATCHES (RESOURCE_EXHAUSTED): the server hosts its maximum number of live matches.
+      TOO_MANY_STREAMS (RESOURCE_EXHAUSTED): the match or the seat already has the most open streams it may have.
       BAD_SEQ (OUT_OF_RANGE): the resume point after_seq is beyond the match's log.
+      STORE_UNAVAILABLE (UNAVAILABLE): the database refused the write (locked, full, read-only or failing); nothing changed; retry later.
+      SERVER_ERROR (UNAVAILABLE): the server could not process the request because of a fault of its own (logged); retry.
     """
 
     @_typing.overload
@@ -131,7 +134,10 @@ class MatchServiceAsyncStub(MatchServiceStub):
       BAD_TOKEN (PERMISSION_DENIED): the token gives no right here (forged, or another match's).
       RATE_LIMITED (RESOURCE_EXHAUSTED): too many requests from this seat or address; slow down.
       TOO_MANY_MATCHES (RESOURCE_EXHAUSTED): the server hosts its maximum number of live matches.
+      TOO_MANY_STREAMS (RESOURCE_EXHAUSTED): the match or the seat already has the most open streams it may have.
       BAD_SEQ (OUT_OF_RANGE): the resume point after_seq is beyond the match's log.
+      STORE_UNAVAILABLE (UNAVAILABLE): the database refused the write (locked, full, read-only or failing); nothing changed; retry later.
+      SERVER_ERROR (UNAVAILABLE): the server could not process the request because of a fault of its own (logged); retry.
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
@@ -194,7 +200,10 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
       BAD_TOKEN (PERMISSION_DENIED): the token gives no right here (forged, or another match's).
       RATE_LIMITED (RESOURCE_EXHAUSTED): too many requests from this seat or address; slow down.
       TOO_MANY_MATCHES (RESOURCE_EXHAUSTED): the server hosts its maximum number of live matches.
+      TOO_MANY_STREAMS (RESOURCE_EXHAUSTED): the match or the seat already has the most open streams it may have.
       BAD_SEQ (OUT_OF_RANGE): the resume point after_seq is beyond the match's log.
+      STORE_UNAVAILABLE (UNAVAILABLE): the database refused the write (locked, full, read-only or failing); nothing changed; retry later.
+      SERVER_ERROR (UNAVAILABLE): the server could not process the request because of a fault of its own (logged); retry.
     """
 
     @_abc_1.abstractmethod
