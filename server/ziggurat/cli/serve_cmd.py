@@ -9,6 +9,8 @@ import os
 import sys
 from typing import Any
 
+from ziggurat.service.access import Access
+from ziggurat.service.manager import DEFAULT_WAITING_TTL_S
 from ziggurat.service.server import ServeOptions, run
 
 DEFAULT_PORT = 50051
@@ -60,6 +62,19 @@ def register(commands: Any) -> None:
         "--tls-cert", metavar="PEM", help="serve TLS with this certificate chain (with --tls-key)"
     )
     parser.add_argument("--tls-key", metavar="PEM", help="the private key of --tls-cert")
+    parser.add_argument(
+        "--waiting-ttl",
+        type=float,
+        default=DEFAULT_WAITING_TTL_S,
+        metavar="SECONDS",
+        help=f"cancel a waiting match with no seat taken for this long (default {DEFAULT_WAITING_TTL_S:.0f})",
+    )
+    parser.add_argument(
+        "--admin-token-file", metavar="FILE", help="operator token (AdminService: abort, close creation)"
+    )
+    parser.add_argument(
+        "--create-token-file", metavar="FILE", help="require this token (Bearer) to create matches"
+    )
     parser.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
     parser.set_defaults(handler=_serve)
 
@@ -83,8 +98,19 @@ def _serve(args: argparse.Namespace) -> int:
         tune_gc=True,
         tls_cert=args.tls_cert,
         tls_key=args.tls_key,
+        waiting_ttl_s=args.waiting_ttl,
+        admin_token_file=args.admin_token_file,
+        create_token_file=args.create_token_file,
     )
 
+    if not args.waiting_ttl > 0:
+        print("error: --waiting-ttl must be a positive number of seconds", file=sys.stderr)
+        return 2
+    try:
+        Access.from_files(args.admin_token_file, args.create_token_file)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     if bool(args.tls_cert) != bool(args.tls_key):
         print("error: --tls-cert and --tls-key go together", file=sys.stderr)
         return 2

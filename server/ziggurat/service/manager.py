@@ -1,33 +1,73 @@
-"""The match manager: creates, finds, restores and lists matches over one store."""
+"""The match manager: creates, finds, restores, lists, cancels and expires matches over one store.
+
+Listing reads no log: a live match is rendered from memory and a finished one from
+the summaries stored when it finished (``match_summaries``), so the cost of a page
+does not depend on how long its matches' logs are. Summaries are a cache of the
+log, written just after the commit that ends a match (rendering needs the state
+after the commit, and memory changes only once the commit succeeded); one that is
+missing (a crash fell in between, or a database from before summaries) is rebuilt
+from the log the first time it is listed.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import binascii
+import hashlib
+import json
 import logging
 import secrets
+import sqlite3
+import time
 from collections import OrderedDict
+from dataclasses import dataclass
 
 from ziggurat.rules.core import RulesError
 from ziggurat.rules.registry import get_rules
 from ziggurat.rules.seeding import commitment
-from ziggurat.service.match import Match
+from ziggurat.service.events import Created, SeatJoined
+from ziggurat.service.match import Match, hash_token
+from ziggurat.service.render import render_match
 from ziggurat.service.timecontrol import TimeControl
 from ziggurat.store.sqlite import Store
+from ziggurat.v1 import match_pb2 as mpb
 from ziggurat.wire import errors
 from ziggurat.wire.reasons import Reason
 
 log = logging.getLogger("ziggurat.match")
 
 FINISHED_CACHE = 256
+# A waiting match in which no seat was taken for this long is cancelled (ziggurat serve
+# --waiting-ttl): abandoned lobbies must not hold the server's match slots forever.
+DEFAULT_WAITING_TTL_S = 900.0
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One page of ListMatches: the matches and the cursor after the last one (None: no more)."""
+
+    matches: list[mpb.Match]
+    next_cursor: str | None
 
 
 class MatchManager:
     """Live matches in memory, finished ones loaded from the store on demand (LRU)."""
 
-    def __init__(self, store: Store, *, max_live_matches: int = 20_000) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        max_live_matches: int = 20_000,
+        waiting_ttl_s: float = DEFAULT_WAITING_TTL_S,
+    ) -> None:
         self.store = store
         self.max_live_matches = max_live_matches
+        self.waiting_ttl_s = waiting_ttl_s
+        self.creation_open = True
         self.live: dict[str, Match] = {}
         self._finished: OrderedDict[str, Match] = OrderedDict()
+        self._expiry: asyncio.Task[None] | None = None
 
     def restore(self) -> int:
         """Bring back every unfinished match from the store (after a restart or crash)."""
@@ -45,8 +85,16 @@ class MatchManager:
         seat_assignment: str,
         *,
         seed: bytes | None = None,
+        creator_hash: str | None = None,
     ) -> Match:
-        """A new match with a fresh secret seed (``seed`` only for tests and tournaments)."""
+        """A new match with a fresh secret seed (``seed`` only for tests and tournaments).
+
+        ``creator_hash`` (the hash of the creator token) lets its holder cancel the match.
+        """
+        if not self.creation_open:
+            raise errors.refuse(
+                Reason.CREATION_CLOSED, "the operator has closed match creation on this server"
+            )
         if len(self.live) >= self.max_live_matches:
             raise errors.refuse(
                 Reason.TOO_MANY_MATCHES, "the server hosts its maximum number of live matches"
@@ -58,9 +106,12 @@ class MatchManager:
             rules.new_game(config, seed)  # validates the whole set-up before anything is stored
         except RulesError as error:
             raise errors.from_rules_error(error) from None
+        match_id = secrets.token_hex(8)
+        if creator_hash is not None:
+            self.store.set_creator(match_id, creator_hash)  # first: no match is ever without it
         match = Match.create(
             self.store,
-            match_id=secrets.token_hex(8),
+            match_id=match_id,
             game=game,
             seats=seats,
             options=rules.config_options(config),
@@ -89,14 +140,107 @@ class MatchManager:
         self._track(match)
         return match
 
-    def list(self, *, status: str | None, game: str | None, limit: int) -> list[Match]:
-        """Matches newest first."""
-        return [self.get(match_id) for match_id in self.store.list_ids(status=status, game=game, limit=limit)]
+    def list_page(
+        self, *, status: str | None, game: str | None, limit: int, cursor: str, token: str | None
+    ) -> Page:
+        """A page of matches, newest first, after ``cursor`` (a ``Page.next_cursor``; "" = the start).
+
+        With a seat ``token``, that seat's match is rendered as the seat sees it.
+        """
+        scope = _cursor_scope(status, game)
+        before = _decode_cursor(cursor, scope) if cursor else None
+        own: tuple[str, int] | None = None
+        if token:
+            own = self.store.seat_of_token(hash_token(token))
+            if own is None:
+                raise errors.refuse(Reason.BAD_TOKEN, "the token is not a seat token of any match")
+        rows = self.store.list_ids(status=status, game=game, limit=limit + 1, before=before)
+        matches = []
+        for _, match_id in rows[:limit]:
+            audience = own[1] if own is not None and own[0] == match_id else None
+            matches.append(self._summary(match_id, audience))
+        more = len(rows) > limit
+        return Page(matches, _encode_cursor(rows[limit - 1], scope) if more and limit else None)
+
+    def cancel(self, match_id: str, token: str | None) -> Match:
+        """The creator (with its creator token) cancels a match that is still waiting."""
+        match = self.get(match_id)
+        known = self.store.creator_hash(match_id)
+        if not token:
+            raise errors.refuse(Reason.MISSING_TOKEN, "CancelMatch needs the creator token")
+        if known is None or not secrets.compare_digest(known, hash_token(token)):
+            raise errors.refuse(Reason.BAD_TOKEN, "the token is not the creator token of this match")
+        if match.status == "finished":
+            raise errors.refuse(Reason.GAME_OVER, "the match is over")
+        if match.status != "waiting":
+            raise errors.refuse(Reason.NOT_WAITING, "the match has started; only the operator can abort it")
+        match.abort()
+        log.info("match %s cancelled by its creator", match_id)
+        return match
+
+    def abort(self, match_id: str) -> Match:
+        """The operator ends a match that is not finished (nobody wins)."""
+        match = self.get(match_id)
+        if match.status == "finished":
+            raise errors.refuse(Reason.GAME_OVER, "the match is over")
+        match.abort()
+        log.info("match %s aborted by the operator", match_id)
+        return match
+
+    def expire_idle(self, now_ms: int | None = None) -> list[str]:
+        """Cancel every waiting match in which no seat was taken for ``waiting_ttl_s``."""
+        now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+        limit_ms = self.waiting_ttl_s * 1000
+        expired = []
+        for match in [m for m in self.live.values() if m.status == "waiting"]:
+            if now_ms - _last_join_ms(match) >= limit_ms:
+                try:
+                    match.abort()
+                except (errors.ApiError, sqlite3.Error) as error:  # the next sweep tries again
+                    log.warning("match %s: could not expire it: %s", match.match_id, error)
+                    continue
+                log.info("match %s expired: no seat taken for %.0f s", match.match_id, self.waiting_ttl_s)
+                expired.append(match.match_id)
+        return expired
+
+    def start_expiry(self) -> None:
+        """Start sweeping idle waiting matches (call from the server's event loop)."""
+        if self._expiry is None:
+            self._expiry = asyncio.get_running_loop().create_task(self._sweep())
+
+    async def _sweep(self) -> None:
+        interval = max(0.05, min(self.waiting_ttl_s / 4, 10.0))
+        while True:
+            self.expire_idle()
+            await asyncio.sleep(interval)
 
     def close(self) -> None:
         """Stop every match's timers and wake its followers."""
+        if self._expiry is not None:
+            self._expiry.cancel()
+            self._expiry = None
         for match in list(self.live.values()) + list(self._finished.values()):
             match.close()
+
+    def _summary(self, match_id: str, audience: int | None) -> mpb.Match:
+        match = self.live.get(match_id) or self._finished.get(match_id)
+        if match is not None:
+            return render_match(match, audience)
+        data = self.store.summary(match_id, audience)
+        if data is not None:
+            return mpb.Match.FromString(data)
+        match = self.get(match_id)  # no summary yet: rebuild it from the log, once
+        if match.status == "finished":
+            self._save_summaries(match)
+        return render_match(match, audience)
+
+    def _save_summaries(self, match: Match) -> None:
+        audiences: list[int | None] = [None, *range(match.seat_count)]
+        summaries = {a: render_match(match, a).SerializeToString() for a in audiences}
+        try:
+            self.store.save_summaries(match.match_id, summaries)
+        except sqlite3.Error as error:  # a cache: rebuilt from the log when next listed
+            log.warning("match %s: could not store its summary: %s", match.match_id, error)
 
     def _track(self, match: Match) -> None:
         if match.status == "finished":
@@ -112,5 +256,40 @@ class MatchManager:
         """Move a match that has just finished from the live set to the finished cache."""
         if self.live.pop(match.match_id, None) is not None:
             self._track(match)
+            self._save_summaries(match)
         else:
             self._finished.move_to_end(match.match_id)
+
+
+def _last_join_ms(match: Match) -> int:
+    """When the match was created or a seat was last taken (wall clock, from the log)."""
+    for entry in reversed(match.entries):
+        if isinstance(entry.event, (Created, SeatJoined)):
+            return entry.time_ms
+    return match.created_ms
+
+
+def _cursor_scope(status: str | None, game: str | None) -> str:
+    """What a page token is valid for: the same filters."""
+    return hashlib.sha256(f"{status}|{game}".encode()).hexdigest()[:12]
+
+
+def _encode_cursor(row: tuple[int, str], scope: str) -> str:
+    """An opaque page token: the last listed (created_ms, match_id) and the filters' scope."""
+    raw = json.dumps({"c": row[0], "m": row[1], "s": scope}, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(token: str, scope: str) -> tuple[int, str]:
+    bad = errors.refuse(Reason.BAD_PAGE_TOKEN, "page_token is not a next_page_token of this listing")
+    if len(token) > 200:
+        raise bad
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        data = json.loads(raw)
+        created, match_id, token_scope = data["c"], data["m"], data["s"]
+    except (binascii.Error, ValueError, TypeError, KeyError):
+        raise bad from None
+    if token_scope != scope or not isinstance(created, int) or not isinstance(match_id, str):
+        raise bad
+    return created, match_id

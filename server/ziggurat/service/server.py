@@ -22,19 +22,28 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_health.v1.health import aio as health_aio  # type: ignore[attr-defined]
 from grpc_reflection.v1alpha import reflection
 
+from ziggurat.service.access import Access
+from ziggurat.service.admin_servicer import AdminServicer
 from ziggurat.service.bot_servicer import BotServicer
 from ziggurat.service.bots import BotRegistry
-from ziggurat.service.manager import MatchManager
+from ziggurat.service.manager import DEFAULT_WAITING_TTL_S, MatchManager
 from ziggurat.service.mdns import Advertiser
 from ziggurat.service.servicer import MatchServicer, build_handlers
 from ziggurat.service.status_guard import StatusGuard
 from ziggurat.store.sqlite import Store
-from ziggurat.v1 import bot_service_pb2, bot_service_pb2_grpc, match_service_pb2
+from ziggurat.v1 import (
+    admin_service_pb2,
+    admin_service_pb2_grpc,
+    bot_service_pb2,
+    bot_service_pb2_grpc,
+    match_service_pb2,
+)
 
 log = logging.getLogger("ziggurat.server")
 
 SERVICE_NAME = match_service_pb2.DESCRIPTOR.services_by_name["MatchService"].full_name
 BOT_SERVICE_NAME = bot_service_pb2.DESCRIPTOR.services_by_name["BotService"].full_name
+ADMIN_SERVICE_NAME = admin_service_pb2.DESCRIPTOR.services_by_name["AdminService"].full_name
 MAX_MESSAGE_BYTES = 64 * 1024
 
 GRPC_OPTIONS = [
@@ -71,6 +80,11 @@ class ServeOptions:
     # Also serve (without TLS) on this Unix socket path: a tournament's sandboxed programs have
     # no network, only this socket bound into their sandbox.
     unix_socket: str | None = None
+    # Match lifetime and access (docs/protocol.md): waiting matches with no seat taken for
+    # this long are cancelled; files holding the operator token and the create token.
+    waiting_ttl_s: float = DEFAULT_WAITING_TTL_S
+    admin_token_file: str | None = None
+    create_token_file: str | None = None
 
     @property
     def tls(self) -> bool:
@@ -103,8 +117,11 @@ class ZigguratServer:
 
     def __init__(self, options: ServeOptions) -> None:
         self.options = options
+        self.access = Access.from_files(options.admin_token_file, options.create_token_file)
         self.store = Store(options.db_path, durable=options.durable)
-        self.manager = MatchManager(self.store, max_live_matches=options.max_live_matches)
+        self.manager = MatchManager(
+            self.store, max_live_matches=options.max_live_matches, waiting_ttl_s=options.waiting_ttl_s
+        )
         self.bots = BotRegistry(self.store)
         self.health = health_aio.HealthServicer()
         self.server = grpc.aio.server(options=GRPC_OPTIONS, interceptors=[StatusGuard()])
@@ -118,14 +135,28 @@ class ZigguratServer:
             _tune_gc()
         if restored:
             log.info("restored %d unfinished matches from %s", restored, self.options.db_path)
+        self.manager.start_expiry()
         servicer = MatchServicer(
-            self.manager, rate=self.options.rate_per_seat, burst=self.options.burst_per_seat
+            self.manager,
+            rate=self.options.rate_per_seat,
+            burst=self.options.burst_per_seat,
+            access=self.access,
         )
         self.server.add_generic_rpc_handlers((build_handlers(servicer),))
+        admin_service_pb2_grpc.add_AdminServiceServicer_to_server(
+            AdminServicer(self.manager, self.access), self.server
+        )
         bot_service_pb2_grpc.add_BotServiceServicer_to_server(BotServicer(self.bots), self.server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         reflection.enable_server_reflection(
-            (SERVICE_NAME, BOT_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), self.server
+            (
+                SERVICE_NAME,
+                BOT_SERVICE_NAME,
+                ADMIN_SERVICE_NAME,
+                health.SERVICE_NAME,
+                reflection.SERVICE_NAME,
+            ),
+            self.server,
         )
         address = f"{self.options.host}:{self.options.port}"
         if self.options.tls:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -16,9 +17,10 @@ import grpc
 from grpc.aio import AbortError
 
 from ziggurat.rules.core import RulesError
+from ziggurat.service.access import Access
 from ziggurat.service.events import MovePlayed
 from ziggurat.service.manager import MatchManager
-from ziggurat.service.match import Match, Subscriber
+from ziggurat.service.match import Match, Subscriber, hash_token
 from ziggurat.service.ratelimit import RateLimiter
 from ziggurat.service.render import (
     SEAT_ASSIGNMENTS,
@@ -41,6 +43,7 @@ _POLICIES = {
 }
 _ASSIGNMENTS = {value: name for name, value in SEAT_ASSIGNMENTS.items()}
 _STATUS_NAMES = {value: name for name, value in STATUSES.items()}
+DEFAULT_PAGE = 100
 MAX_PAGE = 1000
 log = logging.getLogger("ziggurat.server")
 SERVICE = "ziggurat.v1.MatchService"
@@ -63,10 +66,10 @@ async def _refuse(context: grpc.aio.ServicerContext[Any, Any], error: errors.Api
 Handler = Callable[..., Awaitable[Any]]
 
 
-def _api(handler: Handler) -> Handler:
+def api(handler: Handler) -> Handler:
     """Turn ApiError/RulesError raised by a unary handler into a rich gRPC status."""
 
-    async def wrapped(self: MatchServicer, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+    async def wrapped(self: Any, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         try:
             return await handler(self, request, context)
         except errors.ApiError as error:
@@ -82,9 +85,17 @@ def _api(handler: Handler) -> Handler:
 class MatchServicer:
     """gRPC front of the :class:`MatchManager`."""
 
-    def __init__(self, manager: MatchManager, *, rate: float = 200.0, burst: float = 400.0) -> None:
+    def __init__(
+        self,
+        manager: MatchManager,
+        *,
+        rate: float = 200.0,
+        burst: float = 400.0,
+        access: Access | None = None,
+    ) -> None:
         self.manager = manager
         self.limiter = RateLimiter(rate, burst)
+        self.access = access or Access()
 
     def _seat(self, match: Match, context: grpc.aio.ServicerContext[Any, Any]) -> int:
         token = bearer_token(context)
@@ -93,11 +104,12 @@ class MatchServicer:
             raise errors.refuse(Reason.RATE_LIMITED, "too many requests for this seat; slow down")
         return seat
 
-    @_api
+    @api
     async def CreateMatch(
         self, request: spb.CreateMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> spb.CreateMatchResponse:
-        """Validate the configuration and time control, then create the match."""
+        """Validate the configuration and time control, then create the match and its creator token."""
+        self.access.require_create(bearer_token(context))
         peer = context.peer() or "unknown"
         if not self.limiter.allow(f"create/{peer.rsplit(':', 1)[0]}"):
             raise errors.refuse(Reason.RATE_LIMITED, "too many matches created from this address; slow down")
@@ -122,10 +134,21 @@ class MatchServicer:
             raise errors.refuse(
                 Reason.INVALID_CONFIG, "seat_assignment must be SEAT_ASSIGNMENT_LOT or _CHOSEN"
             )
-        match = self.manager.create(game, seats, options, time_control, assignment)
-        return spb.CreateMatchResponse(match=render_match(match, None))
+        creator_token = secrets.token_urlsafe(32)
+        match = self.manager.create(
+            game, seats, options, time_control, assignment, creator_hash=hash_token(creator_token)
+        )
+        return spb.CreateMatchResponse(match=render_match(match, None), creator_token=creator_token)
 
-    @_api
+    @api
+    async def CancelMatch(
+        self, request: spb.CancelMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> spb.CancelMatchResponse:
+        """The creator cancels its waiting match (creator token)."""
+        match = self.manager.cancel(request.match_id, bearer_token(context))
+        return spb.CancelMatchResponse(match=render_match(match, None))
+
+    @api
     async def JoinMatch(
         self, request: spb.JoinMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> spb.JoinMatchResponse:
@@ -134,20 +157,22 @@ class MatchServicer:
         token, seat = match.join(request.player_name, request.seat - 1 if request.seat else None)
         return spb.JoinMatchResponse(token=token, seat=seat + 1, match=render_match(match, seat))
 
-    @_api
+    @api
     async def ListMatches(
         self, request: spb.ListMatchesRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> spb.ListMatchesResponse:
-        """Matches newest first, as a spectator sees them."""
-        limit = min(request.page_size or 100, MAX_PAGE)
+        """A page of matches newest first, as a spectator (or the token's seat) sees them."""
+        limit = min(request.page_size or DEFAULT_PAGE, MAX_PAGE)
         status = _STATUS_NAMES.get(request.status) if request.status else None
         game = GAME_NAMES.get(request.game) if request.game else None
         if (request.status and status is None) or (request.game and game is None):
             raise errors.refuse(Reason.BAD_FILTER, "unknown status or game filter")
-        matches = self.manager.list(status=status, game=game, limit=limit)
-        return spb.ListMatchesResponse(matches=[render_match(m, None) for m in matches])
+        page = self.manager.list_page(
+            status=status, game=game, limit=limit, cursor=request.page_token, token=bearer_token(context)
+        )
+        return spb.ListMatchesResponse(matches=page.matches, next_page_token=page.next_cursor or "")
 
-    @_api
+    @api
     async def GetMatch(
         self, request: spb.GetMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> spb.GetMatchResponse:
@@ -156,7 +181,7 @@ class MatchServicer:
         viewer = match.viewer_for_token(bearer_token(context))
         return spb.GetMatchResponse(match=render_match(match, viewer))
 
-    @_api
+    @api
     async def SubmitMove(
         self, request: spb.SubmitMoveRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> spb.SubmitMoveResponse:
@@ -167,7 +192,7 @@ class MatchServicer:
         assert isinstance(entry.event, MovePlayed)
         return spb.SubmitMoveResponse(seq=entry.seq, move=entry.event.move)
 
-    @_api
+    @api
     async def Resign(
         self, request: spb.ResignRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> spb.ResignResponse:
@@ -177,7 +202,7 @@ class MatchServicer:
         entry = match.resign(seat)
         return spb.ResignResponse(seq=entry.seq)
 
-    @_api
+    @api
     async def GetMatchRecord(
         self, request: spb.GetMatchRecordRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> spb.GetMatchRecordResponse:
@@ -333,6 +358,7 @@ def build_handlers(servicer: MatchServicer) -> Any:
     generic: dict[str, Any] = {}
     unary: dict[str, tuple[Any, Any]] = {
         "CreateMatch": (spb.CreateMatchRequest, spb.CreateMatchResponse),
+        "CancelMatch": (spb.CancelMatchRequest, spb.CancelMatchResponse),
         "JoinMatch": (spb.JoinMatchRequest, spb.JoinMatchResponse),
         "ListMatches": (spb.ListMatchesRequest, spb.ListMatchesResponse),
         "GetMatch": (spb.GetMatchRequest, spb.GetMatchResponse),

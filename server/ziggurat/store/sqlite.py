@@ -39,12 +39,30 @@ CREATE TABLE IF NOT EXISTS matches (
     ended_ms INTEGER
 );
 CREATE INDEX IF NOT EXISTS matches_by_status ON matches (status, created_ms);
+CREATE INDEX IF NOT EXISTS matches_by_time ON matches (created_ms, match_id);
+CREATE INDEX IF NOT EXISTS matches_by_status_time ON matches (status, created_ms, match_id);
+CREATE INDEX IF NOT EXISTS matches_by_game_time ON matches (game, created_ms, match_id);
 CREATE TABLE IF NOT EXISTS seat_tokens (
     match_id TEXT NOT NULL,
     seat INTEGER NOT NULL,
     player_name TEXT NOT NULL,
     token_hash TEXT NOT NULL,
     PRIMARY KEY (match_id, seat)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS seat_tokens_by_hash ON seat_tokens (token_hash);
+-- The serialized Match (match.proto) of a finished match as each audience sees it
+-- (audience -1 = spectators, otherwise the 0-based seat): what ListMatches sends, so
+-- that listing never replays a log. A cache of the log, rebuilt from it when missing.
+CREATE TABLE IF NOT EXISTS match_summaries (
+    match_id TEXT NOT NULL,
+    audience INTEGER NOT NULL,
+    summary BLOB NOT NULL,
+    PRIMARY KEY (match_id, audience)
+) WITHOUT ROWID;
+-- The hashed creator token of a match (CancelMatch).
+CREATE TABLE IF NOT EXISTS match_creators (
+    match_id TEXT PRIMARY KEY,
+    token_hash TEXT NOT NULL
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS bots (
     name TEXT PRIMARY KEY,
@@ -217,9 +235,20 @@ class Store:
         ).fetchall()
         return [self._load_row(row) for row in rows]
 
-    def list_ids(self, *, status: str | None, game: str | None, limit: int) -> list[str]:
-        """Match ids, newest first, filtered by status and game."""
-        query = "SELECT match_id FROM matches WHERE 1=1"
+    def list_ids(
+        self,
+        *,
+        status: str | None,
+        game: str | None,
+        limit: int,
+        before: tuple[int, str] | None = None,
+    ) -> list[tuple[int, str]]:
+        """(created_ms, match_id) of matches, newest first, filtered by status and game.
+
+        ``before`` is a keyset cursor: only matches that sort after it (older, or as old
+        with a smaller id) are listed, so a page never shifts when matches are added.
+        """
+        query = "SELECT created_ms, match_id FROM matches WHERE 1=1"
         params: list[Any] = []
         if status is not None:
             query += " AND status=?"
@@ -227,9 +256,50 @@ class Store:
         if game is not None:
             query += " AND game=?"
             params.append(game)
-        query += " ORDER BY created_ms DESC, match_id LIMIT ?"
+        if before is not None:
+            query += " AND (created_ms, match_id) < (?, ?)"
+            params.extend(before)
+        query += " ORDER BY created_ms DESC, match_id DESC LIMIT ?"
         params.append(limit)
-        return [row[0] for row in self._db.execute(query, params)]
+        return [(int(row[0]), str(row[1])) for row in self._db.execute(query, params)]
+
+    def summary(self, match_id: str, audience: int | None) -> bytes | None:
+        """The stored summary of a finished match for ``audience`` (None = spectators)."""
+        row = self._db.execute(
+            "SELECT summary FROM match_summaries WHERE match_id=? AND audience=?",
+            (match_id, -1 if audience is None else audience),
+        ).fetchone()
+        return None if row is None else bytes(row[0])
+
+    def save_summaries(self, match_id: str, summaries: dict[int | None, bytes]) -> None:
+        """Store (or replace) a finished match's summaries by audience."""
+        with self._transaction():
+            self._db.executemany(
+                "INSERT OR REPLACE INTO match_summaries VALUES (?,?,?)",
+                [
+                    (match_id, -1 if audience is None else audience, data)
+                    for audience, data in summaries.items()
+                ],
+            )
+
+    def seat_of_token(self, token_hash: str) -> tuple[str, int] | None:
+        """(match_id, 0-based seat) of a seat token's hash, if it is one."""
+        row = self._db.execute(
+            "SELECT match_id, seat FROM seat_tokens WHERE token_hash=?", (token_hash,)
+        ).fetchone()
+        return None if row is None else (str(row[0]), int(row[1]))
+
+    def set_creator(self, match_id: str, token_hash: str) -> None:
+        """Record the hash of a match's creator token (before the match itself is stored)."""
+        with self._transaction():
+            self._db.execute("INSERT INTO match_creators VALUES (?,?)", (match_id, token_hash))
+
+    def creator_hash(self, match_id: str) -> str | None:
+        """The hash of the match's creator token, if it has one."""
+        row = self._db.execute(
+            "SELECT token_hash FROM match_creators WHERE match_id=?", (match_id,)
+        ).fetchone()
+        return None if row is None else str(row[0])
 
     def bot_token_hash(self, name: str) -> str | None:
         """The token hash a remote bot name was registered with, if any."""

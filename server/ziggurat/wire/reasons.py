@@ -45,6 +45,7 @@ class Reason(enum.Enum):
     BAD_SEAT = (_INVALID, "the seat number is outside the match's seats")
     SEAT_BY_LOT = (_INVALID, "a seat was named in a match whose seats are drawn by lot")
     BAD_FILTER = (_INVALID, "an unknown status or game in a ListMatches filter")
+    BAD_PAGE_TOKEN = (_INVALID, "page_token is not a next_page_token of the same listing")
     # FAILED_PRECONDITION: well formed, but the current state does not allow it.
     ILLEGAL_MOVE = (_PRECONDITION, "the move is well formed but not legal in the position")
     NOT_YOUR_TURN = (_PRECONDITION, "it is not the caller's seat's turn")
@@ -55,6 +56,8 @@ class Reason(enum.Enum):
     GAME_OVER = (_PRECONDITION, "the match is over")
     MATCH_FULL = (_PRECONDITION, "every seat of the match is taken")
     SEAT_TAKEN = (_PRECONDITION, "the chosen seat is taken")
+    NOT_WAITING = (_PRECONDITION, "the match has started: only the operator can end it now")
+    CREATION_CLOSED = (_PRECONDITION, "the operator has closed match creation on this server")
     NOT_FINISHED = (_PRECONDITION, "the match record is available once the match is over")
     ALREADY_CONNECTED = (_PRECONDITION, "a bot of that name is already connected")
     BOT_NOT_CONNECTED = (_PRECONDITION, "the named bot is not connected")
@@ -63,6 +66,10 @@ class Reason(enum.Enum):
     # Other statuses.
     MATCH_NOT_FOUND = (grpc.StatusCode.NOT_FOUND, "there is no match with that id")
     MISSING_TOKEN = (grpc.StatusCode.UNAUTHENTICATED, "the call needs a token and none was sent")
+    ADMIN_DISABLED = (
+        grpc.StatusCode.PERMISSION_DENIED,
+        "the server has no operator token (--admin-token-file)",
+    )
     BAD_TOKEN = (
         grpc.StatusCode.PERMISSION_DENIED,
         "the token gives no right here (forged, or another match's)",

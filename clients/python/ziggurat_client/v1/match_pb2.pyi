@@ -57,7 +57,11 @@ class _SeatAssignmentEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_SeatAs
     SEAT_ASSIGNMENT_UNSPECIFIED: _SeatAssignment.ValueType  # 0
     """lot"""
     SEAT_ASSIGNMENT_LOT: _SeatAssignment.ValueType  # 1
-    """The k-th joiner gets the k-th seat of a permutation drawn from the match seed."""
+    """Drawn by lot from the match seed: with n seats, the k-th player to join (k = 0, 1, …,
+    n-1, in join order) gets game seat seat_order[k] + 1, where seat_order =
+    shuffle([0, 1, …, n-1]) on the seed stream labelled "seats"
+    (docs/setup-derivation.md, sections 2 and 3).
+    """
     SEAT_ASSIGNMENT_CHOSEN: _SeatAssignment.ValueType  # 2
     """Joiners name a seat (or take the lowest free one)."""
 
@@ -67,7 +71,11 @@ class SeatAssignment(_SeatAssignment, metaclass=_SeatAssignmentEnumTypeWrapper):
 SEAT_ASSIGNMENT_UNSPECIFIED: SeatAssignment.ValueType  # 0
 """lot"""
 SEAT_ASSIGNMENT_LOT: SeatAssignment.ValueType  # 1
-"""The k-th joiner gets the k-th seat of a permutation drawn from the match seed."""
+"""Drawn by lot from the match seed: with n seats, the k-th player to join (k = 0, 1, …,
+n-1, in join order) gets game seat seat_order[k] + 1, where seat_order =
+shuffle([0, 1, …, n-1]) on the seed stream labelled "seats"
+(docs/setup-derivation.md, sections 2 and 3).
+"""
 SEAT_ASSIGNMENT_CHOSEN: SeatAssignment.ValueType  # 2
 """Joiners name a seat (or take the lowest free one)."""
 Global___SeatAssignment: _TypeAlias = SeatAssignment  # noqa: Y015

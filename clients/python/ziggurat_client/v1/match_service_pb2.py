@@ -26,7 +26,7 @@ from ziggurat_client.v1 import game_pb2 as ziggurat_dot_v1_dot_game__pb2
 from ziggurat_client.v1 import match_pb2 as ziggurat_dot_v1_dot_match__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1fziggurat/v1/match_service.proto\x12\x0bziggurat.v1\x1a\x16ziggurat/v1/game.proto\x1a\x17ziggurat/v1/match.proto\"\xa3\x01\n\x12\x43reateMatchRequest\x12\'\n\x06\x63onfig\x18\x01 \x01(\x0b\x32\x17.ziggurat.v1.GameConfig\x12.\n\x0ctime_control\x18\x02 \x01(\x0b\x32\x18.ziggurat.v1.TimeControl\x12\x34\n\x0fseat_assignment\x18\x03 \x01(\x0e\x32\x1b.ziggurat.v1.SeatAssignment\"8\n\x13\x43reateMatchResponse\x12!\n\x05match\x18\x01 \x01(\x0b\x32\x12.ziggurat.v1.Match\"G\n\x10JoinMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x13\n\x0bplayer_name\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\r\"S\n\x11JoinMatchResponse\x12\r\n\x05token\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12!\n\x05match\x18\x03 \x01(\x0b\x32\x12.ziggurat.v1.Match\"r\n\x12ListMatchesRequest\x12(\n\x06status\x18\x01 \x01(\x0e\x32\x18.ziggurat.v1.MatchStatus\x12\x1f\n\x04game\x18\x02 \x01(\x0e\x32\x11.ziggurat.v1.Game\x12\x11\n\tpage_size\x18\x03 \x01(\r\":\n\x13ListMatchesResponse\x12#\n\x07matches\x18\x01 \x03(\x0b\x32\x12.ziggurat.v1.Match\"#\n\x0fGetMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"5\n\x10GetMatchResponse\x12!\n\x05match\x18\x01 \x01(\x0b\x32\x12.ziggurat.v1.Match\"8\n\x11WatchMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x11\n\tafter_seq\x18\x02 \x01(\x04\"8\n\x12WatchMatchResponse\x12\"\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x12.ziggurat.v1.Event\"M\n\x11SubmitMoveRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04move\x18\x02 \x01(\t\x12\x10\n\x03ply\x18\x03 \x01(\rH\x00\x88\x01\x01\x42\x06\n\x04_ply\"/\n\x12SubmitMoveResponse\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\x0c\n\x04move\x18\x02 \x01(\t\"!\n\rResignRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"\x1d\n\x0eResignResponse\x12\x0b\n\x03seq\x18\x01 \x01(\x04\"Z\n\x0bPlayRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x11\n\tafter_seq\x18\x02 \x01(\x04\x12\x0c\n\x04move\x18\x03 \x01(\t\x12\x10\n\x03ply\x18\x04 \x01(\rH\x00\x88\x01\x01\x42\x06\n\x04_ply\"d\n\x0cPlayResponse\x12\"\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x12.ziggurat.v1.Event\x12\x30\n\rmove_rejected\x18\x02 \x01(\x0b\x32\x19.ziggurat.v1.MoveRejected\"=\n\x0cMoveRejected\x12\x0c\n\x04move\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t\")\n\x15GetMatchRecordRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"B\n\x16GetMatchRecordResponse\x12(\n\x06record\x18\x01 \x01(\x0b\x32\x18.ziggurat.v1.MatchRecord\"\xc3\x02\n\x0bMatchRecord\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\'\n\x06\x63onfig\x18\x02 \x01(\x0b\x32\x17.ziggurat.v1.GameConfig\x12.\n\x0ctime_control\x18\x03 \x01(\x0b\x32\x18.ziggurat.v1.TimeControl\x12 \n\x05seats\x18\x04 \x03(\x0b\x32\x11.ziggurat.v1.Seat\x12\x17\n\x0fseed_commitment\x18\x05 \x01(\t\x12\x15\n\rrevealed_seed\x18\x06 \x01(\t\x12(\n\x05moves\x18\x07 \x03(\x0b\x32\x19.ziggurat.v1.RecordedMove\x12%\n\x07outcome\x18\x08 \x01(\x0b\x32\x14.ziggurat.v1.Outcome\x12&\n\x08\x66orfeits\x18\t \x03(\x0b\x32\x14.ziggurat.v1.Forfeit\"?\n\x0cRecordedMove\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0c\n\x04move\x18\x02 \x01(\t\x12\x13\n\x0bsubstituted\x18\x03 \x01(\x08\"S\n\x07\x46orfeit\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0b\n\x03ply\x18\x02 \x01(\r\x12-\n\x0btermination\x18\x03 \x01(\x0e\x32\x18.ziggurat.v1.Termination2\xc6\x05\n\x0cMatchService\x12P\n\x0b\x43reateMatch\x12\x1f.ziggurat.v1.CreateMatchRequest\x1a .ziggurat.v1.CreateMatchResponse\x12J\n\tJoinMatch\x12\x1d.ziggurat.v1.JoinMatchRequest\x1a\x1e.ziggurat.v1.JoinMatchResponse\x12P\n\x0bListMatches\x12\x1f.ziggurat.v1.ListMatchesRequest\x1a .ziggurat.v1.ListMatchesResponse\x12G\n\x08GetMatch\x12\x1c.ziggurat.v1.GetMatchRequest\x1a\x1d.ziggurat.v1.GetMatchResponse\x12O\n\nWatchMatch\x12\x1e.ziggurat.v1.WatchMatchRequest\x1a\x1f.ziggurat.v1.WatchMatchResponse0\x01\x12M\n\nSubmitMove\x12\x1e.ziggurat.v1.SubmitMoveRequest\x1a\x1f.ziggurat.v1.SubmitMoveResponse\x12\x41\n\x06Resign\x12\x1a.ziggurat.v1.ResignRequest\x1a\x1b.ziggurat.v1.ResignResponse\x12?\n\x04Play\x12\x18.ziggurat.v1.PlayRequest\x1a\x19.ziggurat.v1.PlayResponse(\x01\x30\x01\x12Y\n\x0eGetMatchRecord\x12\".ziggurat.v1.GetMatchRecordRequest\x1a#.ziggurat.v1.GetMatchRecordResponseB\xa2\x01\n\x0forg.ziggurat.v1B\x11MatchServiceProtoP\x01ZCgithub.com/ziggurat-games/ziggurat/clients/go/zigguratv1;zigguratv1\xa2\x02\x03ZXX\xaa\x02\x0bZiggurat.V1\xba\x02\x03Zig\xca\x02\x0bZiggurat\\V1\xea\x02\x0cZiggurat::V1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1fziggurat/v1/match_service.proto\x12\x0bziggurat.v1\x1a\x16ziggurat/v1/game.proto\x1a\x17ziggurat/v1/match.proto\"\xa3\x01\n\x12\x43reateMatchRequest\x12\'\n\x06\x63onfig\x18\x01 \x01(\x0b\x32\x17.ziggurat.v1.GameConfig\x12.\n\x0ctime_control\x18\x02 \x01(\x0b\x32\x18.ziggurat.v1.TimeControl\x12\x34\n\x0fseat_assignment\x18\x03 \x01(\x0e\x32\x1b.ziggurat.v1.SeatAssignment\"O\n\x13\x43reateMatchResponse\x12!\n\x05match\x18\x01 \x01(\x0b\x32\x12.ziggurat.v1.Match\x12\x15\n\rcreator_token\x18\x02 \x01(\t\"&\n\x12\x43\x61ncelMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"8\n\x13\x43\x61ncelMatchResponse\x12!\n\x05match\x18\x01 \x01(\x0b\x32\x12.ziggurat.v1.Match\"G\n\x10JoinMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x13\n\x0bplayer_name\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\r\"S\n\x11JoinMatchResponse\x12\r\n\x05token\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12!\n\x05match\x18\x03 \x01(\x0b\x32\x12.ziggurat.v1.Match\"\x86\x01\n\x12ListMatchesRequest\x12(\n\x06status\x18\x01 \x01(\x0e\x32\x18.ziggurat.v1.MatchStatus\x12\x1f\n\x04game\x18\x02 \x01(\x0e\x32\x11.ziggurat.v1.Game\x12\x11\n\tpage_size\x18\x03 \x01(\r\x12\x12\n\npage_token\x18\x04 \x01(\t\"S\n\x13ListMatchesResponse\x12#\n\x07matches\x18\x01 \x03(\x0b\x32\x12.ziggurat.v1.Match\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"#\n\x0fGetMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"5\n\x10GetMatchResponse\x12!\n\x05match\x18\x01 \x01(\x0b\x32\x12.ziggurat.v1.Match\"8\n\x11WatchMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x11\n\tafter_seq\x18\x02 \x01(\x04\"8\n\x12WatchMatchResponse\x12\"\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x12.ziggurat.v1.Event\"M\n\x11SubmitMoveRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04move\x18\x02 \x01(\t\x12\x10\n\x03ply\x18\x03 \x01(\rH\x00\x88\x01\x01\x42\x06\n\x04_ply\"/\n\x12SubmitMoveResponse\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\x0c\n\x04move\x18\x02 \x01(\t\"!\n\rResignRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"\x1d\n\x0eResignResponse\x12\x0b\n\x03seq\x18\x01 \x01(\x04\"Z\n\x0bPlayRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x11\n\tafter_seq\x18\x02 \x01(\x04\x12\x0c\n\x04move\x18\x03 \x01(\t\x12\x10\n\x03ply\x18\x04 \x01(\rH\x00\x88\x01\x01\x42\x06\n\x04_ply\"d\n\x0cPlayResponse\x12\"\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x12.ziggurat.v1.Event\x12\x30\n\rmove_rejected\x18\x02 \x01(\x0b\x32\x19.ziggurat.v1.MoveRejected\"=\n\x0cMoveRejected\x12\x0c\n\x04move\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t\")\n\x15GetMatchRecordRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"B\n\x16GetMatchRecordResponse\x12(\n\x06record\x18\x01 \x01(\x0b\x32\x18.ziggurat.v1.MatchRecord\"\x8d\x03\n\x0bMatchRecord\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\'\n\x06\x63onfig\x18\x02 \x01(\x0b\x32\x17.ziggurat.v1.GameConfig\x12.\n\x0ctime_control\x18\x03 \x01(\x0b\x32\x18.ziggurat.v1.TimeControl\x12 \n\x05seats\x18\x04 \x03(\x0b\x32\x11.ziggurat.v1.Seat\x12\x17\n\x0fseed_commitment\x18\x05 \x01(\t\x12\x15\n\rrevealed_seed\x18\x06 \x01(\t\x12(\n\x05moves\x18\x07 \x03(\x0b\x32\x19.ziggurat.v1.RecordedMove\x12%\n\x07outcome\x18\x08 \x01(\x0b\x32\x14.ziggurat.v1.Outcome\x12&\n\x08\x66orfeits\x18\t \x03(\x0b\x32\x14.ziggurat.v1.Forfeit\x12\x34\n\x0fseat_assignment\x18\n \x01(\x0e\x32\x1b.ziggurat.v1.SeatAssignment\x12\x12\n\njoin_order\x18\x0b \x03(\r\"?\n\x0cRecordedMove\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0c\n\x04move\x18\x02 \x01(\t\x12\x13\n\x0bsubstituted\x18\x03 \x01(\x08\"S\n\x07\x46orfeit\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0b\n\x03ply\x18\x02 \x01(\r\x12-\n\x0btermination\x18\x03 \x01(\x0e\x32\x18.ziggurat.v1.Termination2\x98\x06\n\x0cMatchService\x12P\n\x0b\x43reateMatch\x12\x1f.ziggurat.v1.CreateMatchRequest\x1a .ziggurat.v1.CreateMatchResponse\x12P\n\x0b\x43\x61ncelMatch\x12\x1f.ziggurat.v1.CancelMatchRequest\x1a .ziggurat.v1.CancelMatchResponse\x12J\n\tJoinMatch\x12\x1d.ziggurat.v1.JoinMatchRequest\x1a\x1e.ziggurat.v1.JoinMatchResponse\x12P\n\x0bListMatches\x12\x1f.ziggurat.v1.ListMatchesRequest\x1a .ziggurat.v1.ListMatchesResponse\x12G\n\x08GetMatch\x12\x1c.ziggurat.v1.GetMatchRequest\x1a\x1d.ziggurat.v1.GetMatchResponse\x12O\n\nWatchMatch\x12\x1e.ziggurat.v1.WatchMatchRequest\x1a\x1f.ziggurat.v1.WatchMatchResponse0\x01\x12M\n\nSubmitMove\x12\x1e.ziggurat.v1.SubmitMoveRequest\x1a\x1f.ziggurat.v1.SubmitMoveResponse\x12\x41\n\x06Resign\x12\x1a.ziggurat.v1.ResignRequest\x1a\x1b.ziggurat.v1.ResignResponse\x12?\n\x04Play\x12\x18.ziggurat.v1.PlayRequest\x1a\x19.ziggurat.v1.PlayResponse(\x01\x30\x01\x12Y\n\x0eGetMatchRecord\x12\".ziggurat.v1.GetMatchRecordRequest\x1a#.ziggurat.v1.GetMatchRecordResponseB\xa2\x01\n\x0forg.ziggurat.v1B\x11MatchServiceProtoP\x01ZCgithub.com/ziggurat-games/ziggurat/clients/go/zigguratv1;zigguratv1\xa2\x02\x03ZXX\xaa\x02\x0bZiggurat.V1\xba\x02\x03Zig\xca\x02\x0bZiggurat\\V1\xea\x02\x0cZiggurat::V1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -37,47 +37,51 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CREATEMATCHREQUEST']._serialized_start=98
   _globals['_CREATEMATCHREQUEST']._serialized_end=261
   _globals['_CREATEMATCHRESPONSE']._serialized_start=263
-  _globals['_CREATEMATCHRESPONSE']._serialized_end=319
-  _globals['_JOINMATCHREQUEST']._serialized_start=321
-  _globals['_JOINMATCHREQUEST']._serialized_end=392
-  _globals['_JOINMATCHRESPONSE']._serialized_start=394
-  _globals['_JOINMATCHRESPONSE']._serialized_end=477
-  _globals['_LISTMATCHESREQUEST']._serialized_start=479
-  _globals['_LISTMATCHESREQUEST']._serialized_end=593
-  _globals['_LISTMATCHESRESPONSE']._serialized_start=595
-  _globals['_LISTMATCHESRESPONSE']._serialized_end=653
-  _globals['_GETMATCHREQUEST']._serialized_start=655
-  _globals['_GETMATCHREQUEST']._serialized_end=690
-  _globals['_GETMATCHRESPONSE']._serialized_start=692
-  _globals['_GETMATCHRESPONSE']._serialized_end=745
-  _globals['_WATCHMATCHREQUEST']._serialized_start=747
-  _globals['_WATCHMATCHREQUEST']._serialized_end=803
-  _globals['_WATCHMATCHRESPONSE']._serialized_start=805
-  _globals['_WATCHMATCHRESPONSE']._serialized_end=861
-  _globals['_SUBMITMOVEREQUEST']._serialized_start=863
-  _globals['_SUBMITMOVEREQUEST']._serialized_end=940
-  _globals['_SUBMITMOVERESPONSE']._serialized_start=942
-  _globals['_SUBMITMOVERESPONSE']._serialized_end=989
-  _globals['_RESIGNREQUEST']._serialized_start=991
-  _globals['_RESIGNREQUEST']._serialized_end=1024
-  _globals['_RESIGNRESPONSE']._serialized_start=1026
-  _globals['_RESIGNRESPONSE']._serialized_end=1055
-  _globals['_PLAYREQUEST']._serialized_start=1057
-  _globals['_PLAYREQUEST']._serialized_end=1147
-  _globals['_PLAYRESPONSE']._serialized_start=1149
-  _globals['_PLAYRESPONSE']._serialized_end=1249
-  _globals['_MOVEREJECTED']._serialized_start=1251
-  _globals['_MOVEREJECTED']._serialized_end=1312
-  _globals['_GETMATCHRECORDREQUEST']._serialized_start=1314
-  _globals['_GETMATCHRECORDREQUEST']._serialized_end=1355
-  _globals['_GETMATCHRECORDRESPONSE']._serialized_start=1357
-  _globals['_GETMATCHRECORDRESPONSE']._serialized_end=1423
-  _globals['_MATCHRECORD']._serialized_start=1426
-  _globals['_MATCHRECORD']._serialized_end=1749
-  _globals['_RECORDEDMOVE']._serialized_start=1751
-  _globals['_RECORDEDMOVE']._serialized_end=1814
-  _globals['_FORFEIT']._serialized_start=1816
-  _globals['_FORFEIT']._serialized_end=1899
-  _globals['_MATCHSERVICE']._serialized_start=1902
-  _globals['_MATCHSERVICE']._serialized_end=2612
+  _globals['_CREATEMATCHRESPONSE']._serialized_end=342
+  _globals['_CANCELMATCHREQUEST']._serialized_start=344
+  _globals['_CANCELMATCHREQUEST']._serialized_end=382
+  _globals['_CANCELMATCHRESPONSE']._serialized_start=384
+  _globals['_CANCELMATCHRESPONSE']._serialized_end=440
+  _globals['_JOINMATCHREQUEST']._serialized_start=442
+  _globals['_JOINMATCHREQUEST']._serialized_end=513
+  _globals['_JOINMATCHRESPONSE']._serialized_start=515
+  _globals['_JOINMATCHRESPONSE']._serialized_end=598
+  _globals['_LISTMATCHESREQUEST']._serialized_start=601
+  _globals['_LISTMATCHESREQUEST']._serialized_end=735
+  _globals['_LISTMATCHESRESPONSE']._serialized_start=737
+  _globals['_LISTMATCHESRESPONSE']._serialized_end=820
+  _globals['_GETMATCHREQUEST']._serialized_start=822
+  _globals['_GETMATCHREQUEST']._serialized_end=857
+  _globals['_GETMATCHRESPONSE']._serialized_start=859
+  _globals['_GETMATCHRESPONSE']._serialized_end=912
+  _globals['_WATCHMATCHREQUEST']._serialized_start=914
+  _globals['_WATCHMATCHREQUEST']._serialized_end=970
+  _globals['_WATCHMATCHRESPONSE']._serialized_start=972
+  _globals['_WATCHMATCHRESPONSE']._serialized_end=1028
+  _globals['_SUBMITMOVEREQUEST']._serialized_start=1030
+  _globals['_SUBMITMOVEREQUEST']._serialized_end=1107
+  _globals['_SUBMITMOVERESPONSE']._serialized_start=1109
+  _globals['_SUBMITMOVERESPONSE']._serialized_end=1156
+  _globals['_RESIGNREQUEST']._serialized_start=1158
+  _globals['_RESIGNREQUEST']._serialized_end=1191
+  _globals['_RESIGNRESPONSE']._serialized_start=1193
+  _globals['_RESIGNRESPONSE']._serialized_end=1222
+  _globals['_PLAYREQUEST']._serialized_start=1224
+  _globals['_PLAYREQUEST']._serialized_end=1314
+  _globals['_PLAYRESPONSE']._serialized_start=1316
+  _globals['_PLAYRESPONSE']._serialized_end=1416
+  _globals['_MOVEREJECTED']._serialized_start=1418
+  _globals['_MOVEREJECTED']._serialized_end=1479
+  _globals['_GETMATCHRECORDREQUEST']._serialized_start=1481
+  _globals['_GETMATCHRECORDREQUEST']._serialized_end=1522
+  _globals['_GETMATCHRECORDRESPONSE']._serialized_start=1524
+  _globals['_GETMATCHRECORDRESPONSE']._serialized_end=1590
+  _globals['_MATCHRECORD']._serialized_start=1593
+  _globals['_MATCHRECORD']._serialized_end=1990
+  _globals['_RECORDEDMOVE']._serialized_start=1992
+  _globals['_RECORDEDMOVE']._serialized_end=2055
+  _globals['_FORFEIT']._serialized_start=2057
+  _globals['_FORFEIT']._serialized_end=2140
+  _globals['_MATCHSERVICE']._serialized_start=2143
+  _globals['_MATCHSERVICE']._serialized_end=2935
 # @@protoc_insertion_point(module_scope)

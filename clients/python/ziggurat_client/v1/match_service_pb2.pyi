@@ -56,8 +56,59 @@ class CreateMatchResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     MATCH_FIELD_NUMBER: _builtins.int
+    CREATOR_TOKEN_FIELD_NUMBER: _builtins.int
+    creator_token: _builtins.str
+    """Secret: lets its holder cancel the match while it is waiting (CancelMatch). Stored
+    only hashed by the server.
+    """
     @_builtins.property
     def match(self) -> _match_pb2.Match: ...
+    def __init__(
+        self,
+        *,
+        match: _match_pb2.Match | None = ...,
+        creator_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["match", b"match"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["creator_token", b"creator_token", "match", b"match"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateMatchResponse: _TypeAlias = CreateMatchResponse  # noqa: Y015
+
+@_typing.final
+class CancelMatchRequest(_message.Message):
+    """CancelMatch input."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CancelMatchRequest: _TypeAlias = CancelMatchRequest  # noqa: Y015
+
+@_typing.final
+class CancelMatchResponse(_message.Message):
+    """CancelMatch output."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def match(self) -> _match_pb2.Match:
+        """The match, now finished (aborted)."""
+
     def __init__(
         self,
         *,
@@ -69,7 +120,7 @@ class CreateMatchResponse(_message.Message):
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
-Global___CreateMatchResponse: _TypeAlias = CreateMatchResponse  # noqa: Y015
+Global___CancelMatchResponse: _TypeAlias = CancelMatchResponse  # noqa: Y015
 
 @_typing.final
 class JoinMatchRequest(_message.Message):
@@ -138,21 +189,30 @@ class ListMatchesRequest(_message.Message):
     STATUS_FIELD_NUMBER: _builtins.int
     GAME_FIELD_NUMBER: _builtins.int
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     status: _match_pb2.MatchStatus.ValueType
     """Only matches in this status; unspecified = all."""
     game: _game_pb2.Game.ValueType
+    """Only matches of this game; unspecified = all."""
     page_size: _builtins.int
-    """At most this many (default 100, max 1000)."""
+    """At most this many (default 100, max 1000; larger values are read as 1000)."""
+    page_token: _builtins.str
+    """The next_page_token of the previous page, to continue the listing; empty = the first
+    page. The other fields must be the same as in the call that returned the token
+    (otherwise INVALID_ARGUMENT, BAD_PAGE_TOKEN). Tokens are opaque and do not expire;
+    matches created after the first page was read appear in no later page.
+    """
     def __init__(
         self,
         *,
         status: _match_pb2.MatchStatus.ValueType = ...,
         game: _game_pb2.Game.ValueType = ...,
         page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "page_size", b"page_size", "status", b"status"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "page_size", b"page_size", "page_token", b"page_token", "status", b"status"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -165,16 +225,20 @@ class ListMatchesResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     MATCHES_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """Pass as page_token to get the next page; empty when this is the last page."""
     @_builtins.property
     def matches(self) -> _containers.RepeatedCompositeFieldContainer[_match_pb2.Match]: ...
     def __init__(
         self,
         *,
         matches: _abc.Iterable[_match_pb2.Match] | None = ...,
+        next_page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["matches", b"matches"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["matches", b"matches", "next_page_token", b"next_page_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -526,9 +590,13 @@ class MatchRecord(_message.Message):
     MOVES_FIELD_NUMBER: _builtins.int
     OUTCOME_FIELD_NUMBER: _builtins.int
     FORFEITS_FIELD_NUMBER: _builtins.int
+    SEAT_ASSIGNMENT_FIELD_NUMBER: _builtins.int
+    JOIN_ORDER_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     seed_commitment: _builtins.str
     revealed_seed: _builtins.str
+    seat_assignment: _match_pb2.SeatAssignment.ValueType
+    """How seats were given (lot or chosen)."""
     @_builtins.property
     def config(self) -> _game_pb2.GameConfig: ...
     @_builtins.property
@@ -545,6 +613,13 @@ class MatchRecord(_message.Message):
     def forfeits(self) -> _containers.RepeatedCompositeFieldContainer[Global___Forfeit]:
         """Seats that forfeited, in order, with the ply at which they did."""
 
+    @_builtins.property
+    def join_order(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """The seats (1-based) in the order their players joined: join_order[k] is the seat of
+        the k-th player to join. With SEAT_ASSIGNMENT_LOT it must equal seat_order(seed)
+        (docs/setup-derivation.md section 3), which `ziggurat verify` checks.
+        """
+
     def __init__(
         self,
         *,
@@ -557,10 +632,12 @@ class MatchRecord(_message.Message):
         moves: _abc.Iterable[Global___RecordedMove] | None = ...,
         outcome: _game_pb2.Outcome | None = ...,
         forfeits: _abc.Iterable[Global___Forfeit] | None = ...,
+        seat_assignment: _match_pb2.SeatAssignment.ValueType = ...,
+        join_order: _abc.Iterable[_builtins.int] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "outcome", b"outcome", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "forfeits", b"forfeits", "match_id", b"match_id", "moves", b"moves", "outcome", b"outcome", "revealed_seed", b"revealed_seed", "seats", b"seats", "seed_commitment", b"seed_commitment", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "forfeits", b"forfeits", "join_order", b"join_order", "match_id", b"match_id", "moves", b"moves", "outcome", b"outcome", "revealed_seed", b"revealed_seed", "seat_assignment", b"seat_assignment", "seats", b"seats", "seed_commitment", b"seed_commitment", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -44,6 +44,7 @@ class MatchServiceStub:
     BAD_SEAT (INVALID_ARGUMENT): the seat number is outside the match's seats.
     SEAT_BY_LOT (INVALID_ARGUMENT): a seat was named in a match whose seats are drawn by lot.
     BAD_FILTER (INVALID_ARGUMENT): an unknown status or game in a ListMatches filter.
+    BAD_PAGE_TOKEN (INVALID_ARGUMENT): page_token is not a next_page_token of the same listing.
     ILLEGAL_MOVE (FAILED_PRECONDITION): the move is well formed but not legal in the position.
     NOT_YOUR_TURN (FAILED_PRECONDITION): it is not the caller's seat's turn.
     STALE_PLY (FAILED_PRECONDITION): the move's ply guard names another ply than the current one.
@@ -53,6 +54,8 @@ class MatchServiceStub:
     GAME_OVER (FAILED_PRECONDITION): the match is over.
     MATCH_FULL (FAILED_PRECONDITION): every seat of the match is taken.
     SEAT_TAKEN (FAILED_PRECONDITION): the chosen seat is taken.
+    NOT_WAITING (FAILED_PRECONDITION): the match has started: only the operator can end it now.
+    CREATION_CLOSED (FAILED_PRECONDITION): the operator has closed match creation on this server.
     NOT_FINISHED (FAILED_PRECONDITION): the match record is available once the match is over.
     ALREADY_CONNECTED (FAILED_PRECONDITION): a bot of that name is already connected.
     BOT_NOT_CONNECTED (FAILED_PRECONDITION): the named bot is not connected.
@@ -60,6 +63,7 @@ class MatchServiceStub:
     BOT_BUSY (FAILED_PRECONDITION): the named bot already plays its maximum number of matches.
     MATCH_NOT_FOUND (NOT_FOUND): there is no match with that id.
     MISSING_TOKEN (UNAUTHENTICATED): the call needs a token and none was sent.
+    ADMIN_DISABLED (PERMISSION_DENIED): the server has no operator token (--admin-token-file).
     BAD_TOKEN (PERMISSION_DENIED): the token gives no right here (forged, or another match's).
     RATE_LIMITED (RESOURCE_EXHAUSTED): too many requests from this seat or address; slow down.
     TOO_MANY_MATCHES (RESOURCE_EXHAUSTED): the server hosts its maximum number of live matches.
@@ -79,6 +83,11 @@ class MatchServiceStub:
                 '/ziggurat.v1.MatchService/CreateMatch',
                 request_serializer=ziggurat_dot_v1_dot_match__service__pb2.CreateMatchRequest.SerializeToString,
                 response_deserializer=ziggurat_dot_v1_dot_match__service__pb2.CreateMatchResponse.FromString,
+                _registered_method=True)
+        self.CancelMatch = channel.unary_unary(
+                '/ziggurat.v1.MatchService/CancelMatch',
+                request_serializer=ziggurat_dot_v1_dot_match__service__pb2.CancelMatchRequest.SerializeToString,
+                response_deserializer=ziggurat_dot_v1_dot_match__service__pb2.CancelMatchResponse.FromString,
                 _registered_method=True)
         self.JoinMatch = channel.unary_unary(
                 '/ziggurat.v1.MatchService/JoinMatch',
@@ -141,6 +150,7 @@ class MatchServiceServicer:
     BAD_SEAT (INVALID_ARGUMENT): the seat number is outside the match's seats.
     SEAT_BY_LOT (INVALID_ARGUMENT): a seat was named in a match whose seats are drawn by lot.
     BAD_FILTER (INVALID_ARGUMENT): an unknown status or game in a ListMatches filter.
+    BAD_PAGE_TOKEN (INVALID_ARGUMENT): page_token is not a next_page_token of the same listing.
     ILLEGAL_MOVE (FAILED_PRECONDITION): the move is well formed but not legal in the position.
     NOT_YOUR_TURN (FAILED_PRECONDITION): it is not the caller's seat's turn.
     STALE_PLY (FAILED_PRECONDITION): the move's ply guard names another ply than the current one.
@@ -150,6 +160,8 @@ class MatchServiceServicer:
     GAME_OVER (FAILED_PRECONDITION): the match is over.
     MATCH_FULL (FAILED_PRECONDITION): every seat of the match is taken.
     SEAT_TAKEN (FAILED_PRECONDITION): the chosen seat is taken.
+    NOT_WAITING (FAILED_PRECONDITION): the match has started: only the operator can end it now.
+    CREATION_CLOSED (FAILED_PRECONDITION): the operator has closed match creation on this server.
     NOT_FINISHED (FAILED_PRECONDITION): the match record is available once the match is over.
     ALREADY_CONNECTED (FAILED_PRECONDITION): a bot of that name is already connected.
     BOT_NOT_CONNECTED (FAILED_PRECONDITION): the named bot is not connected.
@@ -157,6 +169,7 @@ class MatchServiceServicer:
     BOT_BUSY (FAILED_PRECONDITION): the named bot already plays its maximum number of matches.
     MATCH_NOT_FOUND (NOT_FOUND): there is no match with that id.
     MISSING_TOKEN (UNAUTHENTICATED): the call needs a token and none was sent.
+    ADMIN_DISABLED (PERMISSION_DENIED): the server has no operator token (--admin-token-file).
     BAD_TOKEN (PERMISSION_DENIED): the token gives no right here (forged, or another match's).
     RATE_LIMITED (RESOURCE_EXHAUSTED): too many requests from this seat or address; slow down.
     TOO_MANY_MATCHES (RESOURCE_EXHAUSTED): the server hosts its maximum number of live matches.
@@ -167,7 +180,18 @@ class MatchServiceServicer:
     """
 
     def CreateMatch(self, request, context):
-        """Creates a match with open seats.
+        """Creates a match with open seats. A server started with --create-token-file wants
+        `authorization: Bearer <create token>` (or the operator token) on this call.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CancelMatch(self, request, context):
+        """Cancels a match that is still waiting for players, with the creator token that
+        CreateMatch returned (`authorization: Bearer <creator token>`). The match ends as
+        aborted (TERMINATION_ABORTED), its seed is revealed and it no longer counts
+        against the server's limit of live matches.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -181,7 +205,8 @@ class MatchServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListMatches(self, request, context):
-        """Lists matches, newest first.
+        """Lists matches, newest first, a page at a time (AIP-158). With a seat token, that
+        seat's match is shown as the seat sees it; every other match as a spectator sees it.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -237,6 +262,11 @@ def add_MatchServiceServicer_to_server(servicer, server):
                     servicer.CreateMatch,
                     request_deserializer=ziggurat_dot_v1_dot_match__service__pb2.CreateMatchRequest.FromString,
                     response_serializer=ziggurat_dot_v1_dot_match__service__pb2.CreateMatchResponse.SerializeToString,
+            ),
+            'CancelMatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.CancelMatch,
+                    request_deserializer=ziggurat_dot_v1_dot_match__service__pb2.CancelMatchRequest.FromString,
+                    response_serializer=ziggurat_dot_v1_dot_match__service__pb2.CancelMatchResponse.SerializeToString,
             ),
             'JoinMatch': grpc.unary_unary_rpc_method_handler(
                     servicer.JoinMatch,
@@ -305,6 +335,7 @@ class MatchService:
     BAD_SEAT (INVALID_ARGUMENT): the seat number is outside the match's seats.
     SEAT_BY_LOT (INVALID_ARGUMENT): a seat was named in a match whose seats are drawn by lot.
     BAD_FILTER (INVALID_ARGUMENT): an unknown status or game in a ListMatches filter.
+    BAD_PAGE_TOKEN (INVALID_ARGUMENT): page_token is not a next_page_token of the same listing.
     ILLEGAL_MOVE (FAILED_PRECONDITION): the move is well formed but not legal in the position.
     NOT_YOUR_TURN (FAILED_PRECONDITION): it is not the caller's seat's turn.
     STALE_PLY (FAILED_PRECONDITION): the move's ply guard names another ply than the current one.
@@ -314,6 +345,8 @@ class MatchService:
     GAME_OVER (FAILED_PRECONDITION): the match is over.
     MATCH_FULL (FAILED_PRECONDITION): every seat of the match is taken.
     SEAT_TAKEN (FAILED_PRECONDITION): the chosen seat is taken.
+    NOT_WAITING (FAILED_PRECONDITION): the match has started: only the operator can end it now.
+    CREATION_CLOSED (FAILED_PRECONDITION): the operator has closed match creation on this server.
     NOT_FINISHED (FAILED_PRECONDITION): the match record is available once the match is over.
     ALREADY_CONNECTED (FAILED_PRECONDITION): a bot of that name is already connected.
     BOT_NOT_CONNECTED (FAILED_PRECONDITION): the named bot is not connected.
@@ -321,6 +354,7 @@ class MatchService:
     BOT_BUSY (FAILED_PRECONDITION): the named bot already plays its maximum number of matches.
     MATCH_NOT_FOUND (NOT_FOUND): there is no match with that id.
     MISSING_TOKEN (UNAUTHENTICATED): the call needs a token and none was sent.
+    ADMIN_DISABLED (PERMISSION_DENIED): the server has no operator token (--admin-token-file).
     BAD_TOKEN (PERMISSION_DENIED): the token gives no right here (forged, or another match's).
     RATE_LIMITED (RESOURCE_EXHAUSTED): too many requests from this seat or address; slow down.
     TOO_MANY_MATCHES (RESOURCE_EXHAUSTED): the server hosts its maximum number of live matches.
@@ -347,6 +381,33 @@ class MatchService:
             '/ziggurat.v1.MatchService/CreateMatch',
             ziggurat_dot_v1_dot_match__service__pb2.CreateMatchRequest.SerializeToString,
             ziggurat_dot_v1_dot_match__service__pb2.CreateMatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CancelMatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ziggurat.v1.MatchService/CancelMatch',
+            ziggurat_dot_v1_dot_match__service__pb2.CancelMatchRequest.SerializeToString,
+            ziggurat_dot_v1_dot_match__service__pb2.CancelMatchResponse.FromString,
             options,
             channel_credentials,
             insecure,

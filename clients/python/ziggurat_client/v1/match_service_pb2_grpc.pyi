@@ -45,6 +45,7 @@ class MatchServiceStub:
       BAD_SEAT (INVALID_ARGUMENT): the seat number is outside the match's seats.
       SEAT_BY_LOT (INVALID_ARGUMENT): a seat was named in a match whose seats are drawn by lot.
       BAD_FILTER (INVALID_ARGUMENT): an unknown status or game in a ListMatches filter.
+      BAD_PAGE_TOKEN (INVALID_ARGUMENT): page_token is not a next_page_token of the same listing.
       ILLEGAL_MOVE (FAILED_PRECONDITION): the move is well formed but not legal in the position.
       NOT_YOUR_TURN (FAILED_PRECONDITION): it is not the caller's seat's turn.
       STALE_PLY (FAILED_PRECONDITION): the move's ply guard names another ply than the current one.
@@ -54,6 +55,8 @@ class MatchServiceStub:
       GAME_OVER (FAILED_PRECONDITION): the match is over.
       MATCH_FULL (FAILED_PRECONDITION): every seat of the match is taken.
       SEAT_TAKEN (FAILED_PRECONDITION): the chosen seat is taken.
+      NOT_WAITING (FAILED_PRECONDITION): the match has started: only the operator can end it now.
+      CREATION_CLOSED (FAILED_PRECONDITION): the operator has closed match creation on this server.
       NOT_FINISHED (FAILED_PRECONDITION): the match record is available once the match is over.
       ALREADY_CONNECTED (FAILED_PRECONDITION): a bot of that name is already connected.
       BOT_NOT_CONNECTED (FAILED_PRECONDITION): the named bot is not connected.
@@ -61,6 +64,7 @@ class MatchServiceStub:
       BOT_BUSY (FAILED_PRECONDITION): the named bot already plays its maximum number of matches.
       MATCH_NOT_FOUND (NOT_FOUND): there is no match with that id.
       MISSING_TOKEN (UNAUTHENTICATED): the call needs a token and none was sent.
+      ADMIN_DISABLED (PERMISSION_DENIED): the server has no operator token (--admin-token-file).
       BAD_TOKEN (PERMISSION_DENIED): the token gives no right here (forged, or another match's).
       RATE_LIMITED (RESOURCE_EXHAUSTED): too many requests from this seat or address; slow down.
       TOO_MANY_MATCHES (RESOURCE_EXHAUSTED): the server hosts its maximum number of live matches.
@@ -75,11 +79,21 @@ class MatchServiceStub:
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> MatchServiceAsyncStub: ...
     CreateMatch: _grpc.UnaryUnaryMultiCallable[_match_service_pb2.CreateMatchRequest, _match_service_pb2.CreateMatchResponse]
-    """Creates a match with open seats."""
+    """Creates a match with open seats. A server started with --create-token-file wants
+    `authorization: Bearer <create token>` (or the operator token) on this call.
+    """
+    CancelMatch: _grpc.UnaryUnaryMultiCallable[_match_service_pb2.CancelMatchRequest, _match_service_pb2.CancelMatchResponse]
+    """Cancels a match that is still waiting for players, with the creator token that
+    CreateMatch returned (`authorization: Bearer <creator token>`). The match ends as
+    aborted (TERMINATION_ABORTED), its seed is revealed and it no longer counts
+    against the server's limit of live matches.
+    """
     JoinMatch: _grpc.UnaryUnaryMultiCallable[_match_service_pb2.JoinMatchRequest, _match_service_pb2.JoinMatchResponse]
     """Takes a seat; returns the seat token. The match starts when the last seat is taken."""
     ListMatches: _grpc.UnaryUnaryMultiCallable[_match_service_pb2.ListMatchesRequest, _match_service_pb2.ListMatchesResponse]
-    """Lists matches, newest first."""
+    """Lists matches, newest first, a page at a time (AIP-158). With a seat token, that
+    seat's match is shown as the seat sees it; every other match as a spectator sees it.
+    """
     GetMatch: _grpc.UnaryUnaryMultiCallable[_match_service_pb2.GetMatchRequest, _match_service_pb2.GetMatchResponse]
     """One match as the caller may see it."""
     WatchMatch: _grpc.UnaryStreamMultiCallable[_match_service_pb2.WatchMatchRequest, _match_service_pb2.WatchMatchResponse]
@@ -115,6 +129,7 @@ class MatchServiceAsyncStub(MatchServiceStub):
       BAD_SEAT (INVALID_ARGUMENT): the seat number is outside the match's seats.
       SEAT_BY_LOT (INVALID_ARGUMENT): a seat was named in a match whose seats are drawn by lot.
       BAD_FILTER (INVALID_ARGUMENT): an unknown status or game in a ListMatches filter.
+      BAD_PAGE_TOKEN (INVALID_ARGUMENT): page_token is not a next_page_token of the same listing.
       ILLEGAL_MOVE (FAILED_PRECONDITION): the move is well formed but not legal in the position.
       NOT_YOUR_TURN (FAILED_PRECONDITION): it is not the caller's seat's turn.
       STALE_PLY (FAILED_PRECONDITION): the move's ply guard names another ply than the current one.
@@ -124,6 +139,8 @@ class MatchServiceAsyncStub(MatchServiceStub):
       GAME_OVER (FAILED_PRECONDITION): the match is over.
       MATCH_FULL (FAILED_PRECONDITION): every seat of the match is taken.
       SEAT_TAKEN (FAILED_PRECONDITION): the chosen seat is taken.
+      NOT_WAITING (FAILED_PRECONDITION): the match has started: only the operator can end it now.
+      CREATION_CLOSED (FAILED_PRECONDITION): the operator has closed match creation on this server.
       NOT_FINISHED (FAILED_PRECONDITION): the match record is available once the match is over.
       ALREADY_CONNECTED (FAILED_PRECONDITION): a bot of that name is already connected.
       BOT_NOT_CONNECTED (FAILED_PRECONDITION): the named bot is not connected.
@@ -131,6 +148,7 @@ class MatchServiceAsyncStub(MatchServiceStub):
       BOT_BUSY (FAILED_PRECONDITION): the named bot already plays its maximum number of matches.
       MATCH_NOT_FOUND (NOT_FOUND): there is no match with that id.
       MISSING_TOKEN (UNAUTHENTICATED): the call needs a token and none was sent.
+      ADMIN_DISABLED (PERMISSION_DENIED): the server has no operator token (--admin-token-file).
       BAD_TOKEN (PERMISSION_DENIED): the token gives no right here (forged, or another match's).
       RATE_LIMITED (RESOURCE_EXHAUSTED): too many requests from this seat or address; slow down.
       TOO_MANY_MATCHES (RESOURCE_EXHAUSTED): the server hosts its maximum number of live matches.
@@ -142,11 +160,21 @@ class MatchServiceAsyncStub(MatchServiceStub):
 
     def __init__(self, channel: _aio.Channel) -> None: ...
     CreateMatch: _aio.UnaryUnaryMultiCallable[_match_service_pb2.CreateMatchRequest, _match_service_pb2.CreateMatchResponse]  # type: ignore[assignment]
-    """Creates a match with open seats."""
+    """Creates a match with open seats. A server started with --create-token-file wants
+    `authorization: Bearer <create token>` (or the operator token) on this call.
+    """
+    CancelMatch: _aio.UnaryUnaryMultiCallable[_match_service_pb2.CancelMatchRequest, _match_service_pb2.CancelMatchResponse]  # type: ignore[assignment]
+    """Cancels a match that is still waiting for players, with the creator token that
+    CreateMatch returned (`authorization: Bearer <creator token>`). The match ends as
+    aborted (TERMINATION_ABORTED), its seed is revealed and it no longer counts
+    against the server's limit of live matches.
+    """
     JoinMatch: _aio.UnaryUnaryMultiCallable[_match_service_pb2.JoinMatchRequest, _match_service_pb2.JoinMatchResponse]  # type: ignore[assignment]
     """Takes a seat; returns the seat token. The match starts when the last seat is taken."""
     ListMatches: _aio.UnaryUnaryMultiCallable[_match_service_pb2.ListMatchesRequest, _match_service_pb2.ListMatchesResponse]  # type: ignore[assignment]
-    """Lists matches, newest first."""
+    """Lists matches, newest first, a page at a time (AIP-158). With a seat token, that
+    seat's match is shown as the seat sees it; every other match as a spectator sees it.
+    """
     GetMatch: _aio.UnaryUnaryMultiCallable[_match_service_pb2.GetMatchRequest, _match_service_pb2.GetMatchResponse]  # type: ignore[assignment]
     """One match as the caller may see it."""
     WatchMatch: _aio.UnaryStreamMultiCallable[_match_service_pb2.WatchMatchRequest, _match_service_pb2.WatchMatchResponse]  # type: ignore[assignment]
@@ -181,6 +209,7 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
       BAD_SEAT (INVALID_ARGUMENT): the seat number is outside the match's seats.
       SEAT_BY_LOT (INVALID_ARGUMENT): a seat was named in a match whose seats are drawn by lot.
       BAD_FILTER (INVALID_ARGUMENT): an unknown status or game in a ListMatches filter.
+      BAD_PAGE_TOKEN (INVALID_ARGUMENT): page_token is not a next_page_token of the same listing.
       ILLEGAL_MOVE (FAILED_PRECONDITION): the move is well formed but not legal in the position.
       NOT_YOUR_TURN (FAILED_PRECONDITION): it is not the caller's seat's turn.
       STALE_PLY (FAILED_PRECONDITION): the move's ply guard names another ply than the current one.
@@ -190,6 +219,8 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
       GAME_OVER (FAILED_PRECONDITION): the match is over.
       MATCH_FULL (FAILED_PRECONDITION): every seat of the match is taken.
       SEAT_TAKEN (FAILED_PRECONDITION): the chosen seat is taken.
+      NOT_WAITING (FAILED_PRECONDITION): the match has started: only the operator can end it now.
+      CREATION_CLOSED (FAILED_PRECONDITION): the operator has closed match creation on this server.
       NOT_FINISHED (FAILED_PRECONDITION): the match record is available once the match is over.
       ALREADY_CONNECTED (FAILED_PRECONDITION): a bot of that name is already connected.
       BOT_NOT_CONNECTED (FAILED_PRECONDITION): the named bot is not connected.
@@ -197,6 +228,7 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
       BOT_BUSY (FAILED_PRECONDITION): the named bot already plays its maximum number of matches.
       MATCH_NOT_FOUND (NOT_FOUND): there is no match with that id.
       MISSING_TOKEN (UNAUTHENTICATED): the call needs a token and none was sent.
+      ADMIN_DISABLED (PERMISSION_DENIED): the server has no operator token (--admin-token-file).
       BAD_TOKEN (PERMISSION_DENIED): the token gives no right here (forged, or another match's).
       RATE_LIMITED (RESOURCE_EXHAUSTED): too many requests from this seat or address; slow down.
       TOO_MANY_MATCHES (RESOURCE_EXHAUSTED): the server hosts its maximum number of live matches.
@@ -212,7 +244,21 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _match_service_pb2.CreateMatchRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_match_service_pb2.CreateMatchResponse, _abc.Awaitable[_match_service_pb2.CreateMatchResponse]]:
-        """Creates a match with open seats."""
+        """Creates a match with open seats. A server started with --create-token-file wants
+        `authorization: Bearer <create token>` (or the operator token) on this call.
+        """
+
+    @_abc_1.abstractmethod
+    def CancelMatch(
+        self,
+        request: _match_service_pb2.CancelMatchRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_match_service_pb2.CancelMatchResponse, _abc.Awaitable[_match_service_pb2.CancelMatchResponse]]:
+        """Cancels a match that is still waiting for players, with the creator token that
+        CreateMatch returned (`authorization: Bearer <creator token>`). The match ends as
+        aborted (TERMINATION_ABORTED), its seed is revealed and it no longer counts
+        against the server's limit of live matches.
+        """
 
     @_abc_1.abstractmethod
     def JoinMatch(
@@ -228,7 +274,9 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _match_service_pb2.ListMatchesRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_match_service_pb2.ListMatchesResponse, _abc.Awaitable[_match_service_pb2.ListMatchesResponse]]:
-        """Lists matches, newest first."""
+        """Lists matches, newest first, a page at a time (AIP-158). With a seat token, that
+        seat's match is shown as the seat sees it; every other match as a spectator sees it.
+        """
 
     @_abc_1.abstractmethod
     def GetMatch(
