@@ -275,21 +275,21 @@ def _cursor_scope(status: str | None, game: str | None) -> str:
 
 
 def _encode_cursor(row: tuple[int, str], scope: str) -> str:
-    """An opaque page token: the last listed (created_ms, match_id) and the filters' scope."""
-    raw = json.dumps({"c": row[0], "m": row[1], "s": scope}, separators=(",", ":")).encode()
+    """An opaque page token: the position of the last listed match and the filters' scope."""
+    raw = json.dumps({"p": row[0], "s": scope}, separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def _decode_cursor(token: str, scope: str) -> tuple[int, str]:
+def _decode_cursor(token: str, scope: str) -> int:
     bad = errors.refuse(Reason.BAD_PAGE_TOKEN, "page_token is not a next_page_token of this listing")
     if len(token) > 200:
         raise bad
     try:
         raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
         data = json.loads(raw)
-        created, match_id, token_scope = data["c"], data["m"], data["s"]
+        position, token_scope = data["p"], data["s"]
     except (binascii.Error, ValueError, TypeError, KeyError):
         raise bad from None
-    if token_scope != scope or not isinstance(created, int) or not isinstance(match_id, str):
+    if token_scope != scope or type(position) is not int or position < 1:
         raise bad
-    return created, match_id
+    return position

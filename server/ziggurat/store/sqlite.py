@@ -39,9 +39,9 @@ CREATE TABLE IF NOT EXISTS matches (
     ended_ms INTEGER
 );
 CREATE INDEX IF NOT EXISTS matches_by_status ON matches (status, created_ms);
-CREATE INDEX IF NOT EXISTS matches_by_time ON matches (created_ms, match_id);
-CREATE INDEX IF NOT EXISTS matches_by_status_time ON matches (status, created_ms, match_id);
-CREATE INDEX IF NOT EXISTS matches_by_game_time ON matches (game, created_ms, match_id);
+-- ListMatches pages walk these newest first (an index entry ends with the rowid).
+CREATE INDEX IF NOT EXISTS matches_listing_by_status ON matches (status);
+CREATE INDEX IF NOT EXISTS matches_listing_by_game ON matches (game);
 CREATE TABLE IF NOT EXISTS seat_tokens (
     match_id TEXT NOT NULL,
     seat INTEGER NOT NULL,
@@ -241,14 +241,16 @@ class Store:
         status: str | None,
         game: str | None,
         limit: int,
-        before: tuple[int, str] | None = None,
+        before: int | None = None,
     ) -> list[tuple[int, str]]:
-        """(created_ms, match_id) of matches, newest first, filtered by status and game.
+        """(position, match_id) of matches, newest first, filtered by status and game.
 
-        ``before`` is a keyset cursor: only matches that sort after it (older, or as old
-        with a smaller id) are listed, so a page never shifts when matches are added.
+        The position is the row's rowid, which grows with every match created (so it
+        orders matches exactly by creation, even within one millisecond). ``before`` is
+        a keyset cursor, the position of the last match of the previous page: a match
+        created later has a larger position and never lands in a later page.
         """
-        query = "SELECT created_ms, match_id FROM matches WHERE 1=1"
+        query = "SELECT rowid, match_id FROM matches WHERE 1=1"
         params: list[Any] = []
         if status is not None:
             query += " AND status=?"
@@ -257,9 +259,9 @@ class Store:
             query += " AND game=?"
             params.append(game)
         if before is not None:
-            query += " AND (created_ms, match_id) < (?, ?)"
-            params.extend(before)
-        query += " ORDER BY created_ms DESC, match_id DESC LIMIT ?"
+            query += " AND rowid < ?"
+            params.append(before)
+        query += " ORDER BY rowid DESC LIMIT ?"
         params.append(limit)
         return [(int(row[0]), str(row[1])) for row in self._db.execute(query, params)]
 
