@@ -1,9 +1,11 @@
 """Commit-reveal verification of a finished match record (``ziggurat verify``).
 
 Anyone holding a record can check, without trusting the server, that:
-the revealed seed matches the commitment published at the start; the set-up
-re-derived from that seed, replayed with the recorded moves and forfeits,
-accepts every move as legal; and it ends with the recorded outcome.
+the revealed seed matches the commitment published at the start; with seats drawn
+by lot, each player sits in the seat the seed gives its place in the join order
+(docs/setup-derivation.md section 3); the set-up re-derived from that seed,
+replayed with the recorded moves and forfeits, accepts every move as legal; and it
+ends with the recorded outcome.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from dataclasses import dataclass
 
 from ziggurat.rules.core import RulesError, Termination
 from ziggurat.rules.registry import get_rules
-from ziggurat.rules.seeding import commitment
+from ziggurat.rules.seeding import commitment, seat_order
+from ziggurat.v1 import match_pb2 as mpb
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.wire.codec import TERMINATIONS, config_from_proto, outcome_to_proto
 
@@ -26,6 +29,8 @@ class Verdict:
 
     ok: bool
     problem: str = ""
+    # How the seats were checked (lot: against the seed; chosen: nothing to check).
+    seats: str = ""
 
 
 def verify_record(record: spb.MatchRecord) -> Verdict:
@@ -44,6 +49,20 @@ def verify_record(record: spb.MatchRecord) -> Verdict:
         state = rules.new_game(rules.parse_config(options, seats), seed)
     except RulesError as error:
         return Verdict(False, f"the configuration is invalid: {error}")
+    joined = list(record.join_order)
+    if sorted(joined) != list(range(1, seats + 1)):
+        return Verdict(False, f"the join order {joined} does not name each of the {seats} seats once")
+    if record.seat_assignment == mpb.SEAT_ASSIGNMENT_CHOSEN:
+        seat_check = "seats chosen by the players"
+    else:
+        drawn = [seat + 1 for seat in seat_order(seed, seats)]
+        if joined != drawn:
+            return Verdict(
+                False,
+                f"the seats were not drawn from the seed: players took seats {joined} in join order, "
+                f"the seed gives {drawn}",
+            )
+        seat_check = "seats drawn by lot from the seed"
     forfeits = sorted(record.forfeits, key=lambda f: f.ply)
     pending = list(forfeits)
     for ply, move in enumerate(record.moves):
@@ -67,10 +86,12 @@ def verify_record(record: spb.MatchRecord) -> Verdict:
             state, forfeit.seat - 1, _TERMINATION_BY_WIRE.get(forfeit.termination, Termination.TIMEOUT)
         )
     if record.outcome.termination == _ABORTED:
-        return Verdict(True, "aborted by the organiser: set-up and moves verified, no result to confirm")
+        return Verdict(
+            True, "aborted by the organiser: set-up and moves verified, no result to confirm", seat_check
+        )
     outcome = rules.outcome(state)
     if outcome is None:
         return Verdict(False, "the recorded moves do not finish the game")
     if outcome_to_proto(outcome) != record.outcome:
         return Verdict(False, "the recorded outcome differs from the outcome of the replayed game")
-    return Verdict(True)
+    return Verdict(True, seats=seat_check)

@@ -1,4 +1,4 @@
-"""``ziggurat verify``: check a finished match's commit-reveal, moves and outcome."""
+"""``ziggurat verify``: check a finished match's commit-reveal, seats, moves and outcome."""
 
 from __future__ import annotations
 
@@ -19,11 +19,12 @@ def register(commands: Any) -> None:
     """Add ``verify``."""
     parser = commands.add_parser(
         "verify",
-        help="verify a finished match: seed commitment, moves, outcome",
+        help="verify a finished match: seed commitment, seats, moves, outcome",
         description=(
             "Fetch a finished match's record from a server (or read a saved record) and check that "
-            "the revealed seed matches the commitment, every move is legal in the set-up derived "
-            "from the seed, and the recorded outcome is the real one. Exit 0 if it verifies, 1 if not."
+            "the revealed seed matches the commitment, seats drawn by lot are the seats the seed "
+            "gives, every move is legal in the set-up derived from the seed, and the recorded "
+            "outcome is the real one. Exit 0 if it verifies, 1 if not."
         ),
     )
     parser.add_argument("match_id", nargs="?", help="the match to fetch from --server")
@@ -58,7 +59,8 @@ def _verify(args: argparse.Namespace) -> int:
     if verdict.ok:
         print(
             f"verified: match {record.match_id}: seed matches commitment {record.seed_commitment[:16]}…, "
-            f"{len(record.moves)} legal moves, outcome confirmed"
+            f"{verdict.seats}, {len(record.moves)} legal moves, "
+            + ("aborted: no outcome to confirm" if verdict.problem else "outcome confirmed")
         )
         return 0
     print(f"NOT verified: match {record.match_id}: {verdict.problem}")

@@ -79,9 +79,10 @@ class SeedStream:
 
 
 def seat_order(seed: bytes, seats: int) -> tuple[int, ...]:
-    """Which participant (by join order, 0-based) sits in each game seat, drawn by lot.
+    """The game seat of each participant, by join order, drawn by lot.
 
-    ``seat_order(seed, n)[s]`` is the participant playing seat ``s``. In Pylos
-    seat 0 is light, so this is also the colour draw.
+    ``seat_order(seed, n)[k]`` is the 0-based game seat of the participant who joined
+    k-th (docs/setup-derivation.md section 3). In Pylos seat 0 is light, so this is
+    also the colour draw.
     """
     return tuple(SeedStream(seed, "seats").shuffle(range(seats)))

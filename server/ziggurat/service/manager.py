@@ -154,7 +154,7 @@ class MatchManager:
             own = self.store.seat_of_token(hash_token(token))
             if own is None:
                 raise errors.refuse(Reason.BAD_TOKEN, "the token is not a seat token of any match")
-        rows = self.store.list_ids(status=status, game=game, limit=limit + 1, before=before)
+        rows = self.store.page_ids(status=status, game=game, limit=limit + 1, before=before)
         matches = []
         for _, match_id in rows[:limit]:
             audience = own[1] if own is not None and own[0] == match_id else None

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ziggurat.rules.core import Termination
-from ziggurat.service.events import Ended, Forfeited, MovePlayed
-from ziggurat.service.render import render_match
+from ziggurat.service.events import Ended, Forfeited, MovePlayed, SeatJoined
+from ziggurat.service.render import SEAT_ASSIGNMENTS, render_match
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.wire.codec import TERMINATIONS, outcome_to_proto
 
@@ -27,11 +27,14 @@ def match_record(match: Match) -> spb.MatchRecord:
         seats=summary.seats,
         seed_commitment=match.commitment,
         revealed_seed=seed.hex(),
+        seat_assignment=SEAT_ASSIGNMENTS[match.seat_assignment],
     )
     ply = 0
     for entry in match.entries:
         event = entry.event
-        if isinstance(event, MovePlayed):
+        if isinstance(event, SeatJoined):
+            record.join_order.append(event.seat + 1)
+        elif isinstance(event, MovePlayed):
             record.moves.add(seat=event.seat + 1, move=event.move, substituted=event.substituted)
             ply += 1
         elif isinstance(event, Forfeited):

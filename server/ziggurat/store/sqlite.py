@@ -235,7 +235,11 @@ class Store:
         ).fetchall()
         return [self._load_row(row) for row in rows]
 
-    def list_ids(
+    def list_ids(self, *, status: str | None, game: str | None, limit: int) -> list[str]:
+        """Match ids, newest first, filtered by status and game."""
+        return [match_id for _, match_id in self.page_ids(status=status, game=game, limit=limit)]
+
+    def page_ids(
         self,
         *,
         status: str | None,
