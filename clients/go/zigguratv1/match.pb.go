@@ -79,7 +79,10 @@ type SeatAssignment int32
 
 const (
 	SeatAssignment_SEAT_ASSIGNMENT_UNSPECIFIED SeatAssignment = 0 // lot
-	// The k-th joiner gets the k-th seat of a permutation drawn from the match seed.
+	// Drawn by lot from the match seed: with n seats, the k-th player to join (k = 0, 1, …,
+	// n-1, in join order) gets game seat seat_order[k] + 1, where seat_order =
+	// shuffle([0, 1, …, n-1]) on the seed stream labelled "seats"
+	// (docs/setup-derivation.md, sections 2 and 3).
 	SeatAssignment_SEAT_ASSIGNMENT_LOT SeatAssignment = 1
 	// Joiners name a seat (or take the lowest free one).
 	SeatAssignment_SEAT_ASSIGNMENT_CHOSEN SeatAssignment = 2

@@ -84,8 +84,11 @@ func (x *CreateMatchRequest) GetSeatAssignment() SeatAssignment {
 
 // CreateMatch output.
 type CreateMatchResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Match         *Match                 `protobuf:"bytes,1,opt,name=match,proto3" json:"match,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Match *Match                 `protobuf:"bytes,1,opt,name=match,proto3" json:"match,omitempty"`
+	// Secret: lets its holder cancel the match while it is waiting (CancelMatch). Stored
+	// only hashed by the server.
+	CreatorToken  string `protobuf:"bytes,2,opt,name=creator_token,json=creatorToken,proto3" json:"creator_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -127,6 +130,104 @@ func (x *CreateMatchResponse) GetMatch() *Match {
 	return nil
 }
 
+func (x *CreateMatchResponse) GetCreatorToken() string {
+	if x != nil {
+		return x.CreatorToken
+	}
+	return ""
+}
+
+// CancelMatch input.
+type CancelMatchRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	MatchId       string                 `protobuf:"bytes,1,opt,name=match_id,json=matchId,proto3" json:"match_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelMatchRequest) Reset() {
+	*x = CancelMatchRequest{}
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelMatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelMatchRequest) ProtoMessage() {}
+
+func (x *CancelMatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelMatchRequest.ProtoReflect.Descriptor instead.
+func (*CancelMatchRequest) Descriptor() ([]byte, []int) {
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *CancelMatchRequest) GetMatchId() string {
+	if x != nil {
+		return x.MatchId
+	}
+	return ""
+}
+
+// CancelMatch output.
+type CancelMatchResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The match, now finished (aborted).
+	Match         *Match `protobuf:"bytes,1,opt,name=match,proto3" json:"match,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelMatchResponse) Reset() {
+	*x = CancelMatchResponse{}
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelMatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelMatchResponse) ProtoMessage() {}
+
+func (x *CancelMatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelMatchResponse.ProtoReflect.Descriptor instead.
+func (*CancelMatchResponse) Descriptor() ([]byte, []int) {
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *CancelMatchResponse) GetMatch() *Match {
+	if x != nil {
+		return x.Match
+	}
+	return nil
+}
+
 // JoinMatch input.
 type JoinMatchRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
@@ -141,7 +242,7 @@ type JoinMatchRequest struct {
 
 func (x *JoinMatchRequest) Reset() {
 	*x = JoinMatchRequest{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[2]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -153,7 +254,7 @@ func (x *JoinMatchRequest) String() string {
 func (*JoinMatchRequest) ProtoMessage() {}
 
 func (x *JoinMatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[2]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -166,7 +267,7 @@ func (x *JoinMatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinMatchRequest.ProtoReflect.Descriptor instead.
 func (*JoinMatchRequest) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{2}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *JoinMatchRequest) GetMatchId() string {
@@ -203,7 +304,7 @@ type JoinMatchResponse struct {
 
 func (x *JoinMatchResponse) Reset() {
 	*x = JoinMatchResponse{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[3]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -215,7 +316,7 @@ func (x *JoinMatchResponse) String() string {
 func (*JoinMatchResponse) ProtoMessage() {}
 
 func (x *JoinMatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[3]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -228,7 +329,7 @@ func (x *JoinMatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinMatchResponse.ProtoReflect.Descriptor instead.
 func (*JoinMatchResponse) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{3}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *JoinMatchResponse) GetToken() string {
@@ -257,16 +358,22 @@ type ListMatchesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Only matches in this status; unspecified = all.
 	Status MatchStatus `protobuf:"varint,1,opt,name=status,proto3,enum=ziggurat.v1.MatchStatus" json:"status,omitempty"`
-	Game   Game        `protobuf:"varint,2,opt,name=game,proto3,enum=ziggurat.v1.Game" json:"game,omitempty"`
-	// At most this many (default 100, max 1000).
-	PageSize      uint32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// Only matches of this game; unspecified = all.
+	Game Game `protobuf:"varint,2,opt,name=game,proto3,enum=ziggurat.v1.Game" json:"game,omitempty"`
+	// At most this many (default 100, max 1000; larger values are read as 1000).
+	PageSize uint32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// The next_page_token of the previous page, to continue the listing; empty = the first
+	// page. The other fields must be the same as in the call that returned the token
+	// (otherwise INVALID_ARGUMENT, BAD_PAGE_TOKEN). Tokens are opaque and do not expire;
+	// matches created after the first page was read appear in no later page.
+	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListMatchesRequest) Reset() {
 	*x = ListMatchesRequest{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[4]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -278,7 +385,7 @@ func (x *ListMatchesRequest) String() string {
 func (*ListMatchesRequest) ProtoMessage() {}
 
 func (x *ListMatchesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[4]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -291,7 +398,7 @@ func (x *ListMatchesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMatchesRequest.ProtoReflect.Descriptor instead.
 func (*ListMatchesRequest) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{4}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ListMatchesRequest) GetStatus() MatchStatus {
@@ -315,17 +422,26 @@ func (x *ListMatchesRequest) GetPageSize() uint32 {
 	return 0
 }
 
+func (x *ListMatchesRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
 // ListMatches output.
 type ListMatchesResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Matches       []*Match               `protobuf:"bytes,1,rep,name=matches,proto3" json:"matches,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Matches []*Match               `protobuf:"bytes,1,rep,name=matches,proto3" json:"matches,omitempty"`
+	// Pass as page_token to get the next page; empty when this is the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListMatchesResponse) Reset() {
 	*x = ListMatchesResponse{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[5]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -337,7 +453,7 @@ func (x *ListMatchesResponse) String() string {
 func (*ListMatchesResponse) ProtoMessage() {}
 
 func (x *ListMatchesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[5]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -350,7 +466,7 @@ func (x *ListMatchesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMatchesResponse.ProtoReflect.Descriptor instead.
 func (*ListMatchesResponse) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{5}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ListMatchesResponse) GetMatches() []*Match {
@@ -358,6 +474,13 @@ func (x *ListMatchesResponse) GetMatches() []*Match {
 		return x.Matches
 	}
 	return nil
+}
+
+func (x *ListMatchesResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
 }
 
 // GetMatch input.
@@ -370,7 +493,7 @@ type GetMatchRequest struct {
 
 func (x *GetMatchRequest) Reset() {
 	*x = GetMatchRequest{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[6]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -382,7 +505,7 @@ func (x *GetMatchRequest) String() string {
 func (*GetMatchRequest) ProtoMessage() {}
 
 func (x *GetMatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[6]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -395,7 +518,7 @@ func (x *GetMatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMatchRequest.ProtoReflect.Descriptor instead.
 func (*GetMatchRequest) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{6}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *GetMatchRequest) GetMatchId() string {
@@ -415,7 +538,7 @@ type GetMatchResponse struct {
 
 func (x *GetMatchResponse) Reset() {
 	*x = GetMatchResponse{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[7]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -427,7 +550,7 @@ func (x *GetMatchResponse) String() string {
 func (*GetMatchResponse) ProtoMessage() {}
 
 func (x *GetMatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[7]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -440,7 +563,7 @@ func (x *GetMatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMatchResponse.ProtoReflect.Descriptor instead.
 func (*GetMatchResponse) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{7}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetMatchResponse) GetMatch() *Match {
@@ -462,7 +585,7 @@ type WatchMatchRequest struct {
 
 func (x *WatchMatchRequest) Reset() {
 	*x = WatchMatchRequest{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[8]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -474,7 +597,7 @@ func (x *WatchMatchRequest) String() string {
 func (*WatchMatchRequest) ProtoMessage() {}
 
 func (x *WatchMatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[8]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -487,7 +610,7 @@ func (x *WatchMatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchMatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchMatchRequest) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{8}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *WatchMatchRequest) GetMatchId() string {
@@ -516,7 +639,7 @@ type WatchMatchResponse struct {
 
 func (x *WatchMatchResponse) Reset() {
 	*x = WatchMatchResponse{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[9]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -528,7 +651,7 @@ func (x *WatchMatchResponse) String() string {
 func (*WatchMatchResponse) ProtoMessage() {}
 
 func (x *WatchMatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[9]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -541,7 +664,7 @@ func (x *WatchMatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchMatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchMatchResponse) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{9}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *WatchMatchResponse) GetEvents() []*Event {
@@ -567,7 +690,7 @@ type SubmitMoveRequest struct {
 
 func (x *SubmitMoveRequest) Reset() {
 	*x = SubmitMoveRequest{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[10]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -579,7 +702,7 @@ func (x *SubmitMoveRequest) String() string {
 func (*SubmitMoveRequest) ProtoMessage() {}
 
 func (x *SubmitMoveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[10]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -592,7 +715,7 @@ func (x *SubmitMoveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitMoveRequest.ProtoReflect.Descriptor instead.
 func (*SubmitMoveRequest) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{10}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SubmitMoveRequest) GetMatchId() string {
@@ -629,7 +752,7 @@ type SubmitMoveResponse struct {
 
 func (x *SubmitMoveResponse) Reset() {
 	*x = SubmitMoveResponse{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[11]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -641,7 +764,7 @@ func (x *SubmitMoveResponse) String() string {
 func (*SubmitMoveResponse) ProtoMessage() {}
 
 func (x *SubmitMoveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[11]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -654,7 +777,7 @@ func (x *SubmitMoveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitMoveResponse.ProtoReflect.Descriptor instead.
 func (*SubmitMoveResponse) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{11}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SubmitMoveResponse) GetSeq() uint64 {
@@ -681,7 +804,7 @@ type ResignRequest struct {
 
 func (x *ResignRequest) Reset() {
 	*x = ResignRequest{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[12]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -693,7 +816,7 @@ func (x *ResignRequest) String() string {
 func (*ResignRequest) ProtoMessage() {}
 
 func (x *ResignRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[12]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -706,7 +829,7 @@ func (x *ResignRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResignRequest.ProtoReflect.Descriptor instead.
 func (*ResignRequest) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{12}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ResignRequest) GetMatchId() string {
@@ -726,7 +849,7 @@ type ResignResponse struct {
 
 func (x *ResignResponse) Reset() {
 	*x = ResignResponse{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[13]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -738,7 +861,7 @@ func (x *ResignResponse) String() string {
 func (*ResignResponse) ProtoMessage() {}
 
 func (x *ResignResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[13]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -751,7 +874,7 @@ func (x *ResignResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResignResponse.ProtoReflect.Descriptor instead.
 func (*ResignResponse) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{13}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ResignResponse) GetSeq() uint64 {
@@ -777,7 +900,7 @@ type PlayRequest struct {
 
 func (x *PlayRequest) Reset() {
 	*x = PlayRequest{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[14]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -789,7 +912,7 @@ func (x *PlayRequest) String() string {
 func (*PlayRequest) ProtoMessage() {}
 
 func (x *PlayRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[14]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -802,7 +925,7 @@ func (x *PlayRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayRequest.ProtoReflect.Descriptor instead.
 func (*PlayRequest) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{14}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *PlayRequest) GetMatchId() string {
@@ -846,7 +969,7 @@ type PlayResponse struct {
 
 func (x *PlayResponse) Reset() {
 	*x = PlayResponse{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[15]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -858,7 +981,7 @@ func (x *PlayResponse) String() string {
 func (*PlayResponse) ProtoMessage() {}
 
 func (x *PlayResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[15]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -871,7 +994,7 @@ func (x *PlayResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayResponse.ProtoReflect.Descriptor instead.
 func (*PlayResponse) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{15}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *PlayResponse) GetEvents() []*Event {
@@ -901,7 +1024,7 @@ type MoveRejected struct {
 
 func (x *MoveRejected) Reset() {
 	*x = MoveRejected{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[16]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -913,7 +1036,7 @@ func (x *MoveRejected) String() string {
 func (*MoveRejected) ProtoMessage() {}
 
 func (x *MoveRejected) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[16]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -926,7 +1049,7 @@ func (x *MoveRejected) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveRejected.ProtoReflect.Descriptor instead.
 func (*MoveRejected) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{16}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *MoveRejected) GetMove() string {
@@ -960,7 +1083,7 @@ type GetMatchRecordRequest struct {
 
 func (x *GetMatchRecordRequest) Reset() {
 	*x = GetMatchRecordRequest{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[17]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -972,7 +1095,7 @@ func (x *GetMatchRecordRequest) String() string {
 func (*GetMatchRecordRequest) ProtoMessage() {}
 
 func (x *GetMatchRecordRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[17]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -985,7 +1108,7 @@ func (x *GetMatchRecordRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMatchRecordRequest.ProtoReflect.Descriptor instead.
 func (*GetMatchRecordRequest) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{17}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GetMatchRecordRequest) GetMatchId() string {
@@ -1005,7 +1128,7 @@ type GetMatchRecordResponse struct {
 
 func (x *GetMatchRecordResponse) Reset() {
 	*x = GetMatchRecordResponse{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[18]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1017,7 +1140,7 @@ func (x *GetMatchRecordResponse) String() string {
 func (*GetMatchRecordResponse) ProtoMessage() {}
 
 func (x *GetMatchRecordResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[18]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1030,7 +1153,7 @@ func (x *GetMatchRecordResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMatchRecordResponse.ProtoReflect.Descriptor instead.
 func (*GetMatchRecordResponse) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{18}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetMatchRecordResponse) GetRecord() *MatchRecord {
@@ -1053,14 +1176,20 @@ type MatchRecord struct {
 	Moves   []*RecordedMove `protobuf:"bytes,7,rep,name=moves,proto3" json:"moves,omitempty"`
 	Outcome *Outcome        `protobuf:"bytes,8,opt,name=outcome,proto3" json:"outcome,omitempty"`
 	// Seats that forfeited, in order, with the ply at which they did.
-	Forfeits      []*Forfeit `protobuf:"bytes,9,rep,name=forfeits,proto3" json:"forfeits,omitempty"`
+	Forfeits []*Forfeit `protobuf:"bytes,9,rep,name=forfeits,proto3" json:"forfeits,omitempty"`
+	// How seats were given (lot or chosen).
+	SeatAssignment SeatAssignment `protobuf:"varint,10,opt,name=seat_assignment,json=seatAssignment,proto3,enum=ziggurat.v1.SeatAssignment" json:"seat_assignment,omitempty"`
+	// The seats (1-based) in the order their players joined: join_order[k] is the seat of
+	// the k-th player to join. With SEAT_ASSIGNMENT_LOT it must equal seat_order(seed)
+	// (docs/setup-derivation.md section 3), which `ziggurat verify` checks.
+	JoinOrder     []uint32 `protobuf:"varint,11,rep,packed,name=join_order,json=joinOrder,proto3" json:"join_order,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *MatchRecord) Reset() {
 	*x = MatchRecord{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[19]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1072,7 +1201,7 @@ func (x *MatchRecord) String() string {
 func (*MatchRecord) ProtoMessage() {}
 
 func (x *MatchRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[19]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1085,7 +1214,7 @@ func (x *MatchRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MatchRecord.ProtoReflect.Descriptor instead.
 func (*MatchRecord) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{19}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *MatchRecord) GetMatchId() string {
@@ -1151,6 +1280,20 @@ func (x *MatchRecord) GetForfeits() []*Forfeit {
 	return nil
 }
 
+func (x *MatchRecord) GetSeatAssignment() SeatAssignment {
+	if x != nil {
+		return x.SeatAssignment
+	}
+	return SeatAssignment_SEAT_ASSIGNMENT_UNSPECIFIED
+}
+
+func (x *MatchRecord) GetJoinOrder() []uint32 {
+	if x != nil {
+		return x.JoinOrder
+	}
+	return nil
+}
+
 // One move in a record.
 type RecordedMove struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1163,7 +1306,7 @@ type RecordedMove struct {
 
 func (x *RecordedMove) Reset() {
 	*x = RecordedMove{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[20]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1175,7 +1318,7 @@ func (x *RecordedMove) String() string {
 func (*RecordedMove) ProtoMessage() {}
 
 func (x *RecordedMove) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[20]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1188,7 +1331,7 @@ func (x *RecordedMove) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordedMove.ProtoReflect.Descriptor instead.
 func (*RecordedMove) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{20}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RecordedMove) GetSeat() uint32 {
@@ -1224,7 +1367,7 @@ type Forfeit struct {
 
 func (x *Forfeit) Reset() {
 	*x = Forfeit{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[21]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1236,7 +1379,7 @@ func (x *Forfeit) String() string {
 func (*Forfeit) ProtoMessage() {}
 
 func (x *Forfeit) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[21]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1249,7 +1392,7 @@ func (x *Forfeit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Forfeit.ProtoReflect.Descriptor instead.
 func (*Forfeit) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{21}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Forfeit) GetSeat() uint32 {
@@ -1281,8 +1424,13 @@ const file_ziggurat_v1_match_service_proto_rawDesc = "" +
 	"\x12CreateMatchRequest\x12/\n" +
 	"\x06config\x18\x01 \x01(\v2\x17.ziggurat.v1.GameConfigR\x06config\x12;\n" +
 	"\ftime_control\x18\x02 \x01(\v2\x18.ziggurat.v1.TimeControlR\vtimeControl\x12D\n" +
-	"\x0fseat_assignment\x18\x03 \x01(\x0e2\x1b.ziggurat.v1.SeatAssignmentR\x0eseatAssignment\"?\n" +
+	"\x0fseat_assignment\x18\x03 \x01(\x0e2\x1b.ziggurat.v1.SeatAssignmentR\x0eseatAssignment\"d\n" +
 	"\x13CreateMatchResponse\x12(\n" +
+	"\x05match\x18\x01 \x01(\v2\x12.ziggurat.v1.MatchR\x05match\x12#\n" +
+	"\rcreator_token\x18\x02 \x01(\tR\fcreatorToken\"/\n" +
+	"\x12CancelMatchRequest\x12\x19\n" +
+	"\bmatch_id\x18\x01 \x01(\tR\amatchId\"?\n" +
+	"\x13CancelMatchResponse\x12(\n" +
 	"\x05match\x18\x01 \x01(\v2\x12.ziggurat.v1.MatchR\x05match\"b\n" +
 	"\x10JoinMatchRequest\x12\x19\n" +
 	"\bmatch_id\x18\x01 \x01(\tR\amatchId\x12\x1f\n" +
@@ -1292,13 +1440,16 @@ const file_ziggurat_v1_match_service_proto_rawDesc = "" +
 	"\x11JoinMatchResponse\x12\x14\n" +
 	"\x05token\x18\x01 \x01(\tR\x05token\x12\x12\n" +
 	"\x04seat\x18\x02 \x01(\rR\x04seat\x12(\n" +
-	"\x05match\x18\x03 \x01(\v2\x12.ziggurat.v1.MatchR\x05match\"\x8a\x01\n" +
+	"\x05match\x18\x03 \x01(\v2\x12.ziggurat.v1.MatchR\x05match\"\xa9\x01\n" +
 	"\x12ListMatchesRequest\x120\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x18.ziggurat.v1.MatchStatusR\x06status\x12%\n" +
 	"\x04game\x18\x02 \x01(\x0e2\x11.ziggurat.v1.GameR\x04game\x12\x1b\n" +
-	"\tpage_size\x18\x03 \x01(\rR\bpageSize\"C\n" +
+	"\tpage_size\x18\x03 \x01(\rR\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\"k\n" +
 	"\x13ListMatchesResponse\x12,\n" +
-	"\amatches\x18\x01 \x03(\v2\x12.ziggurat.v1.MatchR\amatches\",\n" +
+	"\amatches\x18\x01 \x03(\v2\x12.ziggurat.v1.MatchR\amatches\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\",\n" +
 	"\x0fGetMatchRequest\x12\x19\n" +
 	"\bmatch_id\x18\x01 \x01(\tR\amatchId\"<\n" +
 	"\x10GetMatchResponse\x12(\n" +
@@ -1336,7 +1487,7 @@ const file_ziggurat_v1_match_service_proto_rawDesc = "" +
 	"\x15GetMatchRecordRequest\x12\x19\n" +
 	"\bmatch_id\x18\x01 \x01(\tR\amatchId\"J\n" +
 	"\x16GetMatchRecordResponse\x120\n" +
-	"\x06record\x18\x01 \x01(\v2\x18.ziggurat.v1.MatchRecordR\x06record\"\xa0\x03\n" +
+	"\x06record\x18\x01 \x01(\v2\x18.ziggurat.v1.MatchRecordR\x06record\"\x85\x04\n" +
 	"\vMatchRecord\x12\x19\n" +
 	"\bmatch_id\x18\x01 \x01(\tR\amatchId\x12/\n" +
 	"\x06config\x18\x02 \x01(\v2\x17.ziggurat.v1.GameConfigR\x06config\x12;\n" +
@@ -1346,7 +1497,11 @@ const file_ziggurat_v1_match_service_proto_rawDesc = "" +
 	"\rrevealed_seed\x18\x06 \x01(\tR\frevealedSeed\x12/\n" +
 	"\x05moves\x18\a \x03(\v2\x19.ziggurat.v1.RecordedMoveR\x05moves\x12.\n" +
 	"\aoutcome\x18\b \x01(\v2\x14.ziggurat.v1.OutcomeR\aoutcome\x120\n" +
-	"\bforfeits\x18\t \x03(\v2\x14.ziggurat.v1.ForfeitR\bforfeits\"X\n" +
+	"\bforfeits\x18\t \x03(\v2\x14.ziggurat.v1.ForfeitR\bforfeits\x12D\n" +
+	"\x0fseat_assignment\x18\n" +
+	" \x01(\x0e2\x1b.ziggurat.v1.SeatAssignmentR\x0eseatAssignment\x12\x1d\n" +
+	"\n" +
+	"join_order\x18\v \x03(\rR\tjoinOrder\"X\n" +
 	"\fRecordedMove\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\rR\x04seat\x12\x12\n" +
 	"\x04move\x18\x02 \x01(\tR\x04move\x12 \n" +
@@ -1354,9 +1509,10 @@ const file_ziggurat_v1_match_service_proto_rawDesc = "" +
 	"\aForfeit\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\rR\x04seat\x12\x10\n" +
 	"\x03ply\x18\x02 \x01(\rR\x03ply\x12:\n" +
-	"\vtermination\x18\x03 \x01(\x0e2\x18.ziggurat.v1.TerminationR\vtermination2\xc6\x05\n" +
+	"\vtermination\x18\x03 \x01(\x0e2\x18.ziggurat.v1.TerminationR\vtermination2\x98\x06\n" +
 	"\fMatchService\x12P\n" +
-	"\vCreateMatch\x12\x1f.ziggurat.v1.CreateMatchRequest\x1a .ziggurat.v1.CreateMatchResponse\x12J\n" +
+	"\vCreateMatch\x12\x1f.ziggurat.v1.CreateMatchRequest\x1a .ziggurat.v1.CreateMatchResponse\x12P\n" +
+	"\vCancelMatch\x12\x1f.ziggurat.v1.CancelMatchRequest\x1a .ziggurat.v1.CancelMatchResponse\x12J\n" +
 	"\tJoinMatch\x12\x1d.ziggurat.v1.JoinMatchRequest\x1a\x1e.ziggurat.v1.JoinMatchResponse\x12P\n" +
 	"\vListMatches\x12\x1f.ziggurat.v1.ListMatchesRequest\x1a .ziggurat.v1.ListMatchesResponse\x12G\n" +
 	"\bGetMatch\x12\x1c.ziggurat.v1.GetMatchRequest\x1a\x1d.ziggurat.v1.GetMatchResponse\x12O\n" +
@@ -1381,85 +1537,91 @@ func file_ziggurat_v1_match_service_proto_rawDescGZIP() []byte {
 	return file_ziggurat_v1_match_service_proto_rawDescData
 }
 
-var file_ziggurat_v1_match_service_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_ziggurat_v1_match_service_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_ziggurat_v1_match_service_proto_goTypes = []any{
 	(*CreateMatchRequest)(nil),     // 0: ziggurat.v1.CreateMatchRequest
 	(*CreateMatchResponse)(nil),    // 1: ziggurat.v1.CreateMatchResponse
-	(*JoinMatchRequest)(nil),       // 2: ziggurat.v1.JoinMatchRequest
-	(*JoinMatchResponse)(nil),      // 3: ziggurat.v1.JoinMatchResponse
-	(*ListMatchesRequest)(nil),     // 4: ziggurat.v1.ListMatchesRequest
-	(*ListMatchesResponse)(nil),    // 5: ziggurat.v1.ListMatchesResponse
-	(*GetMatchRequest)(nil),        // 6: ziggurat.v1.GetMatchRequest
-	(*GetMatchResponse)(nil),       // 7: ziggurat.v1.GetMatchResponse
-	(*WatchMatchRequest)(nil),      // 8: ziggurat.v1.WatchMatchRequest
-	(*WatchMatchResponse)(nil),     // 9: ziggurat.v1.WatchMatchResponse
-	(*SubmitMoveRequest)(nil),      // 10: ziggurat.v1.SubmitMoveRequest
-	(*SubmitMoveResponse)(nil),     // 11: ziggurat.v1.SubmitMoveResponse
-	(*ResignRequest)(nil),          // 12: ziggurat.v1.ResignRequest
-	(*ResignResponse)(nil),         // 13: ziggurat.v1.ResignResponse
-	(*PlayRequest)(nil),            // 14: ziggurat.v1.PlayRequest
-	(*PlayResponse)(nil),           // 15: ziggurat.v1.PlayResponse
-	(*MoveRejected)(nil),           // 16: ziggurat.v1.MoveRejected
-	(*GetMatchRecordRequest)(nil),  // 17: ziggurat.v1.GetMatchRecordRequest
-	(*GetMatchRecordResponse)(nil), // 18: ziggurat.v1.GetMatchRecordResponse
-	(*MatchRecord)(nil),            // 19: ziggurat.v1.MatchRecord
-	(*RecordedMove)(nil),           // 20: ziggurat.v1.RecordedMove
-	(*Forfeit)(nil),                // 21: ziggurat.v1.Forfeit
-	(*GameConfig)(nil),             // 22: ziggurat.v1.GameConfig
-	(*TimeControl)(nil),            // 23: ziggurat.v1.TimeControl
-	(SeatAssignment)(0),            // 24: ziggurat.v1.SeatAssignment
-	(*Match)(nil),                  // 25: ziggurat.v1.Match
-	(MatchStatus)(0),               // 26: ziggurat.v1.MatchStatus
-	(Game)(0),                      // 27: ziggurat.v1.Game
-	(*Event)(nil),                  // 28: ziggurat.v1.Event
-	(*Seat)(nil),                   // 29: ziggurat.v1.Seat
-	(*Outcome)(nil),                // 30: ziggurat.v1.Outcome
-	(Termination)(0),               // 31: ziggurat.v1.Termination
+	(*CancelMatchRequest)(nil),     // 2: ziggurat.v1.CancelMatchRequest
+	(*CancelMatchResponse)(nil),    // 3: ziggurat.v1.CancelMatchResponse
+	(*JoinMatchRequest)(nil),       // 4: ziggurat.v1.JoinMatchRequest
+	(*JoinMatchResponse)(nil),      // 5: ziggurat.v1.JoinMatchResponse
+	(*ListMatchesRequest)(nil),     // 6: ziggurat.v1.ListMatchesRequest
+	(*ListMatchesResponse)(nil),    // 7: ziggurat.v1.ListMatchesResponse
+	(*GetMatchRequest)(nil),        // 8: ziggurat.v1.GetMatchRequest
+	(*GetMatchResponse)(nil),       // 9: ziggurat.v1.GetMatchResponse
+	(*WatchMatchRequest)(nil),      // 10: ziggurat.v1.WatchMatchRequest
+	(*WatchMatchResponse)(nil),     // 11: ziggurat.v1.WatchMatchResponse
+	(*SubmitMoveRequest)(nil),      // 12: ziggurat.v1.SubmitMoveRequest
+	(*SubmitMoveResponse)(nil),     // 13: ziggurat.v1.SubmitMoveResponse
+	(*ResignRequest)(nil),          // 14: ziggurat.v1.ResignRequest
+	(*ResignResponse)(nil),         // 15: ziggurat.v1.ResignResponse
+	(*PlayRequest)(nil),            // 16: ziggurat.v1.PlayRequest
+	(*PlayResponse)(nil),           // 17: ziggurat.v1.PlayResponse
+	(*MoveRejected)(nil),           // 18: ziggurat.v1.MoveRejected
+	(*GetMatchRecordRequest)(nil),  // 19: ziggurat.v1.GetMatchRecordRequest
+	(*GetMatchRecordResponse)(nil), // 20: ziggurat.v1.GetMatchRecordResponse
+	(*MatchRecord)(nil),            // 21: ziggurat.v1.MatchRecord
+	(*RecordedMove)(nil),           // 22: ziggurat.v1.RecordedMove
+	(*Forfeit)(nil),                // 23: ziggurat.v1.Forfeit
+	(*GameConfig)(nil),             // 24: ziggurat.v1.GameConfig
+	(*TimeControl)(nil),            // 25: ziggurat.v1.TimeControl
+	(SeatAssignment)(0),            // 26: ziggurat.v1.SeatAssignment
+	(*Match)(nil),                  // 27: ziggurat.v1.Match
+	(MatchStatus)(0),               // 28: ziggurat.v1.MatchStatus
+	(Game)(0),                      // 29: ziggurat.v1.Game
+	(*Event)(nil),                  // 30: ziggurat.v1.Event
+	(*Seat)(nil),                   // 31: ziggurat.v1.Seat
+	(*Outcome)(nil),                // 32: ziggurat.v1.Outcome
+	(Termination)(0),               // 33: ziggurat.v1.Termination
 }
 var file_ziggurat_v1_match_service_proto_depIdxs = []int32{
-	22, // 0: ziggurat.v1.CreateMatchRequest.config:type_name -> ziggurat.v1.GameConfig
-	23, // 1: ziggurat.v1.CreateMatchRequest.time_control:type_name -> ziggurat.v1.TimeControl
-	24, // 2: ziggurat.v1.CreateMatchRequest.seat_assignment:type_name -> ziggurat.v1.SeatAssignment
-	25, // 3: ziggurat.v1.CreateMatchResponse.match:type_name -> ziggurat.v1.Match
-	25, // 4: ziggurat.v1.JoinMatchResponse.match:type_name -> ziggurat.v1.Match
-	26, // 5: ziggurat.v1.ListMatchesRequest.status:type_name -> ziggurat.v1.MatchStatus
-	27, // 6: ziggurat.v1.ListMatchesRequest.game:type_name -> ziggurat.v1.Game
-	25, // 7: ziggurat.v1.ListMatchesResponse.matches:type_name -> ziggurat.v1.Match
-	25, // 8: ziggurat.v1.GetMatchResponse.match:type_name -> ziggurat.v1.Match
-	28, // 9: ziggurat.v1.WatchMatchResponse.events:type_name -> ziggurat.v1.Event
-	28, // 10: ziggurat.v1.PlayResponse.events:type_name -> ziggurat.v1.Event
-	16, // 11: ziggurat.v1.PlayResponse.move_rejected:type_name -> ziggurat.v1.MoveRejected
-	19, // 12: ziggurat.v1.GetMatchRecordResponse.record:type_name -> ziggurat.v1.MatchRecord
-	22, // 13: ziggurat.v1.MatchRecord.config:type_name -> ziggurat.v1.GameConfig
-	23, // 14: ziggurat.v1.MatchRecord.time_control:type_name -> ziggurat.v1.TimeControl
-	29, // 15: ziggurat.v1.MatchRecord.seats:type_name -> ziggurat.v1.Seat
-	20, // 16: ziggurat.v1.MatchRecord.moves:type_name -> ziggurat.v1.RecordedMove
-	30, // 17: ziggurat.v1.MatchRecord.outcome:type_name -> ziggurat.v1.Outcome
-	21, // 18: ziggurat.v1.MatchRecord.forfeits:type_name -> ziggurat.v1.Forfeit
-	31, // 19: ziggurat.v1.Forfeit.termination:type_name -> ziggurat.v1.Termination
-	0,  // 20: ziggurat.v1.MatchService.CreateMatch:input_type -> ziggurat.v1.CreateMatchRequest
-	2,  // 21: ziggurat.v1.MatchService.JoinMatch:input_type -> ziggurat.v1.JoinMatchRequest
-	4,  // 22: ziggurat.v1.MatchService.ListMatches:input_type -> ziggurat.v1.ListMatchesRequest
-	6,  // 23: ziggurat.v1.MatchService.GetMatch:input_type -> ziggurat.v1.GetMatchRequest
-	8,  // 24: ziggurat.v1.MatchService.WatchMatch:input_type -> ziggurat.v1.WatchMatchRequest
-	10, // 25: ziggurat.v1.MatchService.SubmitMove:input_type -> ziggurat.v1.SubmitMoveRequest
-	12, // 26: ziggurat.v1.MatchService.Resign:input_type -> ziggurat.v1.ResignRequest
-	14, // 27: ziggurat.v1.MatchService.Play:input_type -> ziggurat.v1.PlayRequest
-	17, // 28: ziggurat.v1.MatchService.GetMatchRecord:input_type -> ziggurat.v1.GetMatchRecordRequest
-	1,  // 29: ziggurat.v1.MatchService.CreateMatch:output_type -> ziggurat.v1.CreateMatchResponse
-	3,  // 30: ziggurat.v1.MatchService.JoinMatch:output_type -> ziggurat.v1.JoinMatchResponse
-	5,  // 31: ziggurat.v1.MatchService.ListMatches:output_type -> ziggurat.v1.ListMatchesResponse
-	7,  // 32: ziggurat.v1.MatchService.GetMatch:output_type -> ziggurat.v1.GetMatchResponse
-	9,  // 33: ziggurat.v1.MatchService.WatchMatch:output_type -> ziggurat.v1.WatchMatchResponse
-	11, // 34: ziggurat.v1.MatchService.SubmitMove:output_type -> ziggurat.v1.SubmitMoveResponse
-	13, // 35: ziggurat.v1.MatchService.Resign:output_type -> ziggurat.v1.ResignResponse
-	15, // 36: ziggurat.v1.MatchService.Play:output_type -> ziggurat.v1.PlayResponse
-	18, // 37: ziggurat.v1.MatchService.GetMatchRecord:output_type -> ziggurat.v1.GetMatchRecordResponse
-	29, // [29:38] is the sub-list for method output_type
-	20, // [20:29] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	24, // 0: ziggurat.v1.CreateMatchRequest.config:type_name -> ziggurat.v1.GameConfig
+	25, // 1: ziggurat.v1.CreateMatchRequest.time_control:type_name -> ziggurat.v1.TimeControl
+	26, // 2: ziggurat.v1.CreateMatchRequest.seat_assignment:type_name -> ziggurat.v1.SeatAssignment
+	27, // 3: ziggurat.v1.CreateMatchResponse.match:type_name -> ziggurat.v1.Match
+	27, // 4: ziggurat.v1.CancelMatchResponse.match:type_name -> ziggurat.v1.Match
+	27, // 5: ziggurat.v1.JoinMatchResponse.match:type_name -> ziggurat.v1.Match
+	28, // 6: ziggurat.v1.ListMatchesRequest.status:type_name -> ziggurat.v1.MatchStatus
+	29, // 7: ziggurat.v1.ListMatchesRequest.game:type_name -> ziggurat.v1.Game
+	27, // 8: ziggurat.v1.ListMatchesResponse.matches:type_name -> ziggurat.v1.Match
+	27, // 9: ziggurat.v1.GetMatchResponse.match:type_name -> ziggurat.v1.Match
+	30, // 10: ziggurat.v1.WatchMatchResponse.events:type_name -> ziggurat.v1.Event
+	30, // 11: ziggurat.v1.PlayResponse.events:type_name -> ziggurat.v1.Event
+	18, // 12: ziggurat.v1.PlayResponse.move_rejected:type_name -> ziggurat.v1.MoveRejected
+	21, // 13: ziggurat.v1.GetMatchRecordResponse.record:type_name -> ziggurat.v1.MatchRecord
+	24, // 14: ziggurat.v1.MatchRecord.config:type_name -> ziggurat.v1.GameConfig
+	25, // 15: ziggurat.v1.MatchRecord.time_control:type_name -> ziggurat.v1.TimeControl
+	31, // 16: ziggurat.v1.MatchRecord.seats:type_name -> ziggurat.v1.Seat
+	22, // 17: ziggurat.v1.MatchRecord.moves:type_name -> ziggurat.v1.RecordedMove
+	32, // 18: ziggurat.v1.MatchRecord.outcome:type_name -> ziggurat.v1.Outcome
+	23, // 19: ziggurat.v1.MatchRecord.forfeits:type_name -> ziggurat.v1.Forfeit
+	26, // 20: ziggurat.v1.MatchRecord.seat_assignment:type_name -> ziggurat.v1.SeatAssignment
+	33, // 21: ziggurat.v1.Forfeit.termination:type_name -> ziggurat.v1.Termination
+	0,  // 22: ziggurat.v1.MatchService.CreateMatch:input_type -> ziggurat.v1.CreateMatchRequest
+	2,  // 23: ziggurat.v1.MatchService.CancelMatch:input_type -> ziggurat.v1.CancelMatchRequest
+	4,  // 24: ziggurat.v1.MatchService.JoinMatch:input_type -> ziggurat.v1.JoinMatchRequest
+	6,  // 25: ziggurat.v1.MatchService.ListMatches:input_type -> ziggurat.v1.ListMatchesRequest
+	8,  // 26: ziggurat.v1.MatchService.GetMatch:input_type -> ziggurat.v1.GetMatchRequest
+	10, // 27: ziggurat.v1.MatchService.WatchMatch:input_type -> ziggurat.v1.WatchMatchRequest
+	12, // 28: ziggurat.v1.MatchService.SubmitMove:input_type -> ziggurat.v1.SubmitMoveRequest
+	14, // 29: ziggurat.v1.MatchService.Resign:input_type -> ziggurat.v1.ResignRequest
+	16, // 30: ziggurat.v1.MatchService.Play:input_type -> ziggurat.v1.PlayRequest
+	19, // 31: ziggurat.v1.MatchService.GetMatchRecord:input_type -> ziggurat.v1.GetMatchRecordRequest
+	1,  // 32: ziggurat.v1.MatchService.CreateMatch:output_type -> ziggurat.v1.CreateMatchResponse
+	3,  // 33: ziggurat.v1.MatchService.CancelMatch:output_type -> ziggurat.v1.CancelMatchResponse
+	5,  // 34: ziggurat.v1.MatchService.JoinMatch:output_type -> ziggurat.v1.JoinMatchResponse
+	7,  // 35: ziggurat.v1.MatchService.ListMatches:output_type -> ziggurat.v1.ListMatchesResponse
+	9,  // 36: ziggurat.v1.MatchService.GetMatch:output_type -> ziggurat.v1.GetMatchResponse
+	11, // 37: ziggurat.v1.MatchService.WatchMatch:output_type -> ziggurat.v1.WatchMatchResponse
+	13, // 38: ziggurat.v1.MatchService.SubmitMove:output_type -> ziggurat.v1.SubmitMoveResponse
+	15, // 39: ziggurat.v1.MatchService.Resign:output_type -> ziggurat.v1.ResignResponse
+	17, // 40: ziggurat.v1.MatchService.Play:output_type -> ziggurat.v1.PlayResponse
+	20, // 41: ziggurat.v1.MatchService.GetMatchRecord:output_type -> ziggurat.v1.GetMatchRecordResponse
+	32, // [32:42] is the sub-list for method output_type
+	22, // [22:32] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_ziggurat_v1_match_service_proto_init() }
@@ -1469,15 +1631,15 @@ func file_ziggurat_v1_match_service_proto_init() {
 	}
 	file_ziggurat_v1_game_proto_init()
 	file_ziggurat_v1_match_proto_init()
-	file_ziggurat_v1_match_service_proto_msgTypes[10].OneofWrappers = []any{}
-	file_ziggurat_v1_match_service_proto_msgTypes[14].OneofWrappers = []any{}
+	file_ziggurat_v1_match_service_proto_msgTypes[12].OneofWrappers = []any{}
+	file_ziggurat_v1_match_service_proto_msgTypes[16].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ziggurat_v1_match_service_proto_rawDesc), len(file_ziggurat_v1_match_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   22,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -20,6 +20,7 @@ const _ = grpc.SupportPackageIsVersion9
 
 const (
 	MatchService_CreateMatch_FullMethodName    = "/ziggurat.v1.MatchService/CreateMatch"
+	MatchService_CancelMatch_FullMethodName    = "/ziggurat.v1.MatchService/CancelMatch"
 	MatchService_JoinMatch_FullMethodName      = "/ziggurat.v1.MatchService/JoinMatch"
 	MatchService_ListMatches_FullMethodName    = "/ziggurat.v1.MatchService/ListMatches"
 	MatchService_GetMatch_FullMethodName       = "/ziggurat.v1.MatchService/GetMatch"
@@ -53,6 +54,7 @@ const (
 //	BAD_SEAT (INVALID_ARGUMENT): the seat number is outside the match's seats.
 //	SEAT_BY_LOT (INVALID_ARGUMENT): a seat was named in a match whose seats are drawn by lot.
 //	BAD_FILTER (INVALID_ARGUMENT): an unknown status or game in a ListMatches filter.
+//	BAD_PAGE_TOKEN (INVALID_ARGUMENT): page_token is not a next_page_token of the same listing.
 //	ILLEGAL_MOVE (FAILED_PRECONDITION): the move is well formed but not legal in the position.
 //	NOT_YOUR_TURN (FAILED_PRECONDITION): it is not the caller's seat's turn.
 //	STALE_PLY (FAILED_PRECONDITION): the move's ply guard names another ply than the current one.
@@ -62,6 +64,8 @@ const (
 //	GAME_OVER (FAILED_PRECONDITION): the match is over.
 //	MATCH_FULL (FAILED_PRECONDITION): every seat of the match is taken.
 //	SEAT_TAKEN (FAILED_PRECONDITION): the chosen seat is taken.
+//	NOT_WAITING (FAILED_PRECONDITION): the match has started: only the operator can end it now.
+//	CREATION_CLOSED (FAILED_PRECONDITION): the operator has closed match creation on this server.
 //	NOT_FINISHED (FAILED_PRECONDITION): the match record is available once the match is over.
 //	ALREADY_CONNECTED (FAILED_PRECONDITION): a bot of that name is already connected.
 //	BOT_NOT_CONNECTED (FAILED_PRECONDITION): the named bot is not connected.
@@ -69,16 +73,24 @@ const (
 //	BOT_BUSY (FAILED_PRECONDITION): the named bot already plays its maximum number of matches.
 //	MATCH_NOT_FOUND (NOT_FOUND): there is no match with that id.
 //	MISSING_TOKEN (UNAUTHENTICATED): the call needs a token and none was sent.
+//	ADMIN_DISABLED (PERMISSION_DENIED): the server has no operator token (--admin-token-file).
 //	BAD_TOKEN (PERMISSION_DENIED): the token gives no right here (forged, or another match's).
 //	RATE_LIMITED (RESOURCE_EXHAUSTED): too many requests from this seat or address; slow down.
 //	TOO_MANY_MATCHES (RESOURCE_EXHAUSTED): the server hosts its maximum number of live matches.
 //	BAD_SEQ (OUT_OF_RANGE): the resume point after_seq is beyond the match's log.
 type MatchServiceClient interface {
-	// Creates a match with open seats.
+	// Creates a match with open seats. A server started with --create-token-file wants
+	// `authorization: Bearer <create token>` (or the operator token) on this call.
 	CreateMatch(ctx context.Context, in *CreateMatchRequest, opts ...grpc.CallOption) (*CreateMatchResponse, error)
+	// Cancels a match that is still waiting for players, with the creator token that
+	// CreateMatch returned (`authorization: Bearer <creator token>`). The match ends as
+	// aborted (TERMINATION_ABORTED), its seed is revealed and it no longer counts
+	// against the server's limit of live matches.
+	CancelMatch(ctx context.Context, in *CancelMatchRequest, opts ...grpc.CallOption) (*CancelMatchResponse, error)
 	// Takes a seat; returns the seat token. The match starts when the last seat is taken.
 	JoinMatch(ctx context.Context, in *JoinMatchRequest, opts ...grpc.CallOption) (*JoinMatchResponse, error)
-	// Lists matches, newest first.
+	// Lists matches, newest first, a page at a time (AIP-158). With a seat token, that
+	// seat's match is shown as the seat sees it; every other match as a spectator sees it.
 	ListMatches(ctx context.Context, in *ListMatchesRequest, opts ...grpc.CallOption) (*ListMatchesResponse, error)
 	// One match as the caller may see it.
 	GetMatch(ctx context.Context, in *GetMatchRequest, opts ...grpc.CallOption) (*GetMatchResponse, error)
@@ -107,6 +119,16 @@ func (c *matchServiceClient) CreateMatch(ctx context.Context, in *CreateMatchReq
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CreateMatchResponse)
 	err := c.cc.Invoke(ctx, MatchService_CreateMatch_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *matchServiceClient) CancelMatch(ctx context.Context, in *CancelMatchRequest, opts ...grpc.CallOption) (*CancelMatchResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CancelMatchResponse)
+	err := c.cc.Invoke(ctx, MatchService_CancelMatch_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -228,6 +250,7 @@ func (c *matchServiceClient) GetMatchRecord(ctx context.Context, in *GetMatchRec
 //	BAD_SEAT (INVALID_ARGUMENT): the seat number is outside the match's seats.
 //	SEAT_BY_LOT (INVALID_ARGUMENT): a seat was named in a match whose seats are drawn by lot.
 //	BAD_FILTER (INVALID_ARGUMENT): an unknown status or game in a ListMatches filter.
+//	BAD_PAGE_TOKEN (INVALID_ARGUMENT): page_token is not a next_page_token of the same listing.
 //	ILLEGAL_MOVE (FAILED_PRECONDITION): the move is well formed but not legal in the position.
 //	NOT_YOUR_TURN (FAILED_PRECONDITION): it is not the caller's seat's turn.
 //	STALE_PLY (FAILED_PRECONDITION): the move's ply guard names another ply than the current one.
@@ -237,6 +260,8 @@ func (c *matchServiceClient) GetMatchRecord(ctx context.Context, in *GetMatchRec
 //	GAME_OVER (FAILED_PRECONDITION): the match is over.
 //	MATCH_FULL (FAILED_PRECONDITION): every seat of the match is taken.
 //	SEAT_TAKEN (FAILED_PRECONDITION): the chosen seat is taken.
+//	NOT_WAITING (FAILED_PRECONDITION): the match has started: only the operator can end it now.
+//	CREATION_CLOSED (FAILED_PRECONDITION): the operator has closed match creation on this server.
 //	NOT_FINISHED (FAILED_PRECONDITION): the match record is available once the match is over.
 //	ALREADY_CONNECTED (FAILED_PRECONDITION): a bot of that name is already connected.
 //	BOT_NOT_CONNECTED (FAILED_PRECONDITION): the named bot is not connected.
@@ -244,16 +269,24 @@ func (c *matchServiceClient) GetMatchRecord(ctx context.Context, in *GetMatchRec
 //	BOT_BUSY (FAILED_PRECONDITION): the named bot already plays its maximum number of matches.
 //	MATCH_NOT_FOUND (NOT_FOUND): there is no match with that id.
 //	MISSING_TOKEN (UNAUTHENTICATED): the call needs a token and none was sent.
+//	ADMIN_DISABLED (PERMISSION_DENIED): the server has no operator token (--admin-token-file).
 //	BAD_TOKEN (PERMISSION_DENIED): the token gives no right here (forged, or another match's).
 //	RATE_LIMITED (RESOURCE_EXHAUSTED): too many requests from this seat or address; slow down.
 //	TOO_MANY_MATCHES (RESOURCE_EXHAUSTED): the server hosts its maximum number of live matches.
 //	BAD_SEQ (OUT_OF_RANGE): the resume point after_seq is beyond the match's log.
 type MatchServiceServer interface {
-	// Creates a match with open seats.
+	// Creates a match with open seats. A server started with --create-token-file wants
+	// `authorization: Bearer <create token>` (or the operator token) on this call.
 	CreateMatch(context.Context, *CreateMatchRequest) (*CreateMatchResponse, error)
+	// Cancels a match that is still waiting for players, with the creator token that
+	// CreateMatch returned (`authorization: Bearer <creator token>`). The match ends as
+	// aborted (TERMINATION_ABORTED), its seed is revealed and it no longer counts
+	// against the server's limit of live matches.
+	CancelMatch(context.Context, *CancelMatchRequest) (*CancelMatchResponse, error)
 	// Takes a seat; returns the seat token. The match starts when the last seat is taken.
 	JoinMatch(context.Context, *JoinMatchRequest) (*JoinMatchResponse, error)
-	// Lists matches, newest first.
+	// Lists matches, newest first, a page at a time (AIP-158). With a seat token, that
+	// seat's match is shown as the seat sees it; every other match as a spectator sees it.
 	ListMatches(context.Context, *ListMatchesRequest) (*ListMatchesResponse, error)
 	// One match as the caller may see it.
 	GetMatch(context.Context, *GetMatchRequest) (*GetMatchResponse, error)
@@ -280,6 +313,9 @@ type UnimplementedMatchServiceServer struct{}
 
 func (UnimplementedMatchServiceServer) CreateMatch(context.Context, *CreateMatchRequest) (*CreateMatchResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateMatch not implemented")
+}
+func (UnimplementedMatchServiceServer) CancelMatch(context.Context, *CancelMatchRequest) (*CancelMatchResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CancelMatch not implemented")
 }
 func (UnimplementedMatchServiceServer) JoinMatch(context.Context, *JoinMatchRequest) (*JoinMatchResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method JoinMatch not implemented")
@@ -340,6 +376,24 @@ func _MatchService_CreateMatch_Handler(srv interface{}, ctx context.Context, dec
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(MatchServiceServer).CreateMatch(ctx, req.(*CreateMatchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MatchService_CancelMatch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CancelMatchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MatchServiceServer).CancelMatch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MatchService_CancelMatch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MatchServiceServer).CancelMatch(ctx, req.(*CancelMatchRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -480,6 +534,10 @@ var MatchService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CreateMatch",
 			Handler:    _MatchService_CreateMatch_Handler,
+		},
+		{
+			MethodName: "CancelMatch",
+			Handler:    _MatchService_CancelMatch_Handler,
 		},
 		{
 			MethodName: "JoinMatch",
