@@ -182,18 +182,37 @@ func (MatchStatus) EnumDescriptor() ([]byte, []int) {
 	return file_ziggurat_v1_match_proto_rawDescGZIP(), []int{2}
 }
 
-// A seat's connection state as everyone may see it.
+// A seat's state as everyone may see it: one vocabulary for Match.seats (GetMatch,
+// ListMatches), SeatChangedEvent, and the seats of MatchStartedEvent and TurnStartedEvent.
+// A seat that has forfeited keeps its forfeit state (TIMED_OUT, RESIGNED, ILLEGAL_MOVES)
+// everywhere; otherwise a taken seat is JOINED until one of its streams opens, then
+// CONNECTED or DISCONNECTED. Once the match is over, Match.seats shows each seat's state
+// at the end.
 type SeatState int32
 
 const (
-	SeatState_SEAT_STATE_UNSPECIFIED  SeatState = 0
-	SeatState_SEAT_STATE_OPEN         SeatState = 1 // nobody has joined this seat
-	SeatState_SEAT_STATE_JOINED       SeatState = 2
-	SeatState_SEAT_STATE_CONNECTED    SeatState = 3
+	SeatState_SEAT_STATE_UNSPECIFIED SeatState = 0 // never sent
+	SeatState_SEAT_STATE_OPEN        SeatState = 1 // nobody has taken this seat
+	// Taken; no stream with the seat's token has been open since it was taken.
+	SeatState_SEAT_STATE_JOINED SeatState = 2
+	// A Play stream (whose sending side is open) or a WatchMatch stream with the seat's
+	// token is open.
+	SeatState_SEAT_STATE_CONNECTED SeatState = 3
+	// The seat was connected and has no open stream now (a half-closed Play stream does not
+	// count; after a server restart, every seat that had connected). On its turn the
+	// disconnect grace runs.
 	SeatState_SEAT_STATE_DISCONNECTED SeatState = 4
-	SeatState_SEAT_STATE_TIMED_OUT    SeatState = 5
-	SeatState_SEAT_STATE_SUBSTITUTED  SeatState = 6 // a random move was played for this seat
-	SeatState_SEAT_STATE_RESIGNED     SeatState = 7
+	// Forfeited on time: its clock, its per-move limit or its disconnect grace ran out
+	// under TIMEOUT_POLICY_FORFEIT.
+	SeatState_SEAT_STATE_TIMED_OUT SeatState = 5
+	// Only in the SeatChangedEvent just before a move the server plays for the seat because
+	// its time ran out under TIMEOUT_POLICY_RANDOM_MOVE; the seat then keeps its connection
+	// state.
+	SeatState_SEAT_STATE_SUBSTITUTED SeatState = 6
+	SeatState_SEAT_STATE_RESIGNED    SeatState = 7 // forfeited by Resign
+	// Forfeited: its refused moves exceeded TimeControl.max_illegal_moves
+	// (TERMINATION_ILLEGAL_MOVE).
+	SeatState_SEAT_STATE_ILLEGAL_MOVES SeatState = 8
 )
 
 // Enum value maps for SeatState.
@@ -207,16 +226,18 @@ var (
 		5: "SEAT_STATE_TIMED_OUT",
 		6: "SEAT_STATE_SUBSTITUTED",
 		7: "SEAT_STATE_RESIGNED",
+		8: "SEAT_STATE_ILLEGAL_MOVES",
 	}
 	SeatState_value = map[string]int32{
-		"SEAT_STATE_UNSPECIFIED":  0,
-		"SEAT_STATE_OPEN":         1,
-		"SEAT_STATE_JOINED":       2,
-		"SEAT_STATE_CONNECTED":    3,
-		"SEAT_STATE_DISCONNECTED": 4,
-		"SEAT_STATE_TIMED_OUT":    5,
-		"SEAT_STATE_SUBSTITUTED":  6,
-		"SEAT_STATE_RESIGNED":     7,
+		"SEAT_STATE_UNSPECIFIED":   0,
+		"SEAT_STATE_OPEN":          1,
+		"SEAT_STATE_JOINED":        2,
+		"SEAT_STATE_CONNECTED":     3,
+		"SEAT_STATE_DISCONNECTED":  4,
+		"SEAT_STATE_TIMED_OUT":     5,
+		"SEAT_STATE_SUBSTITUTED":   6,
+		"SEAT_STATE_RESIGNED":      7,
+		"SEAT_STATE_ILLEGAL_MOVES": 8,
 	}
 )
 
@@ -1156,7 +1177,7 @@ const file_ziggurat_v1_match_proto_rawDesc = "" +
 	"\x18MATCH_STATUS_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14MATCH_STATUS_WAITING\x10\x01\x12\x17\n" +
 	"\x13MATCH_STATUS_ACTIVE\x10\x02\x12\x19\n" +
-	"\x15MATCH_STATUS_FINISHED\x10\x03*\xd9\x01\n" +
+	"\x15MATCH_STATUS_FINISHED\x10\x03*\xf7\x01\n" +
 	"\tSeatState\x12\x1a\n" +
 	"\x16SEAT_STATE_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fSEAT_STATE_OPEN\x10\x01\x12\x15\n" +
@@ -1165,7 +1186,8 @@ const file_ziggurat_v1_match_proto_rawDesc = "" +
 	"\x17SEAT_STATE_DISCONNECTED\x10\x04\x12\x18\n" +
 	"\x14SEAT_STATE_TIMED_OUT\x10\x05\x12\x1a\n" +
 	"\x16SEAT_STATE_SUBSTITUTED\x10\x06\x12\x17\n" +
-	"\x13SEAT_STATE_RESIGNED\x10\aB\x9b\x01\n" +
+	"\x13SEAT_STATE_RESIGNED\x10\a\x12\x1c\n" +
+	"\x18SEAT_STATE_ILLEGAL_MOVES\x10\bB\x9b\x01\n" +
 	"\x0forg.ziggurat.v1B\n" +
 	"MatchProtoP\x01ZCgithub.com/ziggurat-games/ziggurat/clients/go/zigguratv1;zigguratv1\xa2\x02\x03ZXX\xaa\x02\vZiggurat.V1\xba\x02\x03Zig\xca\x02\vZiggurat\\V1\xea\x02\fZiggurat::V1b\x06proto3"
 

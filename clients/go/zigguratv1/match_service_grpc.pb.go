@@ -77,7 +77,10 @@ const (
 //	BAD_TOKEN (PERMISSION_DENIED): the token gives no right here (forged, or another match's).
 //	RATE_LIMITED (RESOURCE_EXHAUSTED): too many requests from this seat or address; slow down.
 //	TOO_MANY_MATCHES (RESOURCE_EXHAUSTED): the server hosts its maximum number of live matches.
+//	TOO_MANY_STREAMS (RESOURCE_EXHAUSTED): the match or the seat already has the most open streams it may have.
 //	BAD_SEQ (OUT_OF_RANGE): the resume point after_seq is beyond the match's log.
+//	STORE_UNAVAILABLE (UNAVAILABLE): the database refused the write (locked, full, read-only or failing); nothing changed; retry later.
+//	SERVER_ERROR (UNAVAILABLE): the server could not process the request because of a fault of its own (logged); retry.
 type MatchServiceClient interface {
 	// Creates a match with open seats. A server started with --create-token-file wants
 	// `authorization: Bearer <create token>` (or the operator token) on this call.
@@ -273,7 +276,10 @@ func (c *matchServiceClient) GetMatchRecord(ctx context.Context, in *GetMatchRec
 //	BAD_TOKEN (PERMISSION_DENIED): the token gives no right here (forged, or another match's).
 //	RATE_LIMITED (RESOURCE_EXHAUSTED): too many requests from this seat or address; slow down.
 //	TOO_MANY_MATCHES (RESOURCE_EXHAUSTED): the server hosts its maximum number of live matches.
+//	TOO_MANY_STREAMS (RESOURCE_EXHAUSTED): the match or the seat already has the most open streams it may have.
 //	BAD_SEQ (OUT_OF_RANGE): the resume point after_seq is beyond the match's log.
+//	STORE_UNAVAILABLE (UNAVAILABLE): the database refused the write (locked, full, read-only or failing); nothing changed; retry later.
+//	SERVER_ERROR (UNAVAILABLE): the server could not process the request because of a fault of its own (logged); retry.
 type MatchServiceServer interface {
 	// Creates a match with open seats. A server started with --create-token-file wants
 	// `authorization: Bearer <create token>` (or the operator token) on this call.
