@@ -18,7 +18,10 @@ from tests.tournament.fixtures.harness import (
     verify_matches,
     write_config,
 )
-from ziggurat.tournament.results import standings
+from ziggurat.tournament.config import load_config
+from ziggurat.tournament.results import standings, withdrawals
+from ziggurat.tournament.runner import spec_from_dict
+from ziggurat.tournament.schedule import swiss_byes
 
 GRPC_BOT = str(FIXTURES / "grpc_bot.py")
 REMOTE_BOT = str(FIXTURES / "remote_bot.py")
@@ -86,7 +89,7 @@ builtin = "random"
     assert verdicts["quitter-sh"] == ["crashed"] * 2
     assert verdicts["dropper"] == ["disconnected"] * 2
     # the keep-alive program crashed in its first game, was restarted and played the second
-    assert verdicts["phoenix"] == ["disconnected", "finished"]
+    assert verdicts["phoenix"] == ["crashed", "finished"]  # its process died: not a mere disconnect
     assert "crashing mid-game" in (done.runner.log_dir / "phoenix.log").read_text()
     for result in results:
         failed = [i for i, v in enumerate(result["verdicts"]) if v != "finished"]
@@ -193,3 +196,48 @@ builtin = "random"
     )
     assert csv.read_text().splitlines()[2].endswith(",True")
     verify_matches(db, [r["match_id"] for r in results])
+
+
+async def test_a_disqualified_participant_leaves_the_swiss_draw(tmp_path: Path) -> None:
+    body = """
+name = "swiss-dq"
+seed = "e2e-swiss-dq"
+game = "pylos"
+format = "swiss"
+rounds = 3
+concurrency = 2
+
+[options]
+max_moves = 40
+
+[disqualify]
+max_failures = 1
+
+[[participants]]
+name = "a"
+builtin = "greedy"
+
+[[participants]]
+name = "b"
+builtin = "random"
+
+[[participants]]
+name = "c"
+builtin = "random"
+"""
+    body += participant("x", "command", [PYTHON, GRPC_BOT, "crash:1"])
+    done = await run_tournament(write_config(tmp_path, body), tmp_path / "t.db", timeout=90)
+    assert done.reason == "completed"
+    results = done.results()
+    assert done.runner.disqualified == {"x"}
+    out = withdrawals(results, 1)
+    assert out == {"x": 2}  # it crashed in round 1
+    assert all("x" not in r["seats"] for r in results if r["round"] >= 2)
+    config = load_config(tmp_path / "tournament.toml")
+    specs = [(spec_from_dict(g.spec), g.result["ranks"]) for g in done.games() if g.result]
+    byes = swiss_byes(config, specs, out)
+    assert set(byes) == {2, 3} and "x" not in byes.values()  # 3 players left: a bye each round
+    rows = {row.name: row for row in standings(["a", "b", "c", "x"], results, done.runner.disqualified)}
+    assert rows["x"].disqualified and rows["x"].rank == 4 and rows["x"].games == 2
+    forfeited = [r for r in results if "disqualified" in r["verdicts"]]
+    assert rows["x"].forfeits == len(forfeited) <= 1  # its second game, if it had not begun

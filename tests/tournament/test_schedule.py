@@ -290,3 +290,24 @@ def test_swiss_pairs_everyone_even_when_the_search_budget_runs_out(monkeypatch: 
         games = swiss_round(config, rnd, results, secret=SECRET)
         assert len(games) == 6 and len({name for g in games for name in g.seats}) == 6
         results += [(g, (1, 2)) for g in games]
+
+
+def test_withdrawn_participants_leave_the_swiss_draw() -> None:
+    """A disqualified participant is neither paired nor given a bye from its withdrawal round on."""
+    config = make(n=6, format="swiss", rounds=4)
+    results: list[tuple[GameSpec, list[int]]] = []
+    withdrawn = {"p0": 2, "p3": 3}
+    byes: dict[int, str] = {}
+    for rnd in range(1, 5):
+        games = swiss_round(config, rnd, results, secret=SECRET, withdrawn=withdrawn)
+        seated = {name for g in games for name in g.seats}
+        out = {name for name, first in withdrawn.items() if first <= rnd}
+        assert not seated & out
+        playing = set(config.names) - out
+        assert len(seated) == len(playing) - len(playing) % 2
+        bye = playing - seated
+        if bye:
+            byes[rnd] = bye.pop()
+        assert swiss_byes(config, results, withdrawn) == byes  # the byes up to this round
+        results += [(g, [1, 2]) for g in games]
+    assert set(byes) == {2}  # an odd field only while p0 is out and p3 still in (5 players)

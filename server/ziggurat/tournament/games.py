@@ -76,6 +76,9 @@ class GameHost:
     remote_wait_seconds: float = 30.0
     max_illegal: int = 3
     sandbox: Sandbox | None = None  # None: programs run unconfined (the organiser's opt-out)
+    # exits so far of each launched remote bot (by bot name): a bot whose connection dropped
+    # because its process died has crashed, not merely disconnected
+    exits: dict[str, int] = field(default_factory=dict)
     program_address: str = ""  # where confined programs reach the server (a unix: socket)
 
 
@@ -94,6 +97,7 @@ async def play_game(
         [seatings[n].bot_name for n in spec.seats if n not in disqualified and seatings[n].kind == "bot"],
         deadline,
     )
+    exits_before = dict(host.exits)
     match = host.manager.create(
         spec.game, len(spec.seats), dict(spec.options), host.time_control, "chosen", seed=spec.seed
     )
@@ -127,7 +131,13 @@ async def play_game(
             seating = seatings.get(name)
             if seating is not None and seating.kind == "bot":
                 host.bots.release(seating.bot_name, match.match_id)
-    return game_result(spec, match, reasons)
+    result = game_result(spec, match, reasons)
+    for seat, name in enumerate(spec.seats):
+        bot_name = seatings[name].bot_name
+        died = host.exits.get(bot_name, 0) > exits_before.get(bot_name, 0)
+        if seatings[name].kind == "bot" and died and result["verdicts"][seat] == "disconnected":
+            result["verdicts"][seat] = "crashed"
+    return result
 
 
 @dataclass(frozen=True, slots=True)

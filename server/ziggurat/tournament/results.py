@@ -4,6 +4,15 @@ Points: in a game of T seats a participant scores, against each of the other
 T - 1 seats, 1 for ranking better, ½ for a shared rank, 0 for ranking worse, and
 the sum is divided by T - 1. Two-player games score 1 / ½ / 0 as usual; a Kabaleo
 winner of four scores 1, the last 0.
+
+Forfeits. Once a participant is disqualified its remaining games are forfeited
+(verdict ``disqualified``): never played. As in Swiss events (FIDE: "forfeited games
+count for the standings but are not rated") and as fastchess does with games that were
+not really played, such a game counts for *points* — each comparison with a forfeiting
+seat is won by the seat that showed up, and two forfeiting seats both get 0 (a double
+forfeit gives no one a win) — but it is left out of every *rating and statistic*
+(OpenSkill, crosstable, Elo, LOS, SPRT), which measure play. Standings show forfeits
+apart. A timeout, a crash or an illegal move is play, and a loss like any other.
 """
 
 from __future__ import annotations
@@ -49,6 +58,48 @@ def disqualified(results: Iterable[Mapping[str, Any]], max_failures: int) -> set
     return {name for name, count in failure_counts(results).items() if count >= max_failures}
 
 
+def withdrawals(results: Iterable[Mapping[str, Any]], max_failures: int) -> dict[str, int]:
+    """Disqualified participants, each with the first Swiss round it is out of the draw (the one after
+    the round of the game that brought it to ``max_failures``)."""
+    if not max_failures:
+        return {}
+    counts: dict[str, int] = {}
+    out: dict[str, int] = {}
+    for result in sorted(results, key=lambda r: r["index"]):
+        for name, verdict in zip(result["seats"], result["verdicts"], strict=True):
+            if verdict in FAILURES:
+                counts[name] = counts.get(name, 0) + 1
+                if counts[name] >= max_failures and name not in out:
+                    out[name] = int(result["round"]) + 1
+    return out
+
+
+def unplayed(result: Mapping[str, Any]) -> bool:
+    """A game left out of ratings: aborted, or with a seat forfeited by a disqualified participant."""
+    return result["termination"] == "aborted" or "disqualified" in result["verdicts"]
+
+
+def game_points(result: Mapping[str, Any]) -> list[float]:
+    """Points of each seat of one game, forfeits included (see the module docstring)."""
+    if result["termination"] == "aborted":
+        return [0.0] * len(result["seats"])
+    if "disqualified" not in result["verdicts"]:
+        return seat_points(result["ranks"])
+    ranks, out = result["ranks"], []
+    forfeit = [verdict == "disqualified" for verdict in result["verdicts"]]
+    for i in range(len(ranks)):
+        total = 0.0
+        for j in range(len(ranks)):
+            if i == j:
+                continue
+            if forfeit[i] or forfeit[j]:
+                total += 0.0 if forfeit[i] else 1.0
+            else:
+                total += 1.0 if ranks[i] < ranks[j] else 0.5 if ranks[i] == ranks[j] else 0.0
+        out.append(total / (len(ranks) - 1))
+    return out
+
+
 def seat_points(ranks: Sequence[int]) -> list[float]:
     """Points of each seat of one game (see the module docstring)."""
     others = len(ranks) - 1
@@ -71,6 +122,7 @@ class Standing:
     sigma: float = 0.0
     failures: dict[str, int] = field(default_factory=dict)
     disqualified: bool = False
+    forfeits: int = 0  # games in it counted for points only: it or an opponent forfeited
 
     @property
     def score(self) -> float:
@@ -88,13 +140,16 @@ def standings(
     for result in games:
         if result["termination"] == "aborted":
             continue
-        table.record(dict(zip(result["seats"], result["ranks"], strict=True)))
+        rated = not unplayed(result)
+        if rated:
+            table.record(dict(zip(result["seats"], result["ranks"], strict=True)))
         for name, points, verdict in zip(
-            result["seats"], seat_points(result["ranks"]), result["verdicts"], strict=True
+            result["seats"], game_points(result), result["verdicts"], strict=True
         ):
             row = rows[name]
             row.games += 1
             row.points += points
+            row.forfeits += not rated
             if verdict in FAILURES:
                 row.failures[verdict] = row.failures.get(verdict, 0) + 1
     banned = set(disqualified)
@@ -115,7 +170,7 @@ def crosstable(
     """``table[a][b]`` = (a's points against b, games in which both sat), from pairwise comparisons."""
     table: dict[str, dict[str, tuple[float, int]]] = {a: {} for a in participants}
     for result in results:
-        if result["termination"] == "aborted":
+        if unplayed(result):
             continue
         seats, ranks = result["seats"], result["ranks"]
         for i, a in enumerate(seats):
@@ -147,7 +202,7 @@ def head_to_head(
     by_pair: dict[int, list[float]] = defaultdict(list)
     for result in results:
         seats = result["seats"]
-        if result["termination"] == "aborted" or len(seats) != 2 or set(seats) != {first, second}:
+        if unplayed(result) or len(seats) != 2 or set(seats) != {first, second}:
             continue
         mine = seat_points(result["ranks"])[seats.index(first)]
         wins, draws, losses = wins + (mine == 1.0), draws + (mine == 0.5), losses + (mine == 0.0)
@@ -174,6 +229,8 @@ def format_standings(rows: Sequence[Standing]) -> str:
     ]
     for row in rows:
         notes = ", ".join(f"{count} {kind}" for kind, count in sorted(row.failures.items()))
+        if row.forfeits:
+            notes = ", ".join(filter(None, [notes, f"{row.forfeits} forfeit games (unrated)"]))
         if row.disqualified:
             notes = "DISQUALIFIED" + (f" ({notes})" if notes else "")
         lines.append(

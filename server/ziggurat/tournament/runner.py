@@ -48,9 +48,10 @@ from ziggurat.tournament.results import (
     disqualified,
     failure_counts,
     format_standings,
+    game_points,
     head_to_head,
-    seat_points,
     standings,
+    withdrawals,
 )
 from ziggurat.tournament.sandbox import Sandbox
 from ziggurat.tournament.schedule import GameSpec, plan, swiss_round
@@ -140,9 +141,19 @@ class _Launched:
     """A participant process launched once for the whole tournament, restarted when it dies."""
 
     def __init__(
-        self, name: str, argv: list[str], env: dict[str, str], cwd: str | None, log_path: Path
+        self,
+        name: str,
+        argv: list[str],
+        env: dict[str, str],
+        cwd: str | None,
+        log_path: Path,
+        *,
+        exits: dict[str, int],
+        bot_name: str,
     ) -> None:
         self.name = name
+        self.exits = exits  # shared with the GameHost: exits by bot name
+        self.bot_name = bot_name
         self.argv = argv
         self.env = env
         self.cwd = cwd
@@ -171,6 +182,7 @@ class _Launched:
                     log.error("cannot launch %s: %s", self.name, error)
                     return
                 code = await self.process.wait()
+            self.exits[self.bot_name] = self.exits.get(self.bot_name, 0) + 1
             self.restarts += 1
             log.warning("%s exited with %s; restarting it", self.name, code)
             await asyncio.sleep(RESTART_DELAY)
@@ -227,6 +239,7 @@ class TournamentRunner:
         self.disqualified: set[str] = set()
         self.address: str | None = None  # where the tournament's server listens, once started
         self._launched: list[_Launched] = []
+        self.exits: dict[str, int] = {}  # exits of launched remote bots, by bot name
 
     def bot_name(self, participant: Participant) -> str:
         """The registry name a participant plays under (tournament-scoped for what we launch)."""
@@ -339,6 +352,7 @@ class TournamentRunner:
                     max_illegal=max_illegal,
                     sandbox=sandbox,
                     program_address=program_address,
+                    exits=self.exits,
                 )
                 executor = LocalExecutor(game_host, self.seatings())
             await executor.start()
@@ -435,7 +449,15 @@ class TournamentRunner:
             else:
                 continue
             safe = participant.name.replace("/", "_")
-            launched = _Launched(participant.name, argv, env, cwd, self.log_dir / f"{safe}.log")
+            launched = _Launched(
+                participant.name,
+                argv,
+                env,
+                cwd,
+                self.log_dir / f"{safe}.log",
+                exits=self.exits,
+                bot_name=self.bot_name(participant),
+            )
             launched.start()
             self._launched.append(launched)
 
@@ -464,7 +486,8 @@ class TournamentRunner:
             if current >= self.config.rounds:
                 return False
             results = [(spec_from_dict(row.spec), row.result["ranks"]) for row in rows if row.result]
-            specs = swiss_round(self.config, current + 1, results, secret=self.secret)
+            out = withdrawals([row.result for row in rows if row.result], self.config.max_failures)
+            specs = swiss_round(self.config, current + 1, results, secret=self.secret, withdrawn=out)
         else:
             return False
         self.store.add_games(self.tournament_id, [(s.index, s.round, spec_to_dict(s)) for s in specs])
@@ -551,8 +574,8 @@ class TournamentRunner:
 
 
 def _add_points(points: dict[str, float], result: dict[str, Any]) -> None:
-    """Add one game's points (see :func:`ziggurat.tournament.results.seat_points`) to ``points``."""
+    """Add one game's points (see :func:`ziggurat.tournament.results.game_points`) to ``points``."""
     if result["termination"] == "aborted":
         return
-    for name, gained in zip(result["seats"], seat_points(result["ranks"]), strict=True):
+    for name, gained in zip(result["seats"], game_points(result), strict=True):
         points[name] = points.get(name, 0.0) + gained

@@ -247,24 +247,32 @@ def swiss_points(ranks: Sequence[int]) -> tuple[float, ...]:
     return tuple((sum(r < o for o in ranks) + 0.5 * (sum(r == o for o in ranks) - 1)) / others for r in ranks)
 
 
-def swiss_byes(config: TournamentConfig, results: Results) -> dict[int, str]:
+Withdrawn = Mapping[str, int]
+"""Participants out of the Swiss draw (disqualified), each with the first round it no longer plays."""
+
+
+def swiss_byes(
+    config: TournamentConfig, results: Results, withdrawn: Withdrawn | None = None
+) -> dict[int, str]:
     """The participant sitting out each Swiss round whose pairing ``results`` determine."""
     rounds = {spec.round for spec, _ in results}
     last = max(rounds, default=0) + 1
     byes: dict[int, str] = {}
     for rnd in range(1, min(last, config.rounds) + 1):
-        bye = _pair_round(config, rnd, results, byes)[1]
+        bye = _pair_round(config, rnd, results, byes, withdrawn or {})[1]
         if bye is not None:
             byes[rnd] = bye
     return byes
 
 
-def swiss_scores(config: TournamentConfig, results: Results) -> dict[str, float]:
+def swiss_scores(
+    config: TournamentConfig, results: Results, withdrawn: Withdrawn | None = None
+) -> dict[str, float]:
     """Swiss score of every participant after the rounds in ``results``: game points plus
     :data:`BYE_POINTS` per bye of those rounds.
     """
     after = max((spec.round for spec, _ in results), default=0)
-    return _scores(config, results, after + 1, swiss_byes(config, results))
+    return _scores(config, results, after + 1, swiss_byes(config, results, withdrawn))
 
 
 def _scores(
@@ -281,7 +289,14 @@ def _scores(
     return scores
 
 
-def swiss_round(config: TournamentConfig, round: int, results: Results, *, secret: bytes) -> list[GameSpec]:
+def swiss_round(
+    config: TournamentConfig,
+    round: int,
+    results: Results,
+    *,
+    secret: bytes,
+    withdrawn: Withdrawn | None = None,
+) -> list[GameSpec]:
     """The games of Swiss round ``round`` (1-based), given the results of the rounds before it.
 
     ``results`` holds ``(spec, ranks by seat)`` of finished games; entries of
@@ -299,7 +314,9 @@ def swiss_round(config: TournamentConfig, round: int, results: Results, *, secre
       few as possible. (Rematches can become forced in late rounds; with at
       most ``n // 2`` rounds they never are.)
     * each pairing plays a colour-swapped pair of games, so colours balance by
-      construction. Pylos openings: one drawn by lot per pairing.
+      construction. Pylos openings: one drawn by lot per pairing;
+    * a participant in ``withdrawn`` (disqualified) leaves the draw from the round
+      given: it is neither paired nor given a bye, so nobody scores off it again.
 
     Indices continue across rounds: round r starts at ``(r - 1) * 2 * (n // 2)``.
     """
@@ -307,8 +324,9 @@ def swiss_round(config: TournamentConfig, round: int, results: Results, *, secre
         raise ValueError("swiss_round needs a swiss tournament")
     if not 1 <= round <= config.rounds:
         raise ValueError(f"round must be between 1 and {config.rounds}")
-    byes = swiss_byes(config, [(s, r) for s, r in results if s.round < round])
-    pairs, _ = _pair_round(config, round, results, byes)
+    out = withdrawn or {}
+    byes = swiss_byes(config, [(s, r) for s, r in results if s.round < round], out)
+    pairs, _ = _pair_round(config, round, results, byes, out)
     pick = _stream(config, f"swiss/{round}/openings")
     block = [
         (a, b, config.openings[pick.below(len(config.openings))] if config.openings else ()) for a, b in pairs
@@ -320,13 +338,14 @@ def swiss_round(config: TournamentConfig, round: int, results: Results, *, secre
 
 
 def _pair_round(
-    config: TournamentConfig, rnd: int, results: Results, byes: Mapping[int, str]
+    config: TournamentConfig, rnd: int, results: Results, byes: Mapping[int, str], withdrawn: Withdrawn
 ) -> tuple[list[tuple[str, str]], str | None]:
     """Pairings (higher-placed first) and the bye of round ``rnd``."""
     scores = _scores(config, results, rnd, byes)
     met = {frozenset(spec.seats) for spec, _ in results if spec.round < rnd}
     lot = {name: i for i, name in enumerate(_stream(config, f"swiss/{rnd}/order").shuffle(config.names))}
-    standings = sorted(config.names, key=lambda n: (-scores[n], lot[n]))
+    playing = [name for name in config.names if withdrawn.get(name, rnd + 1) > rnd]
+    standings = sorted(playing, key=lambda n: (-scores[n], lot[n]))
     bye_count = Counter(name for r, name in byes.items() if r < rnd)
     if len(standings) % 2 == 0:
         candidates: list[str | None] = [None]
