@@ -179,7 +179,7 @@ builtin = "random"
 """
 
 
-async def test_sprt_stops_early_accepting_h1(tmp_path: Path) -> None:
+async def test_sprt_stops_early_accepting_h1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = write_config(tmp_path, SPRT)
     db = tmp_path / "t.db"
     done = await run_tournament(config, db)
@@ -188,6 +188,32 @@ async def test_sprt_stops_early_accepting_h1(tmp_path: Path) -> None:
     assert len(games) == 120
     played = [g for g in games if g.status == "done"]
     assert 2 <= len(played) < 40
+    # as cutechess: a line per finished game, each followed by the running Elo, LOS and SPRT
+    out = capsys.readouterr().out.splitlines()
+    finished = [line for line in out if line.startswith("Finished game ")]
+    running = [line for line in out if line.startswith("greedy vs random: ")]
+    assert len(finished) == len(running) == len(played)
+    by_number = {r["index"] + 1: r for r in done.results()}
+    for line in finished:
+        result = by_number[int(line.split()[2])]
+        ranks = result["ranks"]
+        score = "1-0" if ranks == [1, 2] else "0-1" if ranks == [2, 1] else "1/2-1/2"
+        players = " vs ".join(result["seats"])
+        assert line.startswith(f"Finished game {result['index'] + 1} ({players}): {score} "), line
+        assert f"{{{result['termination']}}} {len(result['moves'])} plies" in line
+    assert "SPRT LLR" in running[-1] and "accept H1" in running[-1]
+    summary_json = tmp_path / "summary.json"
+    exported = cli(
+        "tournament", "export", done.tournament_id, "--db", str(db), "--json", str(summary_json), cwd=tmp_path
+    )
+    assert exported.returncode == 0, exported.stderr
+    summary = json.loads(summary_json.read_text())
+    assert summary["status"] == "finished" and summary["stop_reason"] == done.reason
+    (h2h,) = summary["head_to_head"]
+    assert (h2h["first"], h2h["second"]) == ("greedy", "random")
+    assert h2h["sprt"]["decision"] == "accept H1" and h2h["sprt"]["llr"] >= h2h["sprt"]["upper"]
+    assert h2h["wins"] + h2h["draws"] + h2h["losses"] == len(played)
+    assert summary["secret"] is not None and len(bytes.fromhex(summary["secret"])) == 32  # over: shown
     assert all(g.status == "pending" for g in games if g.status != "done")  # nothing left running
     shown = cli("tournament", "standings", done.tournament_id, "--db", str(db), cwd=tmp_path)
     assert "sprt: accept H1" in shown.stdout
@@ -228,6 +254,80 @@ builtin = "greedy"
 name = "e"
 builtin = "random"
 """
+
+
+GAUNTLET = """
+name = "gauntlet"
+seed = "e2e-gauntlet"
+game = "pylos"
+format = "gauntlet"
+rounds = 2
+concurrency = 2
+
+[options]
+max_moves = 60
+
+[gauntlet]
+champion = "greedy"
+
+[sprt]
+elo0 = 0.0
+elo1 = 200.0
+model = "logistic"
+
+[[participants]]
+name = "greedy"
+builtin = "greedy"
+
+[[participants]]
+name = "r1"
+builtin = "random"
+
+[[participants]]
+name = "r2"
+builtin = "random"
+"""
+
+
+async def test_gauntlet_follows_the_champion_against_each_opponent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "t.db"
+    done = await run_tournament(write_config(tmp_path, GAUNTLET), db)
+    results = done.results()
+    out = capsys.readouterr().out
+    assert out.count("Finished game ") == len(results)
+    for opponent in ("r1", "r2"):
+        games = sum(opponent in r["seats"] for r in results)
+        assert out.count(f"greedy vs {opponent}: ") == games  # running Elo/LOS/SPRT after each
+    assert "Elo (pairwise, row vs column" in out  # more than two participants: the pairwise table
+    summary_json = tmp_path / "summary.json"
+    assert (
+        cli(
+            "tournament",
+            "export",
+            done.tournament_id,
+            "--db",
+            str(db),
+            "--json",
+            str(summary_json),
+            cwd=tmp_path,
+        ).returncode
+        == 0
+    )
+    summary = json.loads(summary_json.read_text())
+    assert [(h["first"], h["second"]) for h in summary["head_to_head"]] == [
+        ("greedy", "r1"),
+        ("greedy", "r2"),
+    ]
+    assert all(h["sprt"] is not None for h in summary["head_to_head"])
+    assert summary["stop_reason"] == done.reason
+    cell = summary["elo_table"]["greedy"]["r1"]
+    h2h = summary["head_to_head"][0]
+    assert cell["games"] == h2h["wins"] + h2h["draws"] + h2h["losses"]
+    assert "r1" not in summary["elo_table"]["r2"]  # they never met
+    shown = cli("tournament", "standings", done.tournament_id, "--db", str(db), cwd=tmp_path)
+    assert "greedy vs r1: " in shown.stdout and "greedy vs r2: " in shown.stdout
 
 
 async def test_swiss_five_players_with_byes(tmp_path: Path) -> None:

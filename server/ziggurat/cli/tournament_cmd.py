@@ -18,9 +18,12 @@ from ziggurat.tournament.results import (
     disqualified,
     export_jsonl,
     format_crosstable,
+    format_elo_table,
     format_head_to_head,
     format_standings,
     head_to_head,
+    pairings_to_test,
+    pairwise_elo,
     standings,
     summary,
     summary_csv,
@@ -200,9 +203,14 @@ def _standings(args: argparse.Namespace) -> int:
     print(format_standings(standings(names, results, banned)))
     print()
     print(format_crosstable(names, crosstable(names, results)))
-    if config.seats == 2 and len(names) == 2:
+    if len(names) > 2:
         print()
-        print(format_head_to_head(head_to_head(names[0], names[1], results, config.sprt)))
+        print(format_elo_table(names, pairwise_elo(names, results)))
+    pairings = pairings_to_test(names, config.seats, config.champion)
+    if pairings:
+        print()
+    for first, second in pairings:
+        print(format_head_to_head(head_to_head(first, second, results, config.sprt)))
     return 0
 
 
@@ -213,13 +221,27 @@ def _export(args: argparse.Namespace) -> int:
     row, names, results = loaded
     config = load_tournament_config(row.config_text, Path(row.config_path))
     banned = disqualified(results, config.max_failures)
+    store = TournamentStore(args.db)
+    secret = store.secret(row.tournament_id)  # shown by summary() only once the tournament is over
+    store.close()
     if not (args.jsonl or args.json or args.csv):
         print("error: give --jsonl, --json and/or --csv", file=sys.stderr)
         return 2
     if args.jsonl:
         print(f"{export_jsonl(results, args.jsonl)} games written to {args.jsonl}")
     if args.json:
-        args.json.write_text(json.dumps(summary(row.name, names, results, banned), indent=2) + "\n")
+        data = summary(
+            row.name,
+            names,
+            results,
+            banned,
+            status=row.status,
+            stop_reason=row.stop_reason,
+            pairings=pairings_to_test(names, config.seats, config.champion),
+            sprt_params=config.sprt,
+            secret=secret,
+        )
+        args.json.write_text(json.dumps(data, indent=2) + "\n")
         print(f"summary written to {args.json}")
     if args.csv:
         args.csv.write_text(summary_csv(standings(names, results, banned)))

@@ -273,7 +273,7 @@ def parse_config(data: dict[str, Any], base_dir: Path) -> TournamentConfig:
         openings_path=openings_path,
         time_control=_time_control(top.sub("time_control")),
         champion=champion,
-        sprt=_sprt(top.sub("sprt"), seats, len(participants)),
+        sprt=_sprt(top.sub("sprt"), seats, len(participants), fmt),
         max_failures=_max_failures(top.sub("disqualify")),
         listen=_listen(top.sub("server")),
         sandbox=_sandbox(top.sub("sandbox")),
@@ -441,11 +441,14 @@ def _time_control(t: _Table | None) -> TimeControl:
         raise ConfigError(f"time_control: {exc}") from None
 
 
-def _sprt(t: _Table | None, seats: int, participants: int) -> SprtParameters | None:
+def _sprt(t: _Table | None, seats: int, participants: int, fmt: str) -> SprtParameters | None:
     if t is None:
         return None
-    if participants != 2 or seats != 2:
-        raise ConfigError("sprt: needs exactly 2 participants in a 2-seat game")
+    if seats != 2 or (participants != 2 and fmt != "gauntlet"):
+        raise ConfigError(
+            "sprt: needs exactly 2 participants in a 2-seat game, or a 2-seat gauntlet "
+            "(the champion is tested against each opponent)"
+        )
     model = t.string("model", EloModel.NORMALIZED.value)
     if model not in {m.value for m in EloModel}:
         raise ConfigError(f"{t.key('model')}: must be one of {', '.join(m.value for m in EloModel)}")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -222,6 +223,89 @@ def head_to_head(
     return HeadToHead(first, second, trinomial, pentanomial, elo, decision)
 
 
+def pairings_to_test(participants: Sequence[str], seats: int, champion: str | None) -> list[tuple[str, str]]:
+    """The pairings whose running Elo, LOS and SPRT are followed (2-seat games only), engine first:
+    a gauntlet's champion against each opponent, or the two participants of a match."""
+    if seats != 2:
+        return []
+    if champion is not None:
+        return [(champion, name) for name in participants if name != champion]
+    if len(participants) == 2:
+        return [(participants[0], participants[1])]
+    return []
+
+
+def pairwise_elo(
+    participants: Sequence[str], results: Iterable[Mapping[str, Any]]
+) -> dict[str, dict[str, EloEstimate]]:
+    """``table[a][b]``: a's Elo ± 95 % and LOS against b, from their pairwise comparisons in rated games.
+
+    Pairwise, not BayesElo: every cell is the W/D/L of the row against the column alone (in a
+    Kabaleo table each pair of seats is one comparison: the better rank wins), estimated as
+    cutechess does for two engines. Cells are independent of the rest of the field, so they do not
+    add up to one scale; OpenSkill in the standings is the field-wide rating.
+    """
+    counts: dict[tuple[str, str], list[int]] = {}
+    for result in results:
+        if unplayed(result):
+            continue
+        seats, ranks = result["seats"], result["ranks"]
+        for i, a in enumerate(seats):
+            for j, b in enumerate(seats):
+                if i != j:
+                    wdl = counts.setdefault((a, b), [0, 0, 0])
+                    wdl[0 if ranks[i] < ranks[j] else 1 if ranks[i] == ranks[j] else 2] += 1
+    table: dict[str, dict[str, EloEstimate]] = {a: {} for a in participants}
+    for (a, b), (wins, draws, losses) in counts.items():
+        if a in table:
+            table[a][b] = elo_trinomial(Trinomial(wins, draws, losses))
+    return table
+
+
+def format_elo_table(participants: Sequence[str], table: Mapping[str, Mapping[str, EloEstimate]]) -> str:
+    """The pairwise Elo table: each cell the row's Elo ± 95 % against the column."""
+    names = [name[:12] for name in participants]
+    width = max(12, *(len(n) for n in names))
+    lines = [
+        "Elo (pairwise, row vs column, ± 95 %)",
+        " " * (width + 2) + " ".join(f"{n:>{width}}" for n in names),
+    ]
+    for a, label in zip(participants, names, strict=True):
+        cells = []
+        for b in participants:
+            estimate = table[a].get(b)
+            text = "—" if a == b else "·" if estimate is None else _elo_text(estimate)
+            cells.append(f"{text:>{width}}")
+        lines.append(f"{label:<{width}}  " + " ".join(cells))
+    return "\n".join(lines)
+
+
+def _elo_text(estimate: EloEstimate) -> str:
+    if not math.isfinite(estimate.elo):
+        return "+inf" if estimate.elo > 0 else "-inf"
+    error = f"{estimate.error:.0f}" if math.isfinite(estimate.error) else "inf"
+    return f"{estimate.elo:+.0f}±{error}"
+
+
+def game_line(result: Mapping[str, Any]) -> str:
+    """One finished game as cutechess prints it: number, players, result, termination, plies."""
+    seats, ranks = result["seats"], result["ranks"]
+    if len(seats) == 2:
+        score = "1/2-1/2" if ranks[0] == ranks[1] else "1-0" if ranks[0] < ranks[1] else "0-1"
+        players = f"{seats[0]} vs {seats[1]}"
+    else:
+        score = "ranks " + " ".join(map(str, ranks))
+        players = ", ".join(seats)
+    notes = [
+        f"{name} {verdict}"
+        for name, verdict in zip(seats, result["verdicts"], strict=True)
+        if verdict != "finished"
+    ]
+    extra = f" [{', '.join(notes)}]" if notes else ""
+    plies, termination = len(result["moves"]), result["termination"]
+    return f"Finished game {result['index'] + 1} ({players}): {score} {{{termination}}} {plies} plies{extra}"
+
+
 def format_standings(rows: Sequence[Standing]) -> str:
     """The standings as a plain-text table."""
     lines = [
@@ -288,20 +372,77 @@ def summary(
     participants: Sequence[str],
     results: Sequence[Mapping[str, Any]],
     disqualified: Iterable[str] = (),
+    *,
+    status: str = "",
+    stop_reason: str | None = None,
+    pairings: Sequence[tuple[str, str]] = (),
+    sprt_params: SprtParameters | None = None,
+    secret: bytes | None = None,
 ) -> dict[str, Any]:
-    """Everything a reader of the results needs, as plain data (the JSON export)."""
+    """Everything a reader of the results needs, as plain data (the JSON export).
+
+    ``pairings`` are those followed with Elo, LOS and SPRT (:func:`pairings_to_test`);
+    ``secret`` (the organiser's) is shown only once the tournament has finished.
+    """
     rows = standings(participants, results, disqualified)
     verdicts = Counter(v for r in results for v in r["verdicts"])
     return {
         "tournament": name,
+        "status": status,
+        "stop_reason": stop_reason,
+        "secret": secret.hex() if secret is not None and status == "finished" else None,
         "games": len(results),
         "verdicts": dict(verdicts),
+        "head_to_head": [_h2h_data(head_to_head(a, b, results, sprt_params)) for a, b in pairings],
+        "elo_table": {
+            a: {b: _elo_data(e) for b, e in cells.items()}
+            for a, cells in pairwise_elo(participants, results).items()
+        },
         "standings": [{**asdict(row), "score": row.score} for row in rows],
         "crosstable": {
             a: {b: {"points": p, "games": g} for b, (p, g) in cells.items()}
             for a, cells in crosstable(participants, results).items()
         },
     }
+
+
+def _finite(value: float) -> float | None:
+    """JSON has no infinity: a whitewash's Elo is null."""
+    return value if math.isfinite(value) else None
+
+
+def _elo_data(estimate: EloEstimate | None) -> dict[str, Any] | None:
+    if estimate is None:
+        return None
+    return {
+        "elo": _finite(estimate.elo),
+        "error": _finite(estimate.error),
+        "los": estimate.los,
+        "games": estimate.samples,
+    }
+
+
+def _h2h_data(h2h: HeadToHead) -> dict[str, Any]:
+    t = h2h.trinomial
+    data: dict[str, Any] = {
+        "first": h2h.first,
+        "second": h2h.second,
+        "wins": t.wins,
+        "draws": t.draws,
+        "losses": t.losses,
+        "pentanomial": list(h2h.pentanomial.counts()) if h2h.pentanomial is not None else None,
+        "elo": _elo_data(h2h.elo),
+        "sprt": None,
+    }
+    if h2h.sprt is not None:
+        s = h2h.sprt
+        data["sprt"] = {
+            "llr": s.llr,
+            "lower": s.lower_bound,
+            "upper": s.upper_bound,
+            "decision": str(s.decision),
+        }
+    return data
 
 
 def summary_csv(rows: Sequence[Standing]) -> str:

@@ -47,9 +47,14 @@ from ziggurat.tournament.games import GameHost, Seating, stop_process
 from ziggurat.tournament.results import (
     disqualified,
     failure_counts,
+    format_elo_table,
+    format_head_to_head,
     format_standings,
+    game_line,
     game_points,
     head_to_head,
+    pairings_to_test,
+    pairwise_elo,
     standings,
     withdrawals,
 )
@@ -503,15 +508,36 @@ class TournamentRunner:
             print(f"\n{name} is disqualified after {counts[name]} failures", file=sys.stderr, flush=True)
             self.disqualified.add(name)
 
-    def _sprt_stop(self, results: list[dict[str, Any]]) -> str | None:
+    def _pairings(self) -> list[tuple[str, str]]:
+        return pairings_to_test(list(self.config.names), self.config.seats, self.config.champion)
+
+    def _sprt_stop(self, by_pair: dict[tuple[str, str], list[dict[str, Any]]]) -> str | None:
+        """Why to stop: the SPRT of a two-participant match decided, or of every gauntlet pairing."""
         params = self.config.sprt
         if params is None:
             return None
-        first, second = (p.name for p in self.config.participants)
-        decision = head_to_head(first, second, results, params).sprt
-        if decision is not None and decision.decision != "continue":
-            return f"sprt: {decision.decision} (LLR {decision.llr:.2f})"
-        return None
+        decisions = []
+        for first, second in self._pairings():
+            decision = head_to_head(first, second, by_pair.get((first, second), []), params).sprt
+            if decision is None or decision.decision == "continue":
+                return None
+            decisions.append(f"{second}: {decision.decision} (LLR {decision.llr:.2f})")
+        if len(decisions) == 1:
+            return "sprt: " + decisions[0].split(": ", 1)[1]
+        return "sprt: every pairing decided (" + "; ".join(decisions) + ")"
+
+    def _report(self, result: dict[str, Any], by_pair: dict[tuple[str, str], list[dict[str, Any]]]) -> None:
+        """A line per finished game and, for the pairings followed, the running Elo, LOS and SPRT."""
+        if self.show_progress and sys.stderr.isatty():
+            sys.stderr.write("\r\x1b[K")  # the progress line is redrawn after
+        print(game_line(result), flush=True)
+        for first, second in self._pairings():
+            if set(result["seats"]) == {first, second}:
+                games = by_pair.setdefault((first, second), [])
+                games.append(result)
+                h2h = head_to_head(first, second, games, self.config.sprt)
+                if h2h.trinomial.games:
+                    print(format_head_to_head(h2h), flush=True)
 
     async def _play_all(self, executor: Executor) -> str:
         # Everything the loop needs is kept in memory and updated game by game: re-reading
@@ -528,7 +554,10 @@ class TournamentRunner:
         self._update_disqualified(results)
         progress = Progress(total=0) if self.show_progress else None
         running: dict[asyncio.Task[dict[str, Any]], GameRow] = {}
-        stop_reason: str | None = self._sprt_stop(results)
+        by_pair: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for first, second in self._pairings():
+            by_pair[first, second] = [r for r in results if set(r["seats"]) == {first, second}]
+        stop_reason: str | None = self._sprt_stop(by_pair)
         while True:
             while stop_reason is None and queue and len(running) < self.config.concurrency:
                 row = queue.pop(0)
@@ -557,10 +586,11 @@ class TournamentRunner:
                 self.store.finish_game(self.tournament_id, row.index, result)
                 results.append(result)
                 _add_points(points, result)
+                self._report(result, by_pair)
                 if self.on_result is not None:
                     self.on_result(result)
             self._update_disqualified(results)
-            stop_reason = stop_reason or self._sprt_stop(results)
+            stop_reason = stop_reason or self._sprt_stop(by_pair)
             if progress is not None:
                 leader = max(names, key=lambda name: points[name]) if results else "-"
                 progress.update(len(results), total, f"{leader} ({points[leader]:g})" if results else "-")
@@ -568,7 +598,10 @@ class TournamentRunner:
             progress.close()
         reason = stop_reason or "completed"
         self.store.finish(self.tournament_id, reason)
-        print(format_standings(standings(names, self._results(), self.disqualified)), flush=True)
+        final = self._results()
+        print(format_standings(standings(names, final, self.disqualified)), flush=True)
+        if len(names) > 2:
+            print(format_elo_table(names, pairwise_elo(names, final)), flush=True)
         print(f"tournament {self.tournament_id}: {reason}", flush=True)
         return reason
 
