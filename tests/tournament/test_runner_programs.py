@@ -86,7 +86,14 @@ async def test_program_participants(tmp_path: Path, c_bot: Path) -> None:
     verify_matches(db, [r["match_id"] for r in results])
     logs = done.runner.log_dir
     assert (logs / "keeper.log").exists()  # the keep-alive program's output
-    assert len(list(logs.glob("*-seat*.log"))) == 16  # one per seat of a per-game gRPC program
+    # a log per seat of a per-game program: a gRPC program's output, a stdio program's stderr
+    per_game = {
+        f"{r['match_id']}-seat{seat + 1}.log"
+        for r in results
+        for seat, name in enumerate(r["seats"])
+        if name in ("grpc-script", "cli-bot")
+    }
+    assert len(per_game) == 16 and per_game <= {path.name for path in logs.glob("*-seat*.log")}
 
 
 async def test_remote_participants_connect_by_themselves(tmp_path: Path) -> None:
