@@ -75,6 +75,20 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--create-token-file", metavar="FILE", help="require this token (Bearer) to create matches"
     )
+    parser.add_argument(
+        "--max-streams-per-match",
+        type=int,
+        default=2000,
+        metavar="N",
+        help="open Play/WatchMatch streams per match (default 2000; beyond: TOO_MANY_STREAMS)",
+    )
+    parser.add_argument(
+        "--max-streams-per-seat",
+        type=int,
+        default=8,
+        metavar="N",
+        help="open streams with one seat's token (default 8)",
+    )
     parser.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
     parser.set_defaults(handler=_serve)
 
@@ -94,6 +108,8 @@ def _serve(args: argparse.Namespace) -> int:
         rate_per_seat=args.rate,
         burst_per_seat=max(1.0, 2 * args.rate),
         max_live_matches=args.max_matches,
+        max_streams_per_match=max(1, args.max_streams_per_match),
+        max_streams_per_seat=max(1, args.max_streams_per_seat),
         mdns=args.mdns,
         tune_gc=True,
         tls_cert=args.tls_cert,

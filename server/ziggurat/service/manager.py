@@ -27,7 +27,7 @@ from ziggurat.rules.core import RulesError
 from ziggurat.rules.registry import get_rules
 from ziggurat.rules.seeding import commitment
 from ziggurat.service.events import Created, SeatJoined
-from ziggurat.service.match import Match, hash_token
+from ziggurat.service.match import Match, StreamLimits, hash_token
 from ziggurat.service.render import render_match
 from ziggurat.service.timecontrol import TimeControl
 from ziggurat.store.sqlite import Store
@@ -60,7 +60,9 @@ class MatchManager:
         *,
         max_live_matches: int = 20_000,
         waiting_ttl_s: float = DEFAULT_WAITING_TTL_S,
+        stream_limits: StreamLimits | None = None,
     ) -> None:
+        self.stream_limits = stream_limits or StreamLimits()
         self.store = store
         self.max_live_matches = max_live_matches
         self.waiting_ttl_s = waiting_ttl_s
@@ -72,7 +74,7 @@ class MatchManager:
     def restore(self) -> int:
         """Bring back every unfinished match from the store (after a restart or crash)."""
         for stored in self.store.load_unfinished():
-            match = Match.restore(stored, self.store, log_events=log.info)
+            match = Match.restore(stored, self.store, log_events=log.info, limits=self.stream_limits)
             self._track(match)
         return len(self.live)
 
@@ -120,6 +122,7 @@ class MatchManager:
             seed=seed,
             commitment=commitment(seed),
             log_events=log.info,
+            limits=self.stream_limits,
         )
         self._track(match)
         return match
@@ -136,7 +139,7 @@ class MatchManager:
         stored = self.store.load(match_id)
         if stored is None:
             raise errors.not_found(match_id)
-        match = Match.restore(stored, self.store, log_events=log.info)
+        match = Match.restore(stored, self.store, log_events=log.info, limits=self.stream_limits)
         self._track(match)
         return match
 

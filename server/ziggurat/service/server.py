@@ -27,6 +27,7 @@ from ziggurat.service.admin_servicer import AdminServicer
 from ziggurat.service.bot_servicer import BotServicer
 from ziggurat.service.bots import BotRegistry
 from ziggurat.service.manager import DEFAULT_WAITING_TTL_S, MatchManager
+from ziggurat.service.match import StreamLimits
 from ziggurat.service.mdns import Advertiser
 from ziggurat.service.servicer import MatchServicer, build_handlers
 from ziggurat.service.status_guard import StatusGuard
@@ -69,6 +70,9 @@ class ServeOptions:
     rate_per_seat: float = 200.0
     burst_per_seat: float = 400.0
     max_live_matches: int = 20_000
+    # Open streams (Play and WatchMatch) at once: per match, and per seat of a match.
+    max_streams_per_match: int = 2000
+    max_streams_per_seat: int = 8
     # Announce the server on the LAN by mDNS (``ziggurat serve`` turns it on unless --no-mdns).
     mdns: bool = False
     # Tune the garbage collector for a long-running server process (see _tune_gc); off for
@@ -120,7 +124,10 @@ class ZigguratServer:
         self.access = Access.from_files(options.admin_token_file, options.create_token_file)
         self.store = Store(options.db_path, durable=options.durable)
         self.manager = MatchManager(
-            self.store, max_live_matches=options.max_live_matches, waiting_ttl_s=options.waiting_ttl_s
+            self.store,
+            max_live_matches=options.max_live_matches,
+            waiting_ttl_s=options.waiting_ttl_s,
+            stream_limits=StreamLimits(options.max_streams_per_match, options.max_streams_per_seat),
         )
         self.bots = BotRegistry(self.store)
         self.health = health_aio.HealthServicer()
