@@ -197,31 +197,38 @@ def frame_field(number: int, payload: bytes) -> bytes:
 
 
 # A catch-up is cut into messages of about this size (gRPC clients refuse messages over 4 MiB
-# by default); events recorded together (same time_ms) stay in one message unless a single
-# change alone would pass HARD_MESSAGE_BYTES, which no game comes near.
+# by default); the events of one change stay in one message unless a single change alone
+# would pass HARD_MESSAGE_BYTES, which no game comes near.
 MESSAGE_BYTES = 256 * 1024
 HARD_MESSAGE_BYTES = 3 * 1024 * 1024
+
+
+def starts_a_change(event: object) -> bool:
+    """True for events that only ever come first in a change (a command's own event); the
+    others (a turn, the start, the end, a move the server plays) may follow one.
+    """
+    if isinstance(event, MovePlayed):
+        return not event.substituted
+    return isinstance(event, Created | SeatJoined | PresenceChanged | Substituted | Forfeited)
 
 
 def framed_batches(match: Match, entries: list[LogEntry], audience: int | None) -> Iterator[bytes]:
     """``entries`` for ``audience`` as WatchMatchResponse/PlayResponse messages of bounded size.
 
     Rendered lazily, one message at a time, so a long catch-up never sits in memory whole.
-    A message ends only between two changes (events that share ``time_ms`` were committed
-    together or within the same millisecond), so no client sees half a change.
+    A message ends only before an event that starts a change, so no client sees half of one.
     """
     pending: list[bytes] = []
     size = 0
-    previous_time: int | None = None
     for entry in entries:
         data = event_bytes(match, entry, audience)
         cost = len(data) + 6
-        boundary = entry.time_ms != previous_time
-        if pending and (size + cost > HARD_MESSAGE_BYTES or (boundary and size + cost > MESSAGE_BYTES)):
+        if pending and (
+            size + cost > HARD_MESSAGE_BYTES or (size + cost > MESSAGE_BYTES and starts_a_change(entry.event))
+        ):
             yield frame_events(pending)
             pending, size = [], 0
         pending.append(data)
         size += cost
-        previous_time = entry.time_ms
     if pending:
         yield frame_events(pending)
