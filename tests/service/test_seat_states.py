@@ -109,7 +109,7 @@ async def test_the_illegal_move_count_survives_a_restart(tmp_path: Path) -> None
     port = await server.start()
     try:
         async with ZigguratClient(f"127.0.0.1:{port}") as client:
-            light, dark = await _started(client, pylos_config(), max_illegal_moves=2)
+            light, _dark = await _started(client, pylos_config(), max_illegal_moves=2)
             for _ in range(2):
                 with pytest.raises(ZigguratError) as refused:
                     await client.submit_move(light, "9z9")
