@@ -7,7 +7,8 @@ import re
 from pathlib import Path
 
 from ziggurat.cli import serve_cmd
-from ziggurat.service import bot_servicer, match, servicer
+from ziggurat.service import bot_servicer, match, render, servicer
+from ziggurat.service.decide import PRESENCE_EVENTS_PER_TURN
 from ziggurat.service.manager import DEFAULT_WAITING_TTL_S
 from ziggurat.service.server import MAX_MESSAGE_BYTES, ServeOptions
 from ziggurat.wire.reasons import Reason
@@ -46,7 +47,17 @@ def test_documented_limits_are_the_code_s() -> None:
         "waiting TTL: time a waiting match may go without a join": ttl,
         "matches per ListMatches page": f"{servicer.MAX_PAGE} (default page {servicer.DEFAULT_PAGE})",
         "matches a remote bot takes at once": f"{bot_servicer.MAX_MATCHES_PER_BOT}",
+        "open streams (`Play`, `WatchMatch`) on one match": (
+            f"{defaults['max_streams_per_match']} (`--max-streams-per-match`)"
+        ),
+        "open streams with one seat's token": (
+            f"{defaults['max_streams_per_seat']} (`--max-streams-per-seat`)"
+        ),
+        "connection changes recorded per seat and turn": f"{PRESENCE_EVENTS_PER_TURN}",
+        "size of one streamed response": f"{render.MESSAGE_BYTES // 1024} KiB, whole changes only",
     }
+    assert defaults["max_streams_per_match"] == options.max_streams_per_match
+    assert defaults["max_streams_per_seat"] == options.max_streams_per_seat
     assert defaults["max_matches"] == options.max_live_matches
     assert defaults["waiting_ttl"] == DEFAULT_WAITING_TTL_S == options.waiting_ttl_s
     assert _limits() == expected

@@ -611,7 +611,8 @@ func (x *MatchCreatedEvent) GetSeedCommitment() string {
 	return ""
 }
 
-// A seat changed state (joined, connected, disconnected, timed out, substituted, resigned).
+// A seat changed state (joined, connected, disconnected, timed out, substituted, resigned,
+// illegal moves). Connection changes are recorded at most 4 times per seat and turn.
 type SeatChangedEvent struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Seat          *Seat                  `protobuf:"bytes,1,opt,name=seat,proto3" json:"seat,omitempty"`

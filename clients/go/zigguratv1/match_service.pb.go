@@ -627,9 +627,10 @@ func (x *WatchMatchRequest) GetAfterSeq() uint64 {
 	return 0
 }
 
-// One WatchMatch message: the events of one server-side change, in order. Events that
-// the server records together (a move, the next turn) travel together, so a client
-// never sees a half-applied change.
+// One WatchMatch message: the events of one or more whole server-side changes, in order.
+// Events that the server records together (a move, the next turn) travel together, so a
+// client never sees a half-applied change; a long catch-up comes in several messages of
+// at most about 256 KiB each.
 type WatchMatchResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Events        []*Event               `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`

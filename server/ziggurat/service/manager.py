@@ -27,10 +27,10 @@ from ziggurat.rules.core import RulesError
 from ziggurat.rules.registry import get_rules
 from ziggurat.rules.seeding import commitment
 from ziggurat.service.events import Created, SeatJoined
-from ziggurat.service.match import Match, StreamLimits, hash_token
+from ziggurat.service.match import Match, StreamLimits, hash_token, store_unavailable
 from ziggurat.service.render import render_match
 from ziggurat.service.timecontrol import TimeControl
-from ziggurat.store.sqlite import Store
+from ziggurat.store.sqlite import Store, StoreUnavailableError
 from ziggurat.v1 import match_pb2 as mpb
 from ziggurat.wire import errors
 from ziggurat.wire.reasons import Reason
@@ -110,7 +110,10 @@ class MatchManager:
             raise errors.from_rules_error(error) from None
         match_id = secrets.token_hex(8)
         if creator_hash is not None:
-            self.store.set_creator(match_id, creator_hash)  # first: no match is ever without it
+            try:
+                self.store.set_creator(match_id, creator_hash)  # first: no match is ever without it
+            except StoreUnavailableError as error:
+                raise store_unavailable(error) from None
         match = Match.create(
             self.store,
             match_id=match_id,
@@ -242,7 +245,7 @@ class MatchManager:
         summaries = {a: render_match(match, a).SerializeToString() for a in audiences}
         try:
             self.store.save_summaries(match.match_id, summaries)
-        except sqlite3.Error as error:  # a cache: rebuilt from the log when next listed
+        except (sqlite3.Error, StoreUnavailableError) as error:  # a cache: rebuilt from the log when listed
             log.warning("match %s: could not store its summary: %s", match.match_id, error)
 
     def _track(self, match: Match) -> None:

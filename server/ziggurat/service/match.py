@@ -548,10 +548,13 @@ class Match:
             self._turn_started = time.monotonic()
         for event in events:
             self._announce(event)
-        if after == "finished" and before != "finished" and self.on_finished is not None:
-            self.on_finished(self)
         self._arm_timer()
         self._wake()
+        if after == "finished" and before != "finished" and self.on_finished is not None:
+            try:
+                self.on_finished(self)
+            except Exception:  # the match is over and recorded whatever its owner's hook does
+                log.exception("match %s: the on_finished hook failed", self.match_id)
 
     def _reload(self) -> None:
         """After a failed commit: make sure memory is what the log says, reloading if the

@@ -343,7 +343,9 @@ Global___MatchCreatedEvent: _TypeAlias = MatchCreatedEvent  # noqa: Y015
 
 @_typing.final
 class SeatChangedEvent(_message.Message):
-    """A seat changed state (joined, connected, disconnected, timed out, substituted, resigned)."""
+    """A seat changed state (joined, connected, disconnected, timed out, substituted, resigned,
+    illegal moves). Connection changes are recorded at most 4 times per seat and turn.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -314,9 +314,10 @@ Global___WatchMatchRequest: _TypeAlias = WatchMatchRequest  # noqa: Y015
 
 @_typing.final
 class WatchMatchResponse(_message.Message):
-    """One WatchMatch message: the events of one server-side change, in order. Events that
-    the server records together (a move, the next turn) travel together, so a client
-    never sees a half-applied change.
+    """One WatchMatch message: the events of one or more whole server-side changes, in order.
+    Events that the server records together (a move, the next turn) travel together, so a
+    client never sees a half-applied change; a long catch-up comes in several messages of
+    at most about 256 KiB each.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
