@@ -1,0 +1,54 @@
+// The TypeScript starter bot: it plays uniformly random legal moves. Replace choose.
+//
+//   node dist/examples/random-bot.js --server 127.0.0.1:50051 --create pylos    # create, print the id, play
+//   node dist/examples/random-bot.js --server 127.0.0.1:50051 --match MATCH_ID  # join and play
+//   node dist/examples/random-bot.js --server 127.0.0.1:50051 --remote --token SECRET  # wait for seats
+import { parseArgs } from "node:util";
+
+import { type Turn, ZigguratClient, kabaleo, pylos } from "../src/index.js";
+
+function choose(turn: Turn): string {
+  return turn.legalMoves[Math.floor(Math.random() * turn.legalMoves.length)];
+}
+
+const { values: args } = parseArgs({
+  options: {
+    server: { type: "string", default: "127.0.0.1:50051" },
+    create: { type: "string" }, // pylos or kabaleo
+    seats: { type: "string", default: "2" },
+    match: { type: "string" },
+    name: { type: "string", default: "ts-random" },
+    remote: { type: "boolean", default: false },
+    token: { type: "string", default: "" },
+  },
+});
+const client = new ZigguratClient(args.server!);
+const stop = new AbortController();
+process.on("SIGINT", () => stop.abort());
+try {
+  if (args.remote) {
+    await client.runRemoteBot({
+      name: args.name!,
+      token: args.token!,
+      maxMatches: 4,
+      chooser: () => choose,
+      signal: stop.signal,
+      onRegistered: (name) => console.log(`connected as remote bot ${name}`),
+      onMatchEnded: (assignment, result, error) =>
+        console.log(`match ${assignment.matchId} ${result ? `over: rank ${result.rank}` : `failed: ${String(error)}`}`),
+    });
+  } else {
+    let matchId = args.match;
+    if (args.create) {
+      const config = args.create === "kabaleo" ? kabaleo(Number(args.seats)) : pylos();
+      matchId = (await client.createMatch(config)).matchId;
+      console.log(`created match ${matchId}`);
+    }
+    const handle = await client.join(matchId!, args.name!);
+    console.log(`playing seat ${handle.seat} of match ${handle.matchId}`);
+    const result = await client.play(handle, choose, { signal: stop.signal });
+    console.log(`match ${handle.matchId} over: ranks ${result.ended.outcome?.ranks.join(",")}, this seat ranked ${result.rank}`);
+  }
+} finally {
+  client.close();
+}

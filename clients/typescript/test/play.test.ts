@@ -1,0 +1,145 @@
+// Full matches, typed refusals and turn handling against a real server.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+
+import {
+  Code,
+  type Handle,
+  Reason,
+  RejectedError,
+  type Rejection,
+  type Result,
+  SeatAssignment,
+  type Turn,
+  ZigguratClient,
+  ZigguratError,
+  kabaleo,
+  pylos,
+  v1,
+} from "../src/index.js";
+import { TestServer, randomChooser } from "./server.js";
+
+let server: TestServer;
+let client: ZigguratClient;
+
+before(async () => {
+  server = await TestServer.start();
+  client = new ZigguratClient(server.address);
+});
+after(async () => {
+  client.close();
+  await server.kill();
+});
+
+async function playAll(config: v1.GameConfig): Promise<{ matchId: string; results: Result[] }> {
+  const match = await client.createMatch(config);
+  const handles: Handle[] = [];
+  for (let i = 0; i < config.seats; i++) handles.push(await client.join(match.matchId, "ts"));
+  const results = await Promise.all(handles.map((h, i) => client.play(h, randomChooser(i + 1).choose)));
+  return { matchId: match.matchId, results };
+}
+
+async function checkFinished(matchId: string, results: Result[]): Promise<void> {
+  const record = await client.record(matchId);
+  const moves = record.moves.map((m) => m.move);
+  assert.ok(record.moves.every((m) => !m.substituted), "every move was the bot's");
+  for (const result of results) {
+    assert.deepEqual(result.history, moves, `seat ${result.seat} saw every move`);
+    assert.deepEqual(result.ended.outcome?.ranks, record.outcome?.ranks);
+    assert.equal(typeof result.lastSeq, "bigint");
+  }
+  await server.verify(matchId);
+}
+
+async function refused(promise: Promise<unknown>, code: Code, reason: string): Promise<void> {
+  await assert.rejects(promise, (error: unknown) => {
+    assert.ok(error instanceof ZigguratError, String(error));
+    assert.equal(error.code, code);
+    assert.equal(error.reason, reason);
+    return true;
+  });
+}
+
+describe("matches", () => {
+  test("a full Pylos match, verified", { timeout: 180_000 }, async () => {
+    const { matchId, results } = await playAll(pylos());
+    assert.notEqual(results[0].ended.outcome?.termination, v1.Termination.UNSPECIFIED);
+    await checkFinished(matchId, results);
+  });
+
+  test("a full 4-seat Kabaleo match, objectives revealed only at the end", { timeout: 180_000 }, async () => {
+    const { matchId, results } = await playAll(kabaleo(4));
+    assert.equal(results[0].ended.outcome?.termination, v1.Termination.NORMAL);
+    for (const result of results) {
+      const view = result.ended.view?.detail;
+      assert.equal(view?.case, "kabaleo");
+      assert.ok(!view.value.objectives.includes("?"));
+    }
+    await checkFinished(matchId, results);
+  });
+});
+
+describe("refusals", () => {
+  test("carry the gRPC code and the ErrorInfo reason", { timeout: 180_000 }, async () => {
+    const match = await client.createMatch(pylos(), { seatAssignment: SeatAssignment.CHOSEN });
+    const first = await client.join(match.matchId, "first", 1);
+    const second = await client.join(match.matchId, "second", 2);
+    await refused(client.submitMove(first, "4a1"), Code.FailedPrecondition, Reason.IllegalMove);
+    await refused(client.submitMove(first, "not a move"), Code.InvalidArgument, Reason.MalformedMove);
+    await refused(client.submitMove(second, "1a1"), Code.FailedPrecondition, Reason.NotYourTurn);
+    await refused(client.submitMove(first, "1a1", 5), Code.FailedPrecondition, Reason.StalePly);
+    await refused(client.join(match.matchId, "third"), Code.FailedPrecondition, Reason.MatchFull);
+    await refused(client.getMatch("no-such-match"), Code.NotFound, Reason.MatchNotFound);
+    await refused(
+      client.submitMove({ matchId: match.matchId, seat: 1, token: "forged" }, "1a1"),
+      Code.PermissionDenied,
+      Reason.BadToken,
+    );
+
+    // On the Play stream: a typed Rejection, then the same turn asked again with it.
+    const asked: Turn[] = [];
+    const rejections: Rejection[] = [];
+    const sly = (turn: Turn) => {
+      asked.push(turn);
+      return asked.length === 1 ? "4a1" : turn.legalMoves[0];
+    };
+    await Promise.all([
+      client.play(first, sly, { onRejected: (r) => rejections.push(r) }),
+      client.play(second, randomChooser(2).choose),
+    ]);
+    assert.equal(rejections.length, 1);
+    assert.deepEqual([rejections[0].move, rejections[0].reason], ["4a1", Reason.IllegalMove]);
+    assert.deepEqual([asked[0].ply, asked[1].ply], [0, 0]);
+    assert.deepEqual([asked[0].rejected.length, asked[1].rejected.length], [0, 1]);
+    assert.equal((await client.record(match.matchId)).moves[0].move, asked[1].legalMoves[0]);
+    await server.verify(match.matchId);
+
+    // A bot that only plays illegal moves is stopped with the refusals it got.
+    const match2 = await client.createMatch(pylos(), { seatAssignment: SeatAssignment.CHOSEN });
+    const stubborn = await client.join(match2.matchId, "stubborn", 1);
+    await client.join(match2.matchId, "other", 2);
+    await assert.rejects(client.play(stubborn, () => "4a1"), (error: unknown) => {
+      assert.ok(error instanceof RejectedError, String(error));
+      assert.equal(error.rejections.length, 3);
+      assert.equal(error.rejections[2].reason, Reason.IllegalMove);
+      return true;
+    });
+  });
+});
+
+describe("turns", () => {
+  test("a late joiner is asked only about the current turn, never a past one", { timeout: 180_000 }, async () => {
+    const match = await client.createMatch(pylos(), { seatAssignment: SeatAssignment.CHOSEN });
+    const seats = [await client.join(match.matchId, "first", 1), await client.join(match.matchId, "second", 2)];
+    const opening = ["1a1", "1a2", "1a3", "1a4", "1b1", "1b2"];
+    for (const [ply, move] of opening.entries()) await client.submitMove(seats[ply % 2], move, ply);
+    const bots = [randomChooser(1), randomChooser(2)];
+    await Promise.all(seats.map((seat, i) => client.play(seat, bots[i].choose)));
+    assert.equal(bots[0].asked[0], 6);
+    assert.equal(bots[1].asked[0], 7);
+    for (const bot of bots) {
+      bot.asked.forEach((ply, i) => i === 0 || assert.equal(ply, bot.asked[i - 1] + 2));
+    }
+    await server.verify(match.matchId);
+  });
+});

@@ -1,0 +1,93 @@
+// A tournament (`ziggurat tournament run`) hands the TypeScript remote bot its seats.
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { test } from "node:test";
+
+import { type Result, ZigguratClient, v1 } from "../src/index.js";
+import { TestServer, ZIGGURAT, randomChooser } from "./server.js";
+
+const CONFIG = `
+name = "ts-remote"
+seed = "ts-remote-seed"
+game = "pylos"
+concurrency = 2
+
+[options]
+max_moves = 60
+
+[time_control]
+per_move_ms = 10000
+
+[[participants]]
+name = "ts-bot"
+remote = true
+
+[[participants]]
+name = "house"
+builtin = "random"
+`;
+
+async function freeAddress(): Promise<string> {
+  return new Promise((ok) => {
+    const probe = createServer().listen(0, "127.0.0.1", () => {
+      const port = (probe.address() as { port: number }).port;
+      probe.close(() => ok(`127.0.0.1:${port}`));
+    });
+  });
+}
+
+test("plays the seats a tournament hands it as a remote bot", { timeout: 180_000 }, async () => {
+  const scratch = new TestServer(); // only for its temporary directory
+  const config = join(scratch.dir, "t.toml");
+  const db = join(scratch.dir, "t.db");
+  writeFileSync(config, CONFIG);
+  const address = await freeAddress();
+  const tournament = spawn(ZIGGURAT, ["tournament", "run", config, "--db", db, "--listen", address, "--quiet"], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  tournament.stdout.on("data", (d) => (output += d));
+  tournament.stderr.on("data", (d) => (output += d));
+  const finished = new Promise<number | null>((ok) => tournament.once("exit", ok));
+  const client = new ZigguratClient(address);
+  const stop = new AbortController();
+  const registered: string[] = [];
+  const assignments: v1.Assignment[] = [];
+  const results: Result[] = [];
+  const errors: unknown[] = [];
+  const bot = client.runRemoteBot({
+    name: "ts-bot",
+    token: "ts-secret",
+    games: [v1.Game.PYLOS],
+    maxMatches: 2,
+    backoff: { initialMs: 100, maxMs: 1000, attempts: 300 },
+    chooser: (a) => randomChooser(Number(a.botSeed % 1000n)).choose,
+    onRegistered: (name) => registered.push(name),
+    onAssignment: (a) => assignments.push(a),
+    onMatchEnded: (_, result, error) => (result ? results.push(result) : errors.push(error)),
+    signal: stop.signal,
+  });
+  try {
+    assert.equal(await finished, 0, output);
+    stop.abort();
+    await bot;
+  } finally {
+    stop.abort();
+    tournament.kill("SIGKILL");
+    client.close();
+  }
+  assert.deepEqual(errors, []);
+  assert.equal(registered[0], "ts-bot");
+  assert.equal(assignments.length, 2, output);
+  assert.equal(results.length, 2);
+  assert.deepEqual(new Set(assignments.map((a) => a.seat)), new Set([1, 2]), "colours swapped");
+  const verifier = await TestServer.on(db);
+  try {
+    for (const a of assignments) await verifier.verify(a.matchId);
+  } finally {
+    await verifier.kill();
+  }
+});
