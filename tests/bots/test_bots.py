@@ -48,14 +48,19 @@ def test_bots_honour_a_small_budget(name: str, game: str) -> None:
         turn = replace(turn, time_left_ms=300)  # budget_seconds() = 50 ms
         started = time.perf_counter()
         bot.choose(turn)
-        assert time.perf_counter() - started < 0.15
+        # The budget is 50 ms; the bound leaves room for a loaded, shared CI machine while
+        # still catching a bot that ignores its clock (the default cap is 1 s per move).
+        assert time.perf_counter() - started < 0.6
 
 
 def test_mcts_does_search() -> None:
-    bot = MctsBot(seed=1)
+    # Untimed turn, generous wall-clock cap: the iteration cap is what stops the search,
+    # so the count does not depend on how busy the machine is.
+    bot = MctsBot(seed=1, iterations=200, max_seconds=60.0)
     _, turn = random_turns("kabaleo", 2, 1, seed=6)[0]
-    bot.choose(replace(turn, time_left_ms=300))
-    assert bot.last_iterations > 50
+    move = bot.choose(replace(turn, time_left_ms=0))
+    assert bot.last_iterations == 200
+    assert move in turn.legal_moves
 
 
 def test_kabaleo_mcts_ignores_the_hidden_objectives() -> None:
