@@ -31,7 +31,6 @@ from ziggurat.service.match import Match, StreamLimits, hash_token, store_unavai
 from ziggurat.service.render import render_match
 from ziggurat.service.timecontrol import TimeControl
 from ziggurat.store.sqlite import Store, StoreUnavailableError
-from ziggurat.v1 import match_pb2 as mpb
 from ziggurat.wire import errors
 from ziggurat.wire.reasons import Reason
 
@@ -45,9 +44,9 @@ DEFAULT_WAITING_TTL_S = 900.0
 
 @dataclass(frozen=True, slots=True)
 class Page:
-    """One page of ListMatches: the matches and the cursor after the last one (None: no more)."""
+    """One page of ListMatches: the serialized matches and the cursor after the last one (None: no more)."""
 
-    matches: list[mpb.Match]
+    matches: list[bytes]
     next_cursor: str | None
 
 
@@ -161,10 +160,13 @@ class MatchManager:
             if own is None:
                 raise errors.refuse(Reason.BAD_TOKEN, "the token is not a seat token of any match")
         rows = self.store.page_ids(status=status, game=game, limit=limit + 1, before=before)
+        listed = [match_id for _, match_id in rows[:limit]]
+        stored = self.store.summaries([m for m in listed if m not in self.live and m not in self._finished])
         matches = []
-        for _, match_id in rows[:limit]:
+        for match_id in listed:
             audience = own[1] if own is not None and own[0] == match_id else None
-            matches.append(self._summary(match_id, audience))
+            data = stored.get(match_id) if audience is None else None
+            matches.append(data if data is not None else self._summary(match_id, audience))
         more = len(rows) > limit
         return Page(matches, _encode_cursor(rows[limit - 1], scope) if more and limit else None)
 
@@ -228,17 +230,18 @@ class MatchManager:
         for match in list(self.live.values()) + list(self._finished.values()):
             match.close()
 
-    def _summary(self, match_id: str, audience: int | None) -> mpb.Match:
+    def _summary(self, match_id: str, audience: int | None) -> bytes:
+        """The serialized Match for ``audience``: from memory, the stored summary, or (once) the log."""
         match = self.live.get(match_id) or self._finished.get(match_id)
         if match is not None:
-            return render_match(match, audience)
+            return render_match(match, audience).SerializeToString()
         data = self.store.summary(match_id, audience)
         if data is not None:
-            return mpb.Match.FromString(data)
+            return data
         match = self.get(match_id)  # no summary yet: rebuild it from the log, once
         if match.status == "finished":
             self._save_summaries(match)
-        return render_match(match, audience)
+        return render_match(match, audience).SerializeToString()
 
     def _save_summaries(self, match: Match) -> None:
         audiences: list[int | None] = [None, *range(match.seat_count)]

@@ -160,8 +160,12 @@ class MatchServicer:
     @api
     async def ListMatches(
         self, request: spb.ListMatchesRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> spb.ListMatchesResponse:
-        """A page of matches newest first, as a spectator (or the token's seat) sees them."""
+    ) -> bytes:
+        """A page of matches newest first, as a spectator (or the token's seat) sees them.
+
+        Returns the serialized ListMatchesResponse: stored summaries are already Match
+        bytes, so they are framed as they are rather than parsed and serialized again.
+        """
         limit = min(request.page_size or DEFAULT_PAGE, MAX_PAGE)
         status = _STATUS_NAMES.get(request.status) if request.status else None
         game = GAME_NAMES.get(request.game) if request.game else None
@@ -170,7 +174,8 @@ class MatchServicer:
         page = self.manager.list_page(
             status=status, game=game, limit=limit, cursor=request.page_token, token=bearer_token(context)
         )
-        return spb.ListMatchesResponse(matches=page.matches, next_page_token=page.next_cursor or "")
+        token = frame_field(2, page.next_cursor.encode()) if page.next_cursor else b""
+        return b"".join(frame_field(1, match) for match in page.matches) + token
 
     @api
     async def GetMatch(
@@ -349,11 +354,12 @@ class _SeatPresence:
 
 
 def build_handlers(servicer: MatchServicer) -> Any:
-    """The MatchService method handlers; the two streams send pre-serialized bytes.
+    """The MatchService method handlers; the two streams and ListMatches send pre-serialized bytes.
 
     Streaming responses are assembled from per-audience cached event bytes
-    (:func:`~ziggurat.service.render.frame_events`), so their serializer is the
-    identity; every other method uses the generated message serializers.
+    (:func:`~ziggurat.service.render.frame_events`) and ListMatches from stored
+    summaries, so their serializer is the identity; every other method uses the
+    generated message serializers.
     """
     generic: dict[str, Any] = {}
     unary: dict[str, tuple[Any, Any]] = {
@@ -370,7 +376,7 @@ def build_handlers(servicer: MatchServicer) -> Any:
         generic[name] = grpc.unary_unary_rpc_method_handler(
             getattr(servicer, name),
             request_deserializer=request_type.FromString,
-            response_serializer=response_type.SerializeToString,
+            response_serializer=_identity if name in _PRESERIALIZED else response_type.SerializeToString,
         )
     generic["WatchMatch"] = grpc.unary_stream_rpc_method_handler(
         servicer.WatchMatch,
@@ -383,6 +389,10 @@ def build_handlers(servicer: MatchServicer) -> Any:
         response_serializer=_identity,
     )
     return grpc.method_handlers_generic_handler(SERVICE, generic)
+
+
+# Unary methods whose handler returns the response already serialized.
+_PRESERIALIZED = frozenset({"ListMatches"})
 
 
 def _identity(data: bytes) -> bytes:

@@ -277,6 +277,14 @@ class Store:
         ).fetchone()
         return None if row is None else bytes(row[0])
 
+    def summaries(self, match_ids: list[str]) -> dict[str, bytes]:
+        """The spectators' stored summaries of these matches (those that have one), in one query."""
+        if not match_ids:
+            return {}
+        marks = ",".join("?" * len(match_ids))
+        query = f"SELECT match_id, summary FROM match_summaries WHERE audience=-1 AND match_id IN ({marks})"
+        return {str(match_id): bytes(data) for match_id, data in self._db.execute(query, match_ids)}
+
     def save_summaries(self, match_id: str, summaries: dict[int | None, bytes]) -> None:
         """Store (or replace) a finished match's summaries by audience."""
         with self._transaction():
