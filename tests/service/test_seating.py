@@ -22,6 +22,7 @@ from ziggurat.service.timecontrol import TimeControl
 from ziggurat.v1 import game_pb2, match_pb2
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.v1 import match_service_pb2_grpc as rpc
+from ziggurat.verify import verify_record
 
 REPO = Path(__file__).resolve().parents[2]
 VERIFY = [sys.executable, "-m", "ziggurat.cli.main", "verify"]
@@ -135,37 +136,45 @@ async def _finished(address: str, config: game_pb2.GameConfig, assignment: int) 
 
 async def test_verify_checks_the_seats(server_process: ServerProcess, tmp_path: Path) -> None:
     address = server_process.start()
+    records = []
     for config in (pylos_config(), kabaleo_config(3), kabaleo_config(4)):
         record = await _finished(address, config, match_pb2.SEAT_ASSIGNMENT_LOT)
         seed = bytes.fromhex(record.revealed_seed)
         assert list(record.join_order) == [
             seat_of_kth_joiner(seed, config.seats, k) for k in range(config.seats)
         ]
-        saved = tmp_path / f"{record.match_id}.json"
-        ok = subprocess.run(
-            [*VERIFY, record.match_id, "--server", address, "--save", str(saved)],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert ok.returncode == 0, ok.stdout + ok.stderr
-        assert "seats drawn by lot from the seed" in ok.stdout
+        verdict = verify_record(record)
+        assert verdict.ok and verdict.seats == "seats drawn by lot from the seed", verdict
         # The same record with two players' seats swapped: the seed does not give that.
-        tampered = json_format.Parse(saved.read_text(), spb.MatchRecord())
-        tampered.join_order[0], tampered.join_order[1] = tampered.join_order[1], tampered.join_order[0]
-        saved.write_text(json_format.MessageToJson(tampered))
-        bad = subprocess.run([*VERIFY, "--file", str(saved)], capture_output=True, text=True, timeout=60)
-        assert bad.returncode == 1
-        assert "NOT verified" in bad.stdout and "seats were not drawn from the seed" in bad.stdout
+        swapped = spb.MatchRecord()
+        swapped.CopyFrom(record)
+        swapped.join_order[0], swapped.join_order[1] = swapped.join_order[1], swapped.join_order[0]
+        verdict = verify_record(swapped)
+        assert not verdict.ok and "seats were not drawn from the seed" in verdict.problem
         # A record that does not say who joined when cannot have its seats checked.
-        del tampered.join_order[:]
-        saved.write_text(json_format.MessageToJson(tampered))
-        missing = subprocess.run([*VERIFY, "--file", str(saved)], capture_output=True, text=True, timeout=60)
-        assert missing.returncode == 1 and "join order" in missing.stdout
+        del swapped.join_order[:]
+        verdict = verify_record(swapped)
+        assert not verdict.ok and "join order" in verdict.problem
+        records.append((record, swapped))
 
     chosen = await _finished(address, kabaleo_config(3), match_pb2.SEAT_ASSIGNMENT_CHOSEN)
     assert list(chosen.join_order) == [1, 2, 3], "chosen seats: the lowest free seat each time"
-    saved = tmp_path / "chosen.json"
-    saved.write_text(json_format.MessageToJson(chosen))
-    ok = subprocess.run([*VERIFY, "--file", str(saved)], capture_output=True, text=True, timeout=60)
-    assert ok.returncode == 0 and "seats chosen by the players" in ok.stdout
+    assert verify_record(chosen).seats == "seats chosen by the players"
+
+    # The command, as a user runs it: against the server, then a saved record that was altered.
+    record = records[-1][0]
+    saved = tmp_path / "record.json"
+    ok = subprocess.run(
+        [*VERIFY, record.match_id, "--server", address, "--save", str(saved)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "seats drawn by lot from the seed" in ok.stdout
+    tampered = json_format.Parse(saved.read_text(), spb.MatchRecord())
+    tampered.join_order[0], tampered.join_order[1] = tampered.join_order[1], tampered.join_order[0]
+    saved.write_text(json_format.MessageToJson(tampered))
+    bad = subprocess.run([*VERIFY, "--file", str(saved)], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 1
+    assert "NOT verified" in bad.stdout and "seats were not drawn from the seed" in bad.stdout
