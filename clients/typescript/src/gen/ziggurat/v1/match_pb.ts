@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file ziggurat/v1/match.proto.
  */
 export const file_ziggurat_v1_match: GenFile = /*@__PURE__*/
-  fileDesc("Chd6aWdndXJhdC92MS9tYXRjaC5wcm90bxILemlnZ3VyYXQudjEisQEKC1RpbWVDb250cm9sEhMKC3Blcl9tb3ZlX21zGAEgASgNEg8KB2Jhc2VfbXMYAiABKA0SFAoMaW5jcmVtZW50X21zGAMgASgNEi4KCm9uX3RpbWVvdXQYBCABKA4yGi56aWdndXJhdC52MS5UaW1lb3V0UG9saWN5EhsKE2Rpc2Nvbm5lY3RfZ3JhY2VfbXMYBSABKA0SGQoRbWF4X2lsbGVnYWxfbW92ZXMYBiABKA0iYgoEU2VhdBIMCgRzZWF0GAEgASgNEhMKC3BsYXllcl9uYW1lGAIgASgJEiUKBXN0YXRlGAMgASgOMhYuemlnZ3VyYXQudjEuU2VhdFN0YXRlEhAKCGNsb2NrX21zGAQgASgEItsCCgVNYXRjaBIQCghtYXRjaF9pZBgBIAEoCRInCgZjb25maWcYAiABKAsyFy56aWdndXJhdC52MS5HYW1lQ29uZmlnEi4KDHRpbWVfY29udHJvbBgDIAEoCzIYLnppZ2d1cmF0LnYxLlRpbWVDb250cm9sEjQKD3NlYXRfYXNzaWdubWVudBgEIAEoDjIbLnppZ2d1cmF0LnYxLlNlYXRBc3NpZ25tZW50EigKBnN0YXR1cxgFIAEoDjIYLnppZ2d1cmF0LnYxLk1hdGNoU3RhdHVzEiAKBXNlYXRzGAYgAygLMhEuemlnZ3VyYXQudjEuU2VhdBIXCg9zZWVkX2NvbW1pdG1lbnQYByABKAkSFQoNcmV2ZWFsZWRfc2VlZBgIIAEoCRIjCgR2aWV3GAkgASgLMhUuemlnZ3VyYXQudjEuR2FtZVZpZXcSEAoIbGFzdF9zZXEYCiABKAQihQEKEU1hdGNoQ3JlYXRlZEV2ZW50EicKBmNvbmZpZxgBIAEoCzIXLnppZ2d1cmF0LnYxLkdhbWVDb25maWcSLgoMdGltZV9jb250cm9sGAIgASgLMhguemlnZ3VyYXQudjEuVGltZUNvbnRyb2wSFwoPc2VlZF9jb21taXRtZW50GAMgASgJIjMKEFNlYXRDaGFuZ2VkRXZlbnQSHwoEc2VhdBgBIAEoCzIRLnppZ2d1cmF0LnYxLlNlYXQiWgoRTWF0Y2hTdGFydGVkRXZlbnQSIAoFc2VhdHMYASADKAsyES56aWdndXJhdC52MS5TZWF0EiMKBHZpZXcYAiABKAsyFS56aWdndXJhdC52MS5HYW1lVmlldyJ6ChBUdXJuU3RhcnRlZEV2ZW50EgwKBHNlYXQYASABKA0SCwoDcGx5GAIgASgNEhMKC2xlZ2FsX21vdmVzGAMgAygJEhQKDHRpbWVfbGVmdF9tcxgEIAEoBBIgCgVzZWF0cxgFIAMoCzIRLnppZ2d1cmF0LnYxLlNlYXQiZwoPTW92ZVBsYXllZEV2ZW50EgwKBHNlYXQYASABKA0SDAoEbW92ZRgCIAEoCRITCgtzdWJzdGl0dXRlZBgDIAEoCBIjCgR2aWV3GAQgASgLMhUuemlnZ3VyYXQudjEuR2FtZVZpZXcidAoPTWF0Y2hFbmRlZEV2ZW50EiUKB291dGNvbWUYASABKAsyFC56aWdndXJhdC52MS5PdXRjb21lEhUKDXJldmVhbGVkX3NlZWQYAiABKAkSIwoEdmlldxgDIAEoCzIVLnppZ2d1cmF0LnYxLkdhbWVWaWV3IokDCgVFdmVudBILCgNzZXEYASABKAQSEAoIbWF0Y2hfaWQYAiABKAkSDwoHdGltZV9tcxgDIAEoAxI3Cg1tYXRjaF9jcmVhdGVkGAQgASgLMh4uemlnZ3VyYXQudjEuTWF0Y2hDcmVhdGVkRXZlbnRIABI1CgxzZWF0X2NoYW5nZWQYBSABKAsyHS56aWdndXJhdC52MS5TZWF0Q2hhbmdlZEV2ZW50SAASNwoNbWF0Y2hfc3RhcnRlZBgGIAEoCzIeLnppZ2d1cmF0LnYxLk1hdGNoU3RhcnRlZEV2ZW50SAASNQoMdHVybl9zdGFydGVkGAcgASgLMh0uemlnZ3VyYXQudjEuVHVyblN0YXJ0ZWRFdmVudEgAEjMKC21vdmVfcGxheWVkGAggASgLMhwuemlnZ3VyYXQudjEuTW92ZVBsYXllZEV2ZW50SAASMwoLbWF0Y2hfZW5kZWQYCSABKAsyHC56aWdndXJhdC52MS5NYXRjaEVuZGVkRXZlbnRIAEIGCgRraW5kKmsKDVRpbWVvdXRQb2xpY3kSHgoaVElNRU9VVF9QT0xJQ1lfVU5TUEVDSUZJRUQQABIaChZUSU1FT1VUX1BPTElDWV9GT1JGRUlUEAESHgoaVElNRU9VVF9QT0xJQ1lfUkFORE9NX01PVkUQAipmCg5TZWF0QXNzaWdubWVudBIfChtTRUFUX0FTU0lHTk1FTlRfVU5TUEVDSUZJRUQQABIXChNTRUFUX0FTU0lHTk1FTlRfTE9UEAESGgoWU0VBVF9BU1NJR05NRU5UX0NIT1NFThACKnkKC01hdGNoU3RhdHVzEhwKGE1BVENIX1NUQVRVU19VTlNQRUNJRklFRBAAEhgKFE1BVENIX1NUQVRVU19XQUlUSU5HEAESFwoTTUFUQ0hfU1RBVFVTX0FDVElWRRACEhkKFU1BVENIX1NUQVRVU19GSU5JU0hFRBADKtkBCglTZWF0U3RhdGUSGgoWU0VBVF9TVEFURV9VTlNQRUNJRklFRBAAEhMKD1NFQVRfU1RBVEVfT1BFThABEhUKEVNFQVRfU1RBVEVfSk9JTkVEEAISGAoUU0VBVF9TVEFURV9DT05ORUNURUQQAxIbChdTRUFUX1NUQVRFX0RJU0NPTk5FQ1RFRBAEEhgKFFNFQVRfU1RBVEVfVElNRURfT1VUEAUSGgoWU0VBVF9TVEFURV9TVUJTVElUVVRFRBAGEhcKE1NFQVRfU1RBVEVfUkVTSUdORUQQB0KbAQoPb3JnLnppZ2d1cmF0LnYxQgpNYXRjaFByb3RvUAFaQ2dpdGh1Yi5jb20vemlnZ3VyYXQtZ2FtZXMvemlnZ3VyYXQvY2xpZW50cy9nby96aWdndXJhdHYxO3ppZ2d1cmF0djGiAgNaWFiqAgtaaWdndXJhdC5WMboCA1ppZ8oCC1ppZ2d1cmF0XFYx6gIMWmlnZ3VyYXQ6OlYxYgZwcm90bzM", [file_ziggurat_v1_game]);
+  fileDesc("Chd6aWdndXJhdC92MS9tYXRjaC5wcm90bxILemlnZ3VyYXQudjEisQEKC1RpbWVDb250cm9sEhMKC3Blcl9tb3ZlX21zGAEgASgNEg8KB2Jhc2VfbXMYAiABKA0SFAoMaW5jcmVtZW50X21zGAMgASgNEi4KCm9uX3RpbWVvdXQYBCABKA4yGi56aWdndXJhdC52MS5UaW1lb3V0UG9saWN5EhsKE2Rpc2Nvbm5lY3RfZ3JhY2VfbXMYBSABKA0SGQoRbWF4X2lsbGVnYWxfbW92ZXMYBiABKA0iYgoEU2VhdBIMCgRzZWF0GAEgASgNEhMKC3BsYXllcl9uYW1lGAIgASgJEiUKBXN0YXRlGAMgASgOMhYuemlnZ3VyYXQudjEuU2VhdFN0YXRlEhAKCGNsb2NrX21zGAQgASgEItsCCgVNYXRjaBIQCghtYXRjaF9pZBgBIAEoCRInCgZjb25maWcYAiABKAsyFy56aWdndXJhdC52MS5HYW1lQ29uZmlnEi4KDHRpbWVfY29udHJvbBgDIAEoCzIYLnppZ2d1cmF0LnYxLlRpbWVDb250cm9sEjQKD3NlYXRfYXNzaWdubWVudBgEIAEoDjIbLnppZ2d1cmF0LnYxLlNlYXRBc3NpZ25tZW50EigKBnN0YXR1cxgFIAEoDjIYLnppZ2d1cmF0LnYxLk1hdGNoU3RhdHVzEiAKBXNlYXRzGAYgAygLMhEuemlnZ3VyYXQudjEuU2VhdBIXCg9zZWVkX2NvbW1pdG1lbnQYByABKAkSFQoNcmV2ZWFsZWRfc2VlZBgIIAEoCRIjCgR2aWV3GAkgASgLMhUuemlnZ3VyYXQudjEuR2FtZVZpZXcSEAoIbGFzdF9zZXEYCiABKAQihQEKEU1hdGNoQ3JlYXRlZEV2ZW50EicKBmNvbmZpZxgBIAEoCzIXLnppZ2d1cmF0LnYxLkdhbWVDb25maWcSLgoMdGltZV9jb250cm9sGAIgASgLMhguemlnZ3VyYXQudjEuVGltZUNvbnRyb2wSFwoPc2VlZF9jb21taXRtZW50GAMgASgJIjMKEFNlYXRDaGFuZ2VkRXZlbnQSHwoEc2VhdBgBIAEoCzIRLnppZ2d1cmF0LnYxLlNlYXQiWgoRTWF0Y2hTdGFydGVkRXZlbnQSIAoFc2VhdHMYASADKAsyES56aWdndXJhdC52MS5TZWF0EiMKBHZpZXcYAiABKAsyFS56aWdndXJhdC52MS5HYW1lVmlldyJ6ChBUdXJuU3RhcnRlZEV2ZW50EgwKBHNlYXQYASABKA0SCwoDcGx5GAIgASgNEhMKC2xlZ2FsX21vdmVzGAMgAygJEhQKDHRpbWVfbGVmdF9tcxgEIAEoBBIgCgVzZWF0cxgFIAMoCzIRLnppZ2d1cmF0LnYxLlNlYXQiZwoPTW92ZVBsYXllZEV2ZW50EgwKBHNlYXQYASABKA0SDAoEbW92ZRgCIAEoCRITCgtzdWJzdGl0dXRlZBgDIAEoCBIjCgR2aWV3GAQgASgLMhUuemlnZ3VyYXQudjEuR2FtZVZpZXcidAoPTWF0Y2hFbmRlZEV2ZW50EiUKB291dGNvbWUYASABKAsyFC56aWdndXJhdC52MS5PdXRjb21lEhUKDXJldmVhbGVkX3NlZWQYAiABKAkSIwoEdmlldxgDIAEoCzIVLnppZ2d1cmF0LnYxLkdhbWVWaWV3IokDCgVFdmVudBILCgNzZXEYASABKAQSEAoIbWF0Y2hfaWQYAiABKAkSDwoHdGltZV9tcxgDIAEoAxI3Cg1tYXRjaF9jcmVhdGVkGAQgASgLMh4uemlnZ3VyYXQudjEuTWF0Y2hDcmVhdGVkRXZlbnRIABI1CgxzZWF0X2NoYW5nZWQYBSABKAsyHS56aWdndXJhdC52MS5TZWF0Q2hhbmdlZEV2ZW50SAASNwoNbWF0Y2hfc3RhcnRlZBgGIAEoCzIeLnppZ2d1cmF0LnYxLk1hdGNoU3RhcnRlZEV2ZW50SAASNQoMdHVybl9zdGFydGVkGAcgASgLMh0uemlnZ3VyYXQudjEuVHVyblN0YXJ0ZWRFdmVudEgAEjMKC21vdmVfcGxheWVkGAggASgLMhwuemlnZ3VyYXQudjEuTW92ZVBsYXllZEV2ZW50SAASMwoLbWF0Y2hfZW5kZWQYCSABKAsyHC56aWdndXJhdC52MS5NYXRjaEVuZGVkRXZlbnRIAEIGCgRraW5kKmsKDVRpbWVvdXRQb2xpY3kSHgoaVElNRU9VVF9QT0xJQ1lfVU5TUEVDSUZJRUQQABIaChZUSU1FT1VUX1BPTElDWV9GT1JGRUlUEAESHgoaVElNRU9VVF9QT0xJQ1lfUkFORE9NX01PVkUQAipmCg5TZWF0QXNzaWdubWVudBIfChtTRUFUX0FTU0lHTk1FTlRfVU5TUEVDSUZJRUQQABIXChNTRUFUX0FTU0lHTk1FTlRfTE9UEAESGgoWU0VBVF9BU1NJR05NRU5UX0NIT1NFThACKnkKC01hdGNoU3RhdHVzEhwKGE1BVENIX1NUQVRVU19VTlNQRUNJRklFRBAAEhgKFE1BVENIX1NUQVRVU19XQUlUSU5HEAESFwoTTUFUQ0hfU1RBVFVTX0FDVElWRRACEhkKFU1BVENIX1NUQVRVU19GSU5JU0hFRBADKvcBCglTZWF0U3RhdGUSGgoWU0VBVF9TVEFURV9VTlNQRUNJRklFRBAAEhMKD1NFQVRfU1RBVEVfT1BFThABEhUKEVNFQVRfU1RBVEVfSk9JTkVEEAISGAoUU0VBVF9TVEFURV9DT05ORUNURUQQAxIbChdTRUFUX1NUQVRFX0RJU0NPTk5FQ1RFRBAEEhgKFFNFQVRfU1RBVEVfVElNRURfT1VUEAUSGgoWU0VBVF9TVEFURV9TVUJTVElUVVRFRBAGEhcKE1NFQVRfU1RBVEVfUkVTSUdORUQQBxIcChhTRUFUX1NUQVRFX0lMTEVHQUxfTU9WRVMQCEKbAQoPb3JnLnppZ2d1cmF0LnYxQgpNYXRjaFByb3RvUAFaQ2dpdGh1Yi5jb20vemlnZ3VyYXQtZ2FtZXMvemlnZ3VyYXQvY2xpZW50cy9nby96aWdndXJhdHYxO3ppZ2d1cmF0djGiAgNaWFiqAgtaaWdndXJhdC5WMboCA1ppZ8oCC1ppZ2d1cmF0XFYx6gIMWmlnZ3VyYXQ6OlYxYgZwcm90bzM", [file_ziggurat_v1_game]);
 
 /**
  * Clocks of a match. All zero = untimed.
@@ -206,7 +206,8 @@ export const MatchCreatedEventSchema: GenMessage<MatchCreatedEvent> = /*@__PURE_
   messageDesc(file_ziggurat_v1_match, 3);
 
 /**
- * A seat changed state (joined, connected, disconnected, timed out, substituted, resigned).
+ * A seat changed state (joined, connected, disconnected, timed out, substituted, resigned,
+ * illegal moves). Connection changes are recorded at most 4 times per seat and turn.
  *
  * @generated from message ziggurat.v1.SeatChangedEvent
  */
@@ -485,7 +486,10 @@ export enum SeatAssignment {
   UNSPECIFIED = 0,
 
   /**
-   * The k-th joiner gets the k-th seat of a permutation drawn from the match seed.
+   * Drawn by lot from the match seed: with n seats, the k-th player to join (k = 0, 1, …,
+   * n-1, in join order) gets game seat seat_order[k] + 1, where seat_order =
+   * shuffle([0, 1, …, n-1]) on the seed stream labelled "seats"
+   * (docs/setup-derivation.md, sections 2 and 3).
    *
    * @generated from enum value: SEAT_ASSIGNMENT_LOT = 1;
    */
@@ -541,54 +545,85 @@ export const MatchStatusSchema: GenEnum<MatchStatus> = /*@__PURE__*/
   enumDesc(file_ziggurat_v1_match, 2);
 
 /**
- * A seat's connection state as everyone may see it.
+ * A seat's state as everyone may see it: one vocabulary for Match.seats (GetMatch,
+ * ListMatches), SeatChangedEvent, and the seats of MatchStartedEvent and TurnStartedEvent.
+ * A seat that has forfeited keeps its forfeit state (TIMED_OUT, RESIGNED, ILLEGAL_MOVES)
+ * everywhere; otherwise a taken seat is JOINED until one of its streams opens, then
+ * CONNECTED or DISCONNECTED. Once the match is over, Match.seats shows each seat's state
+ * at the end.
  *
  * @generated from enum ziggurat.v1.SeatState
  */
 export enum SeatState {
   /**
+   * never sent
+   *
    * @generated from enum value: SEAT_STATE_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
-   * nobody has joined this seat
+   * nobody has taken this seat
    *
    * @generated from enum value: SEAT_STATE_OPEN = 1;
    */
   OPEN = 1,
 
   /**
+   * Taken; no stream with the seat's token has been open since it was taken.
+   *
    * @generated from enum value: SEAT_STATE_JOINED = 2;
    */
   JOINED = 2,
 
   /**
+   * A Play stream (whose sending side is open) or a WatchMatch stream with the seat's
+   * token is open.
+   *
    * @generated from enum value: SEAT_STATE_CONNECTED = 3;
    */
   CONNECTED = 3,
 
   /**
+   * The seat was connected and has no open stream now (a half-closed Play stream does not
+   * count; after a server restart, every seat that had connected). On its turn the
+   * disconnect grace runs.
+   *
    * @generated from enum value: SEAT_STATE_DISCONNECTED = 4;
    */
   DISCONNECTED = 4,
 
   /**
+   * Forfeited on time: its clock, its per-move limit or its disconnect grace ran out
+   * under TIMEOUT_POLICY_FORFEIT.
+   *
    * @generated from enum value: SEAT_STATE_TIMED_OUT = 5;
    */
   TIMED_OUT = 5,
 
   /**
-   * a random move was played for this seat
+   * Only in the SeatChangedEvent just before a move the server plays for the seat because
+   * its time ran out under TIMEOUT_POLICY_RANDOM_MOVE; the seat then keeps its connection
+   * state.
    *
    * @generated from enum value: SEAT_STATE_SUBSTITUTED = 6;
    */
   SUBSTITUTED = 6,
 
   /**
+   * forfeited by Resign
+   *
    * @generated from enum value: SEAT_STATE_RESIGNED = 7;
    */
   RESIGNED = 7,
+
+  /**
+   * Forfeited: its refused moves exceeded TimeControl.max_illegal_moves
+   * (TERMINATION_ILLEGAL_MOVE).
+   *
+   * @generated from enum value: SEAT_STATE_ILLEGAL_MOVES = 8;
+   */
+  ILLEGAL_MOVES = 8,
 }
 
 /**

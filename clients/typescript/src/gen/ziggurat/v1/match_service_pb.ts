@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file ziggurat/v1/match_service.proto.
  */
 export const file_ziggurat_v1_match_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch96aWdndXJhdC92MS9tYXRjaF9zZXJ2aWNlLnByb3RvEgt6aWdndXJhdC52MSKjAQoSQ3JlYXRlTWF0Y2hSZXF1ZXN0EicKBmNvbmZpZxgBIAEoCzIXLnppZ2d1cmF0LnYxLkdhbWVDb25maWcSLgoMdGltZV9jb250cm9sGAIgASgLMhguemlnZ3VyYXQudjEuVGltZUNvbnRyb2wSNAoPc2VhdF9hc3NpZ25tZW50GAMgASgOMhsuemlnZ3VyYXQudjEuU2VhdEFzc2lnbm1lbnQiOAoTQ3JlYXRlTWF0Y2hSZXNwb25zZRIhCgVtYXRjaBgBIAEoCzISLnppZ2d1cmF0LnYxLk1hdGNoIkcKEEpvaW5NYXRjaFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSEwoLcGxheWVyX25hbWUYAiABKAkSDAoEc2VhdBgDIAEoDSJTChFKb2luTWF0Y2hSZXNwb25zZRINCgV0b2tlbhgBIAEoCRIMCgRzZWF0GAIgASgNEiEKBW1hdGNoGAMgASgLMhIuemlnZ3VyYXQudjEuTWF0Y2gicgoSTGlzdE1hdGNoZXNSZXF1ZXN0EigKBnN0YXR1cxgBIAEoDjIYLnppZ2d1cmF0LnYxLk1hdGNoU3RhdHVzEh8KBGdhbWUYAiABKA4yES56aWdndXJhdC52MS5HYW1lEhEKCXBhZ2Vfc2l6ZRgDIAEoDSI6ChNMaXN0TWF0Y2hlc1Jlc3BvbnNlEiMKB21hdGNoZXMYASADKAsyEi56aWdndXJhdC52MS5NYXRjaCIjCg9HZXRNYXRjaFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkiNQoQR2V0TWF0Y2hSZXNwb25zZRIhCgVtYXRjaBgBIAEoCzISLnppZ2d1cmF0LnYxLk1hdGNoIjgKEVdhdGNoTWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEhEKCWFmdGVyX3NlcRgCIAEoBCI4ChJXYXRjaE1hdGNoUmVzcG9uc2USIgoGZXZlbnRzGAEgAygLMhIuemlnZ3VyYXQudjEuRXZlbnQiTQoRU3VibWl0TW92ZVJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDAoEbW92ZRgCIAEoCRIQCgNwbHkYAyABKA1IAIgBAUIGCgRfcGx5Ii8KElN1Ym1pdE1vdmVSZXNwb25zZRILCgNzZXEYASABKAQSDAoEbW92ZRgCIAEoCSIhCg1SZXNpZ25SZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJIh0KDlJlc2lnblJlc3BvbnNlEgsKA3NlcRgBIAEoBCJaCgtQbGF5UmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIRCglhZnRlcl9zZXEYAiABKAQSDAoEbW92ZRgDIAEoCRIQCgNwbHkYBCABKA1IAIgBAUIGCgRfcGx5ImQKDFBsYXlSZXNwb25zZRIiCgZldmVudHMYASADKAsyEi56aWdndXJhdC52MS5FdmVudBIwCg1tb3ZlX3JlamVjdGVkGAIgASgLMhkuemlnZ3VyYXQudjEuTW92ZVJlamVjdGVkIj0KDE1vdmVSZWplY3RlZBIMCgRtb3ZlGAEgASgJEg4KBnJlYXNvbhgCIAEoCRIPCgdtZXNzYWdlGAMgASgJIikKFUdldE1hdGNoUmVjb3JkUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCSJCChZHZXRNYXRjaFJlY29yZFJlc3BvbnNlEigKBnJlY29yZBgBIAEoCzIYLnppZ2d1cmF0LnYxLk1hdGNoUmVjb3JkIsMCCgtNYXRjaFJlY29yZBIQCghtYXRjaF9pZBgBIAEoCRInCgZjb25maWcYAiABKAsyFy56aWdndXJhdC52MS5HYW1lQ29uZmlnEi4KDHRpbWVfY29udHJvbBgDIAEoCzIYLnppZ2d1cmF0LnYxLlRpbWVDb250cm9sEiAKBXNlYXRzGAQgAygLMhEuemlnZ3VyYXQudjEuU2VhdBIXCg9zZWVkX2NvbW1pdG1lbnQYBSABKAkSFQoNcmV2ZWFsZWRfc2VlZBgGIAEoCRIoCgVtb3ZlcxgHIAMoCzIZLnppZ2d1cmF0LnYxLlJlY29yZGVkTW92ZRIlCgdvdXRjb21lGAggASgLMhQuemlnZ3VyYXQudjEuT3V0Y29tZRImCghmb3JmZWl0cxgJIAMoCzIULnppZ2d1cmF0LnYxLkZvcmZlaXQiPwoMUmVjb3JkZWRNb3ZlEgwKBHNlYXQYASABKA0SDAoEbW92ZRgCIAEoCRITCgtzdWJzdGl0dXRlZBgDIAEoCCJTCgdGb3JmZWl0EgwKBHNlYXQYASABKA0SCwoDcGx5GAIgASgNEi0KC3Rlcm1pbmF0aW9uGAMgASgOMhguemlnZ3VyYXQudjEuVGVybWluYXRpb24yxgUKDE1hdGNoU2VydmljZRJQCgtDcmVhdGVNYXRjaBIfLnppZ2d1cmF0LnYxLkNyZWF0ZU1hdGNoUmVxdWVzdBogLnppZ2d1cmF0LnYxLkNyZWF0ZU1hdGNoUmVzcG9uc2USSgoJSm9pbk1hdGNoEh0uemlnZ3VyYXQudjEuSm9pbk1hdGNoUmVxdWVzdBoeLnppZ2d1cmF0LnYxLkpvaW5NYXRjaFJlc3BvbnNlElAKC0xpc3RNYXRjaGVzEh8uemlnZ3VyYXQudjEuTGlzdE1hdGNoZXNSZXF1ZXN0GiAuemlnZ3VyYXQudjEuTGlzdE1hdGNoZXNSZXNwb25zZRJHCghHZXRNYXRjaBIcLnppZ2d1cmF0LnYxLkdldE1hdGNoUmVxdWVzdBodLnppZ2d1cmF0LnYxLkdldE1hdGNoUmVzcG9uc2USTwoKV2F0Y2hNYXRjaBIeLnppZ2d1cmF0LnYxLldhdGNoTWF0Y2hSZXF1ZXN0Gh8uemlnZ3VyYXQudjEuV2F0Y2hNYXRjaFJlc3BvbnNlMAESTQoKU3VibWl0TW92ZRIeLnppZ2d1cmF0LnYxLlN1Ym1pdE1vdmVSZXF1ZXN0Gh8uemlnZ3VyYXQudjEuU3VibWl0TW92ZVJlc3BvbnNlEkEKBlJlc2lnbhIaLnppZ2d1cmF0LnYxLlJlc2lnblJlcXVlc3QaGy56aWdndXJhdC52MS5SZXNpZ25SZXNwb25zZRI/CgRQbGF5EhguemlnZ3VyYXQudjEuUGxheVJlcXVlc3QaGS56aWdndXJhdC52MS5QbGF5UmVzcG9uc2UoATABElkKDkdldE1hdGNoUmVjb3JkEiIuemlnZ3VyYXQudjEuR2V0TWF0Y2hSZWNvcmRSZXF1ZXN0GiMuemlnZ3VyYXQudjEuR2V0TWF0Y2hSZWNvcmRSZXNwb25zZUKiAQoPb3JnLnppZ2d1cmF0LnYxQhFNYXRjaFNlcnZpY2VQcm90b1ABWkNnaXRodWIuY29tL3ppZ2d1cmF0LWdhbWVzL3ppZ2d1cmF0L2NsaWVudHMvZ28vemlnZ3VyYXR2MTt6aWdndXJhdHYxogIDWlhYqgILWmlnZ3VyYXQuVjG6AgNaaWfKAgtaaWdndXJhdFxWMeoCDFppZ2d1cmF0OjpWMWIGcHJvdG8z", [file_ziggurat_v1_game, file_ziggurat_v1_match]);
+  fileDesc("Ch96aWdndXJhdC92MS9tYXRjaF9zZXJ2aWNlLnByb3RvEgt6aWdndXJhdC52MSKjAQoSQ3JlYXRlTWF0Y2hSZXF1ZXN0EicKBmNvbmZpZxgBIAEoCzIXLnppZ2d1cmF0LnYxLkdhbWVDb25maWcSLgoMdGltZV9jb250cm9sGAIgASgLMhguemlnZ3VyYXQudjEuVGltZUNvbnRyb2wSNAoPc2VhdF9hc3NpZ25tZW50GAMgASgOMhsuemlnZ3VyYXQudjEuU2VhdEFzc2lnbm1lbnQiTwoTQ3JlYXRlTWF0Y2hSZXNwb25zZRIhCgVtYXRjaBgBIAEoCzISLnppZ2d1cmF0LnYxLk1hdGNoEhUKDWNyZWF0b3JfdG9rZW4YAiABKAkiJgoSQ2FuY2VsTWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJIjgKE0NhbmNlbE1hdGNoUmVzcG9uc2USIQoFbWF0Y2gYASABKAsyEi56aWdndXJhdC52MS5NYXRjaCJHChBKb2luTWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEhMKC3BsYXllcl9uYW1lGAIgASgJEgwKBHNlYXQYAyABKA0iUwoRSm9pbk1hdGNoUmVzcG9uc2USDQoFdG9rZW4YASABKAkSDAoEc2VhdBgCIAEoDRIhCgVtYXRjaBgDIAEoCzISLnppZ2d1cmF0LnYxLk1hdGNoIoYBChJMaXN0TWF0Y2hlc1JlcXVlc3QSKAoGc3RhdHVzGAEgASgOMhguemlnZ3VyYXQudjEuTWF0Y2hTdGF0dXMSHwoEZ2FtZRgCIAEoDjIRLnppZ2d1cmF0LnYxLkdhbWUSEQoJcGFnZV9zaXplGAMgASgNEhIKCnBhZ2VfdG9rZW4YBCABKAkiUwoTTGlzdE1hdGNoZXNSZXNwb25zZRIjCgdtYXRjaGVzGAEgAygLMhIuemlnZ3VyYXQudjEuTWF0Y2gSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIiMKD0dldE1hdGNoUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCSI1ChBHZXRNYXRjaFJlc3BvbnNlEiEKBW1hdGNoGAEgASgLMhIuemlnZ3VyYXQudjEuTWF0Y2giOAoRV2F0Y2hNYXRjaFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSEQoJYWZ0ZXJfc2VxGAIgASgEIjgKEldhdGNoTWF0Y2hSZXNwb25zZRIiCgZldmVudHMYASADKAsyEi56aWdndXJhdC52MS5FdmVudCJNChFTdWJtaXRNb3ZlUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIMCgRtb3ZlGAIgASgJEhAKA3BseRgDIAEoDUgAiAEBQgYKBF9wbHkiLwoSU3VibWl0TW92ZVJlc3BvbnNlEgsKA3NlcRgBIAEoBBIMCgRtb3ZlGAIgASgJIiEKDVJlc2lnblJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkiHQoOUmVzaWduUmVzcG9uc2USCwoDc2VxGAEgASgEIloKC1BsYXlSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEhEKCWFmdGVyX3NlcRgCIAEoBBIMCgRtb3ZlGAMgASgJEhAKA3BseRgEIAEoDUgAiAEBQgYKBF9wbHkiZAoMUGxheVJlc3BvbnNlEiIKBmV2ZW50cxgBIAMoCzISLnppZ2d1cmF0LnYxLkV2ZW50EjAKDW1vdmVfcmVqZWN0ZWQYAiABKAsyGS56aWdndXJhdC52MS5Nb3ZlUmVqZWN0ZWQiPQoMTW92ZVJlamVjdGVkEgwKBG1vdmUYASABKAkSDgoGcmVhc29uGAIgASgJEg8KB21lc3NhZ2UYAyABKAkiKQoVR2V0TWF0Y2hSZWNvcmRSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJIkIKFkdldE1hdGNoUmVjb3JkUmVzcG9uc2USKAoGcmVjb3JkGAEgASgLMhguemlnZ3VyYXQudjEuTWF0Y2hSZWNvcmQijQMKC01hdGNoUmVjb3JkEhAKCG1hdGNoX2lkGAEgASgJEicKBmNvbmZpZxgCIAEoCzIXLnppZ2d1cmF0LnYxLkdhbWVDb25maWcSLgoMdGltZV9jb250cm9sGAMgASgLMhguemlnZ3VyYXQudjEuVGltZUNvbnRyb2wSIAoFc2VhdHMYBCADKAsyES56aWdndXJhdC52MS5TZWF0EhcKD3NlZWRfY29tbWl0bWVudBgFIAEoCRIVCg1yZXZlYWxlZF9zZWVkGAYgASgJEigKBW1vdmVzGAcgAygLMhkuemlnZ3VyYXQudjEuUmVjb3JkZWRNb3ZlEiUKB291dGNvbWUYCCABKAsyFC56aWdndXJhdC52MS5PdXRjb21lEiYKCGZvcmZlaXRzGAkgAygLMhQuemlnZ3VyYXQudjEuRm9yZmVpdBI0Cg9zZWF0X2Fzc2lnbm1lbnQYCiABKA4yGy56aWdndXJhdC52MS5TZWF0QXNzaWdubWVudBISCgpqb2luX29yZGVyGAsgAygNIj8KDFJlY29yZGVkTW92ZRIMCgRzZWF0GAEgASgNEgwKBG1vdmUYAiABKAkSEwoLc3Vic3RpdHV0ZWQYAyABKAgiUwoHRm9yZmVpdBIMCgRzZWF0GAEgASgNEgsKA3BseRgCIAEoDRItCgt0ZXJtaW5hdGlvbhgDIAEoDjIYLnppZ2d1cmF0LnYxLlRlcm1pbmF0aW9uMpgGCgxNYXRjaFNlcnZpY2USUAoLQ3JlYXRlTWF0Y2gSHy56aWdndXJhdC52MS5DcmVhdGVNYXRjaFJlcXVlc3QaIC56aWdndXJhdC52MS5DcmVhdGVNYXRjaFJlc3BvbnNlElAKC0NhbmNlbE1hdGNoEh8uemlnZ3VyYXQudjEuQ2FuY2VsTWF0Y2hSZXF1ZXN0GiAuemlnZ3VyYXQudjEuQ2FuY2VsTWF0Y2hSZXNwb25zZRJKCglKb2luTWF0Y2gSHS56aWdndXJhdC52MS5Kb2luTWF0Y2hSZXF1ZXN0Gh4uemlnZ3VyYXQudjEuSm9pbk1hdGNoUmVzcG9uc2USUAoLTGlzdE1hdGNoZXMSHy56aWdndXJhdC52MS5MaXN0TWF0Y2hlc1JlcXVlc3QaIC56aWdndXJhdC52MS5MaXN0TWF0Y2hlc1Jlc3BvbnNlEkcKCEdldE1hdGNoEhwuemlnZ3VyYXQudjEuR2V0TWF0Y2hSZXF1ZXN0Gh0uemlnZ3VyYXQudjEuR2V0TWF0Y2hSZXNwb25zZRJPCgpXYXRjaE1hdGNoEh4uemlnZ3VyYXQudjEuV2F0Y2hNYXRjaFJlcXVlc3QaHy56aWdndXJhdC52MS5XYXRjaE1hdGNoUmVzcG9uc2UwARJNCgpTdWJtaXRNb3ZlEh4uemlnZ3VyYXQudjEuU3VibWl0TW92ZVJlcXVlc3QaHy56aWdndXJhdC52MS5TdWJtaXRNb3ZlUmVzcG9uc2USQQoGUmVzaWduEhouemlnZ3VyYXQudjEuUmVzaWduUmVxdWVzdBobLnppZ2d1cmF0LnYxLlJlc2lnblJlc3BvbnNlEj8KBFBsYXkSGC56aWdndXJhdC52MS5QbGF5UmVxdWVzdBoZLnppZ2d1cmF0LnYxLlBsYXlSZXNwb25zZSgBMAESWQoOR2V0TWF0Y2hSZWNvcmQSIi56aWdndXJhdC52MS5HZXRNYXRjaFJlY29yZFJlcXVlc3QaIy56aWdndXJhdC52MS5HZXRNYXRjaFJlY29yZFJlc3BvbnNlQqIBCg9vcmcuemlnZ3VyYXQudjFCEU1hdGNoU2VydmljZVByb3RvUAFaQ2dpdGh1Yi5jb20vemlnZ3VyYXQtZ2FtZXMvemlnZ3VyYXQvY2xpZW50cy9nby96aWdndXJhdHYxO3ppZ2d1cmF0djGiAgNaWFiqAgtaaWdndXJhdC5WMboCA1ppZ8oCC1ppZ2d1cmF0XFYx6gIMWmlnZ3VyYXQ6OlYxYgZwcm90bzM", [file_ziggurat_v1_game, file_ziggurat_v1_match]);
 
 /**
  * CreateMatch input.
@@ -55,6 +55,14 @@ export type CreateMatchResponse = Message<"ziggurat.v1.CreateMatchResponse"> & {
    * @generated from field: ziggurat.v1.Match match = 1;
    */
   match?: Match | undefined;
+
+  /**
+   * Secret: lets its holder cancel the match while it is waiting (CancelMatch). Stored
+   * only hashed by the server.
+   *
+   * @generated from field: string creator_token = 2;
+   */
+  creatorToken: string;
 };
 
 /**
@@ -63,6 +71,46 @@ export type CreateMatchResponse = Message<"ziggurat.v1.CreateMatchResponse"> & {
  */
 export const CreateMatchResponseSchema: GenMessage<CreateMatchResponse> = /*@__PURE__*/
   messageDesc(file_ziggurat_v1_match_service, 1);
+
+/**
+ * CancelMatch input.
+ *
+ * @generated from message ziggurat.v1.CancelMatchRequest
+ */
+export type CancelMatchRequest = Message<"ziggurat.v1.CancelMatchRequest"> & {
+  /**
+   * @generated from field: string match_id = 1;
+   */
+  matchId: string;
+};
+
+/**
+ * Describes the message ziggurat.v1.CancelMatchRequest.
+ * Use `create(CancelMatchRequestSchema)` to create a new message.
+ */
+export const CancelMatchRequestSchema: GenMessage<CancelMatchRequest> = /*@__PURE__*/
+  messageDesc(file_ziggurat_v1_match_service, 2);
+
+/**
+ * CancelMatch output.
+ *
+ * @generated from message ziggurat.v1.CancelMatchResponse
+ */
+export type CancelMatchResponse = Message<"ziggurat.v1.CancelMatchResponse"> & {
+  /**
+   * The match, now finished (aborted).
+   *
+   * @generated from field: ziggurat.v1.Match match = 1;
+   */
+  match?: Match | undefined;
+};
+
+/**
+ * Describes the message ziggurat.v1.CancelMatchResponse.
+ * Use `create(CancelMatchResponseSchema)` to create a new message.
+ */
+export const CancelMatchResponseSchema: GenMessage<CancelMatchResponse> = /*@__PURE__*/
+  messageDesc(file_ziggurat_v1_match_service, 3);
 
 /**
  * JoinMatch input.
@@ -95,7 +143,7 @@ export type JoinMatchRequest = Message<"ziggurat.v1.JoinMatchRequest"> & {
  * Use `create(JoinMatchRequestSchema)` to create a new message.
  */
 export const JoinMatchRequestSchema: GenMessage<JoinMatchRequest> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 2);
+  messageDesc(file_ziggurat_v1_match_service, 4);
 
 /**
  * JoinMatch output.
@@ -126,7 +174,7 @@ export type JoinMatchResponse = Message<"ziggurat.v1.JoinMatchResponse"> & {
  * Use `create(JoinMatchResponseSchema)` to create a new message.
  */
 export const JoinMatchResponseSchema: GenMessage<JoinMatchResponse> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 3);
+  messageDesc(file_ziggurat_v1_match_service, 5);
 
 /**
  * ListMatches input.
@@ -142,16 +190,28 @@ export type ListMatchesRequest = Message<"ziggurat.v1.ListMatchesRequest"> & {
   status: MatchStatus;
 
   /**
+   * Only matches of this game; unspecified = all.
+   *
    * @generated from field: ziggurat.v1.Game game = 2;
    */
   game: Game;
 
   /**
-   * At most this many (default 100, max 1000).
+   * At most this many (default 100, max 1000; larger values are read as 1000).
    *
    * @generated from field: uint32 page_size = 3;
    */
   pageSize: number;
+
+  /**
+   * The next_page_token of the previous page, to continue the listing; empty = the first
+   * page. The other fields must be the same as in the call that returned the token
+   * (otherwise INVALID_ARGUMENT, BAD_PAGE_TOKEN). Tokens are opaque and do not expire;
+   * matches created after the first page was read appear in no later page.
+   *
+   * @generated from field: string page_token = 4;
+   */
+  pageToken: string;
 };
 
 /**
@@ -159,7 +219,7 @@ export type ListMatchesRequest = Message<"ziggurat.v1.ListMatchesRequest"> & {
  * Use `create(ListMatchesRequestSchema)` to create a new message.
  */
 export const ListMatchesRequestSchema: GenMessage<ListMatchesRequest> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 4);
+  messageDesc(file_ziggurat_v1_match_service, 6);
 
 /**
  * ListMatches output.
@@ -171,6 +231,13 @@ export type ListMatchesResponse = Message<"ziggurat.v1.ListMatchesResponse"> & {
    * @generated from field: repeated ziggurat.v1.Match matches = 1;
    */
   matches: Match[];
+
+  /**
+   * Pass as page_token to get the next page; empty when this is the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
 };
 
 /**
@@ -178,7 +245,7 @@ export type ListMatchesResponse = Message<"ziggurat.v1.ListMatchesResponse"> & {
  * Use `create(ListMatchesResponseSchema)` to create a new message.
  */
 export const ListMatchesResponseSchema: GenMessage<ListMatchesResponse> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 5);
+  messageDesc(file_ziggurat_v1_match_service, 7);
 
 /**
  * GetMatch input.
@@ -197,7 +264,7 @@ export type GetMatchRequest = Message<"ziggurat.v1.GetMatchRequest"> & {
  * Use `create(GetMatchRequestSchema)` to create a new message.
  */
 export const GetMatchRequestSchema: GenMessage<GetMatchRequest> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 6);
+  messageDesc(file_ziggurat_v1_match_service, 8);
 
 /**
  * GetMatch output.
@@ -216,7 +283,7 @@ export type GetMatchResponse = Message<"ziggurat.v1.GetMatchResponse"> & {
  * Use `create(GetMatchResponseSchema)` to create a new message.
  */
 export const GetMatchResponseSchema: GenMessage<GetMatchResponse> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 7);
+  messageDesc(file_ziggurat_v1_match_service, 9);
 
 /**
  * WatchMatch input.
@@ -242,12 +309,13 @@ export type WatchMatchRequest = Message<"ziggurat.v1.WatchMatchRequest"> & {
  * Use `create(WatchMatchRequestSchema)` to create a new message.
  */
 export const WatchMatchRequestSchema: GenMessage<WatchMatchRequest> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 8);
+  messageDesc(file_ziggurat_v1_match_service, 10);
 
 /**
- * One WatchMatch message: the events of one server-side change, in order. Events that
- * the server records together (a move, the next turn) travel together, so a client
- * never sees a half-applied change.
+ * One WatchMatch message: the events of one or more whole server-side changes, in order.
+ * Events that the server records together (a move, the next turn) travel together, so a
+ * client never sees a half-applied change; a long catch-up comes in several messages of
+ * at most about 256 KiB each.
  *
  * @generated from message ziggurat.v1.WatchMatchResponse
  */
@@ -263,7 +331,7 @@ export type WatchMatchResponse = Message<"ziggurat.v1.WatchMatchResponse"> & {
  * Use `create(WatchMatchResponseSchema)` to create a new message.
  */
 export const WatchMatchResponseSchema: GenMessage<WatchMatchResponse> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 9);
+  messageDesc(file_ziggurat_v1_match_service, 11);
 
 /**
  * SubmitMove input.
@@ -298,7 +366,7 @@ export type SubmitMoveRequest = Message<"ziggurat.v1.SubmitMoveRequest"> & {
  * Use `create(SubmitMoveRequestSchema)` to create a new message.
  */
 export const SubmitMoveRequestSchema: GenMessage<SubmitMoveRequest> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 10);
+  messageDesc(file_ziggurat_v1_match_service, 12);
 
 /**
  * SubmitMove output.
@@ -326,7 +394,7 @@ export type SubmitMoveResponse = Message<"ziggurat.v1.SubmitMoveResponse"> & {
  * Use `create(SubmitMoveResponseSchema)` to create a new message.
  */
 export const SubmitMoveResponseSchema: GenMessage<SubmitMoveResponse> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 11);
+  messageDesc(file_ziggurat_v1_match_service, 13);
 
 /**
  * Resign input.
@@ -345,7 +413,7 @@ export type ResignRequest = Message<"ziggurat.v1.ResignRequest"> & {
  * Use `create(ResignRequestSchema)` to create a new message.
  */
 export const ResignRequestSchema: GenMessage<ResignRequest> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 12);
+  messageDesc(file_ziggurat_v1_match_service, 14);
 
 /**
  * Resign output.
@@ -364,7 +432,7 @@ export type ResignResponse = Message<"ziggurat.v1.ResignResponse"> & {
  * Use `create(ResignResponseSchema)` to create a new message.
  */
 export const ResignResponseSchema: GenMessage<ResignResponse> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 13);
+  messageDesc(file_ziggurat_v1_match_service, 15);
 
 /**
  * A message from a bot on the Play stream. The first one names the match.
@@ -404,7 +472,7 @@ export type PlayRequest = Message<"ziggurat.v1.PlayRequest"> & {
  * Use `create(PlayRequestSchema)` to create a new message.
  */
 export const PlayRequestSchema: GenMessage<PlayRequest> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 14);
+  messageDesc(file_ziggurat_v1_match_service, 16);
 
 /**
  * A message to a bot on the Play stream: the events of one change (as in
@@ -431,7 +499,7 @@ export type PlayResponse = Message<"ziggurat.v1.PlayResponse"> & {
  * Use `create(PlayResponseSchema)` to create a new message.
  */
 export const PlayResponseSchema: GenMessage<PlayResponse> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 15);
+  messageDesc(file_ziggurat_v1_match_service, 17);
 
 /**
  * A move sent on the Play stream was refused; nothing changed.
@@ -462,7 +530,7 @@ export type MoveRejected = Message<"ziggurat.v1.MoveRejected"> & {
  * Use `create(MoveRejectedSchema)` to create a new message.
  */
 export const MoveRejectedSchema: GenMessage<MoveRejected> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 16);
+  messageDesc(file_ziggurat_v1_match_service, 18);
 
 /**
  * GetMatchRecord input.
@@ -481,7 +549,7 @@ export type GetMatchRecordRequest = Message<"ziggurat.v1.GetMatchRecordRequest">
  * Use `create(GetMatchRecordRequestSchema)` to create a new message.
  */
 export const GetMatchRecordRequestSchema: GenMessage<GetMatchRecordRequest> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 17);
+  messageDesc(file_ziggurat_v1_match_service, 19);
 
 /**
  * GetMatchRecord output.
@@ -500,7 +568,7 @@ export type GetMatchRecordResponse = Message<"ziggurat.v1.GetMatchRecordResponse
  * Use `create(GetMatchRecordResponseSchema)` to create a new message.
  */
 export const GetMatchRecordResponseSchema: GenMessage<GetMatchRecordResponse> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 18);
+  messageDesc(file_ziggurat_v1_match_service, 20);
 
 /**
  * Everything needed to replay and verify a finished match.
@@ -556,6 +624,22 @@ export type MatchRecord = Message<"ziggurat.v1.MatchRecord"> & {
    * @generated from field: repeated ziggurat.v1.Forfeit forfeits = 9;
    */
   forfeits: Forfeit[];
+
+  /**
+   * How seats were given (lot or chosen).
+   *
+   * @generated from field: ziggurat.v1.SeatAssignment seat_assignment = 10;
+   */
+  seatAssignment: SeatAssignment;
+
+  /**
+   * The seats (1-based) in the order their players joined: join_order[k] is the seat of
+   * the k-th player to join. With SEAT_ASSIGNMENT_LOT it must equal seat_order(seed)
+   * (docs/setup-derivation.md section 3), which `ziggurat verify` checks.
+   *
+   * @generated from field: repeated uint32 join_order = 11;
+   */
+  joinOrder: number[];
 };
 
 /**
@@ -563,7 +647,7 @@ export type MatchRecord = Message<"ziggurat.v1.MatchRecord"> & {
  * Use `create(MatchRecordSchema)` to create a new message.
  */
 export const MatchRecordSchema: GenMessage<MatchRecord> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 19);
+  messageDesc(file_ziggurat_v1_match_service, 21);
 
 /**
  * One move in a record.
@@ -592,7 +676,7 @@ export type RecordedMove = Message<"ziggurat.v1.RecordedMove"> & {
  * Use `create(RecordedMoveSchema)` to create a new message.
  */
 export const RecordedMoveSchema: GenMessage<RecordedMove> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 20);
+  messageDesc(file_ziggurat_v1_match_service, 22);
 
 /**
  * A forfeit in a record.
@@ -621,7 +705,7 @@ export type Forfeit = Message<"ziggurat.v1.Forfeit"> & {
  * Use `create(ForfeitSchema)` to create a new message.
  */
 export const ForfeitSchema: GenMessage<Forfeit> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 21);
+  messageDesc(file_ziggurat_v1_match_service, 23);
 
 /**
  * Creating, joining, watching and playing matches.
@@ -642,6 +726,7 @@ export const ForfeitSchema: GenMessage<Forfeit> = /*@__PURE__*/
  *   BAD_SEAT (INVALID_ARGUMENT): the seat number is outside the match's seats.
  *   SEAT_BY_LOT (INVALID_ARGUMENT): a seat was named in a match whose seats are drawn by lot.
  *   BAD_FILTER (INVALID_ARGUMENT): an unknown status or game in a ListMatches filter.
+ *   BAD_PAGE_TOKEN (INVALID_ARGUMENT): page_token is not a next_page_token of the same listing.
  *   ILLEGAL_MOVE (FAILED_PRECONDITION): the move is well formed but not legal in the position.
  *   NOT_YOUR_TURN (FAILED_PRECONDITION): it is not the caller's seat's turn.
  *   STALE_PLY (FAILED_PRECONDITION): the move's ply guard names another ply than the current one.
@@ -651,6 +736,8 @@ export const ForfeitSchema: GenMessage<Forfeit> = /*@__PURE__*/
  *   GAME_OVER (FAILED_PRECONDITION): the match is over.
  *   MATCH_FULL (FAILED_PRECONDITION): every seat of the match is taken.
  *   SEAT_TAKEN (FAILED_PRECONDITION): the chosen seat is taken.
+ *   NOT_WAITING (FAILED_PRECONDITION): the match has started: only the operator can end it now.
+ *   CREATION_CLOSED (FAILED_PRECONDITION): the operator has closed match creation on this server.
  *   NOT_FINISHED (FAILED_PRECONDITION): the match record is available once the match is over.
  *   ALREADY_CONNECTED (FAILED_PRECONDITION): a bot of that name is already connected.
  *   BOT_NOT_CONNECTED (FAILED_PRECONDITION): the named bot is not connected.
@@ -658,16 +745,21 @@ export const ForfeitSchema: GenMessage<Forfeit> = /*@__PURE__*/
  *   BOT_BUSY (FAILED_PRECONDITION): the named bot already plays its maximum number of matches.
  *   MATCH_NOT_FOUND (NOT_FOUND): there is no match with that id.
  *   MISSING_TOKEN (UNAUTHENTICATED): the call needs a token and none was sent.
+ *   ADMIN_DISABLED (PERMISSION_DENIED): the server has no operator token (--admin-token-file).
  *   BAD_TOKEN (PERMISSION_DENIED): the token gives no right here (forged, or another match's).
  *   RATE_LIMITED (RESOURCE_EXHAUSTED): too many requests from this seat or address; slow down.
  *   TOO_MANY_MATCHES (RESOURCE_EXHAUSTED): the server hosts its maximum number of live matches.
+ *   TOO_MANY_STREAMS (RESOURCE_EXHAUSTED): the match or the seat already has the most open streams it may have.
  *   BAD_SEQ (OUT_OF_RANGE): the resume point after_seq is beyond the match's log.
+ *   STORE_UNAVAILABLE (UNAVAILABLE): the database refused the write (locked, full, read-only or failing); nothing changed; retry later.
+ *   SERVER_ERROR (UNAVAILABLE): the server could not process the request because of a fault of its own (logged); retry.
  *
  * @generated from service ziggurat.v1.MatchService
  */
 export const MatchService: GenService<{
   /**
-   * Creates a match with open seats.
+   * Creates a match with open seats. A server started with --create-token-file wants
+   * `authorization: Bearer <create token>` (or the operator token) on this call.
    *
    * @generated from rpc ziggurat.v1.MatchService.CreateMatch
    */
@@ -675,6 +767,19 @@ export const MatchService: GenService<{
     methodKind: "unary";
     input: typeof CreateMatchRequestSchema;
     output: typeof CreateMatchResponseSchema;
+  },
+  /**
+   * Cancels a match that is still waiting for players, with the creator token that
+   * CreateMatch returned (`authorization: Bearer <creator token>`). The match ends as
+   * aborted (TERMINATION_ABORTED), its seed is revealed and it no longer counts
+   * against the server's limit of live matches.
+   *
+   * @generated from rpc ziggurat.v1.MatchService.CancelMatch
+   */
+  cancelMatch: {
+    methodKind: "unary";
+    input: typeof CancelMatchRequestSchema;
+    output: typeof CancelMatchResponseSchema;
   },
   /**
    * Takes a seat; returns the seat token. The match starts when the last seat is taken.
@@ -687,7 +792,8 @@ export const MatchService: GenService<{
     output: typeof JoinMatchResponseSchema;
   },
   /**
-   * Lists matches, newest first.
+   * Lists matches, newest first, a page at a time (AIP-158). With a seat token, that
+   * seat's match is shown as the seat sees it; every other match as a spectator sees it.
    *
    * @generated from rpc ziggurat.v1.MatchService.ListMatches
    */
