@@ -15,8 +15,8 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ziggurat.service.match import MAX_NAME, hash_token
-from ziggurat.store.sqlite import Store
+from ziggurat.service.match import MAX_NAME, hash_token, store_unavailable
+from ziggurat.store.sqlite import Store, StoreUnavailableError
 from ziggurat.v1 import bot_service_pb2 as bpb
 from ziggurat.wire import errors
 
@@ -60,7 +60,10 @@ class BotRegistry:
         digest = hash_token(token)
         known = self.store.bot_token_hash(name)
         if known is None:
-            self.store.register_bot(name, digest, int(time.time() * 1000))
+            try:
+                self.store.register_bot(name, digest, int(time.time() * 1000))
+            except StoreUnavailableError as error:
+                raise store_unavailable(error) from None
         elif not hmac.compare_digest(known, digest):
             raise errors.permission_denied(
                 "BAD_TOKEN", f"the bot name {name!r} is registered with another token"
