@@ -182,3 +182,51 @@ async def test_a_half_closed_play_stream_counts_as_disconnected(
     record = await client.record(light.match_id)
     assert [(f.seat, f.termination) for f in record.forfeits] == [(1, game_pb2.TERMINATION_TIMEOUT)]
     assert await asyncio.wait_for(dark_task, 5) is not None
+
+
+async def test_a_move_that_fails_inside_the_server_is_answered_and_logged(
+    server: RunningServer,
+    client: ZigguratClient,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A fault of the server's own while it handles a Play move does not kill the stream
+    silently: the bot gets a MoveRejected (SERVER_ERROR), the error is logged, and the
+    stream goes on.
+    """
+    light, dark = await _started(client, pylos_config())
+    match = server.server.manager.get(light.match_id)
+    real_submit = match.submit
+    calls = 0
+
+    def faulty(*args: object, **kwargs: object) -> object:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise RuntimeError("injected fault")
+        return real_submit(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(match, "submit", faulty)
+    call = client.stub.Play(metadata=light.metadata)  # type: ignore[call-arg]
+    await call.write(spb.PlayRequest(match_id=light.match_id))
+    items = play_items(call)
+    turn = None
+    while turn is None:
+        item = await anext(items)
+        if item.event.WhichOneof("kind") == "turn_started" and item.event.turn_started.seat == 1:
+            turn = item.event.turn_started
+    await call.write(spb.PlayRequest(move=turn.legal_moves[0], ply=turn.ply))
+    item = await anext(items)
+    while item.kind != "move_rejected":
+        item = await anext(items)
+    assert item.move_rejected.reason == "SERVER_ERROR"
+    assert "a move on a Play stream failed" in caplog.text
+    await call.write(spb.PlayRequest(move=turn.legal_moves[0], ply=turn.ply))
+    played = None
+    while played is None:
+        item = await anext(items)
+        if item.event.WhichOneof("kind") == "move_played":
+            played = item.event.move_played
+    assert played.seat == 1 and played.move == turn.legal_moves[0], "the stream carried on"
+    call.cancel()
+    assert dark.seat == 2
