@@ -571,7 +571,10 @@ class Match:
             state, entries = self._replay(stored)
             log.warning("match %s: reloaded from the log after a failed write", self.match_id)
             self.current = state
-            self.entries.extend(entries[self.last_seq :])
+            missing = entries[self.last_seq :]
+            if any(isinstance(entry.event, TurnStarted) for entry in missing):
+                self._turn_started = time.monotonic()
+            self.entries.extend(missing)
             self._by_token = {r.token_hash: s for s, r in enumerate(state.seats) if r.token_hash}
             self._wake()
         self._dirty = False
@@ -623,9 +626,11 @@ class Match:
             turn = self.current.turn
             if turn is not None and self._due():
                 self._execute(Expire(turn.ply))
-        except errors.ApiError as error:
-            if error.reason != STORE_UNAVAILABLE:  # pragma: no cover - Settle and Expire refuse nothing
-                raise
+        except Exception as error:
+            if not (isinstance(error, errors.ApiError) and error.reason == STORE_UNAVAILABLE) and (
+                not self._retry_delay
+            ):  # a bug, not the store: say so once per outage, and keep trying all the same
+                log.exception("match %s: a change the server owes the match failed", self.match_id)
             self._retry_delay = min(RETRY_MAX_S, max(RETRY_FIRST_S, self._retry_delay * 2))
             self._retry = asyncio.get_running_loop().call_later(self._retry_delay, self._retry_now)
             return
