@@ -16,6 +16,7 @@ from typing import Any
 
 import grpc
 
+from ziggurat_client.bot import Bot, Turn
 from ziggurat_client.errors import RETRYABLE_CODES, ZigguratError
 from ziggurat_client.v1 import game_pb2, match_pb2
 from ziggurat_client.v1 import match_service_pb2 as spb
@@ -208,34 +209,18 @@ class ZigguratClient:
     async def play(
         self,
         handle: MatchHandle,
-        choose: Callable[[match_pb2.TurnStartedEvent], Awaitable[str] | str],
+        choose: Bot | Callable[[Turn], Awaitable[str] | str],
         *,
         on_event: Callable[[match_pb2.Event], None] | None = None,
         after_seq: int = 0,
-    ) -> match_pb2.MatchEndedEvent | None:
-        """Play ``handle``'s seat on the bidirectional Play stream until the match ends.
+    ) -> match_pb2.MatchEndedEvent:
+        """Play ``handle``'s seat until the match ends; returns the MatchEnded event.
 
-        ``choose`` gets each TurnStarted event for this seat (with its legal moves) and
-        returns a move. Returns the MatchEnded event (None if the stream ended early).
+        ``choose`` is a :class:`Bot` or one function that gets a :class:`Turn` (the seat's
+        view, legal moves, ply and time left) and returns a move, for the turn in progress
+        only. Dropped connections are resumed exactly (see :class:`SeatRunner`).
         """
-        call = self.stub.Play(metadata=handle.metadata)  # type: ignore[call-arg]  # writes via call.write
-        await call.write(spb.PlayRequest(match_id=handle.match_id, after_seq=after_seq))
-        ended: match_pb2.MatchEndedEvent | None = None
-        try:
-            async for response in call:
-                for event in response.events:
-                    if on_event is not None:
-                        on_event(event)
-                    kind = event.WhichOneof("kind")
-                    if kind == "turn_started" and event.turn_started.seat == handle.seat:
-                        move = choose(event.turn_started)
-                        if not isinstance(move, str):
-                            move = await move
-                        await call.write(spb.PlayRequest(move=move, ply=event.turn_started.ply))
-                    elif kind == "match_ended":
-                        ended = event.match_ended
-        except grpc.aio.AioRpcError as error:
-            raise ZigguratError.from_rpc(error) from None
-        finally:
-            call.cancel()
-        return ended
+        from ziggurat_client.runner import FunctionBot, SeatRunner
+
+        bot = choose if isinstance(choose, Bot) else FunctionBot(choose)
+        return await SeatRunner(self, handle, bot, on_event=on_event, after_seq=after_seq).run()

@@ -1,11 +1,24 @@
 """Run a :class:`~ziggurat_client.bot.Bot` for one seat, surviving dropped connections.
 
-The runner keeps the Play stream open, builds a :class:`Turn` for every
-``turn_started`` of its seat, and sends the bot's move with the ply guard. When
-the stream drops it reconnects with exponential backoff and resumes from the
-last event it handled, so the bot misses nothing and answers each turn exactly
-once: a turn whose move was not yet acknowledged is replayed, and the same move
-(remembered by ply) is sent again; the ply guard makes a duplicate harmless.
+The runner keeps the Play stream open, follows the match's events, and asks the bot for
+a move **only for the turn in progress**:
+
+* When it (re)connects it first reads the match's newest sequence number (GetMatch) and
+  then catches up on the log from the last event it handled (``after_seq``). While catching
+  up it answers nothing: a TurnStarted in the backlog is remembered as the pending turn
+  and forgotten as soon as a later MovePlayed shows the turn is over. Once the newest event
+  is in, the pending turn — the last TurnStarted of its seat with no move after it — is the
+  present one, and only that turn is answered, with its ply as the guard (a move that
+  arrives after the turn has moved on is refused as STALE_PLY and changes nothing).
+* A move whose fate is unknown (the stream died while it was sent) is sent again, the same
+  move for the same ply, after the reconnection; the ply guard makes a duplicate harmless.
+* A move refused as illegal or malformed is reported (``rejections``, ``on_rejected``) and the
+  bot is asked again, a few times per turn, so one bad answer does not stall the match.
+* The connection is retried with exponential backoff and jitter for as long as the match is
+  live. The failure budget (``Backoff.attempts``) counts *consecutive* failed attempts: a
+  Play stream that delivered anything resets it, so any number of server
+  restarts, each followed by a working reconnection, is survived. Refusals (a bad token, a
+  match that does not exist) are raised at once as :class:`ZigguratError`.
 """
 
 from __future__ import annotations
@@ -13,7 +26,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Callable
+import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,24 +44,48 @@ log = logging.getLogger("ziggurat_client.runner")
 
 RETRYABLE = RETRYABLE_CODES
 
+TURN_OVER_REASONS = frozenset(
+    {"STALE_PLY", "NOT_YOUR_TURN", "GAME_OVER", "TIME_EXPIRED", "SEAT_FORFEITED", "NOT_STARTED"}
+)
+"""MoveRejected reasons that mean the turn moved on: nothing to answer again."""
+
+MAX_RETRIES_PER_TURN = 3
+"""How many times the bot is asked again after its move for one turn was refused."""
+
 
 @dataclass
 class Backoff:
-    """Exponential backoff with jitter between reconnection attempts."""
+    """Exponential backoff with jitter between reconnection attempts.
+
+    ``attempts`` is the budget of *consecutive* failed attempts (None: unlimited); the
+    runner resets it after every session in which the server answered.
+    """
 
     initial: float = 0.1
     maximum: float = 5.0
-    attempts: int = 30
+    attempts: int | None = 120
     _delay: float = field(default=0.0, init=False)
 
     def reset(self) -> None:
-        """A successful connection resets the delay."""
+        """A working connection resets the delay."""
         self._delay = 0.0
 
     def next_delay(self) -> float:
         """The next wait, doubling up to ``maximum``, with +/-50 % jitter."""
         self._delay = self.initial if not self._delay else min(self.maximum, self._delay * 2)
         return self._delay * random.uniform(0.5, 1.5)
+
+
+class FunctionBot:
+    """A bot made of one function ``choose(turn) -> move`` (what ``ZigguratClient.play`` takes)."""
+
+    def __init__(self, choose: Callable[[Turn], str | Awaitable[str]], name: str = "function") -> None:
+        self.name = name
+        self._choose = choose
+
+    def choose(self, turn: Turn) -> str | Awaitable[str]:
+        """Delegate to the function."""
+        return self._choose(turn)
 
 
 class SeatRunner:
@@ -60,29 +98,37 @@ class SeatRunner:
         bot: Bot,
         *,
         on_event: Callable[[match_pb2.Event], None] | None = None,
+        on_rejected: Callable[[spb.MoveRejected], None] | None = None,
         backoff: Backoff | None = None,
+        after_seq: int = 0,
     ) -> None:
         self.client = client
         self.handle = handle
         self.bot = bot
         self.on_event = on_event
+        self.on_rejected = on_rejected
         self.backoff = backoff or Backoff()
-        self.last_seq = 0  # newest event handled
+        self.last_seq = after_seq  # newest event handled
         self.view: game_pb2.GameView | None = None
         self.history: list[str] = []
         self.rejections: list[spb.MoveRejected] = []
-        self._chosen: dict[int, str] = {}
-        self._pending_turn_seq: int | None = None
+        self.sessions = 0  # Play streams opened (1 + reconnections)
+        self.answered: list[int] = []  # plies the bot was asked to move for, in order
+        self._pending: match_pb2.TurnStartedEvent | None = None
+        self._pending_time_ms = 0  # server time of the pending TurnStarted
+        self._pending_live = False  # received while caught up (its clock reading is fresh)
+        self._chosen: dict[int, str] = {}  # ply -> move chosen for it (re-sent after a drop)
+        self._sent: set[int] = set()  # plies answered on the current stream
+        self._retries: dict[int, int] = {}
         self._config: tuple[str, int, dict[str, str]] | None = None
 
     async def run(self) -> match_pb2.MatchEndedEvent:
-        """Play to the end; raises ZigguratError on a non-retryable refusal."""
-        match = await self.client.get_match(self.handle.match_id, self.handle)
-        self._config = config_strings(match.config)
+        """Play to the end; raises ZigguratError on a refusal or when the budget is spent."""
         failures = 0
         while True:
+            worked = False
             try:
-                ended = await self._session()
+                ended, worked = await self._session()
             except ZigguratError as error:
                 if error.code not in RETRYABLE:
                     raise
@@ -90,27 +136,44 @@ class SeatRunner:
                 ended = None
             if ended is not None:
                 return ended
+            if worked:
+                failures = 0
+                self.backoff.reset()
             failures += 1
-            if failures > self.backoff.attempts:
+            if self.backoff.attempts is not None and failures > self.backoff.attempts:
                 raise ZigguratError(
-                    grpc.StatusCode.UNAVAILABLE, "GAVE_UP", "could not reconnect to the server"
+                    grpc.StatusCode.UNAVAILABLE,
+                    "GAVE_UP",
+                    f"could not reconnect to the server ({failures - 1} attempts in a row failed)",
                 )
             await asyncio.sleep(self.backoff.next_delay())
 
-    async def _session(self) -> match_pb2.MatchEndedEvent | None:
-        resume = self.last_seq if self._pending_turn_seq is None else self._pending_turn_seq - 1
+    async def _session(self) -> tuple[match_pb2.MatchEndedEvent | None, bool]:
+        """One Play stream: (the end if it came, whether the server answered at all)."""
+        match = await self.client.get_match(self.handle.match_id, self.handle)
+        if self._config is None:
+            self._config = config_strings(match.config)
+        head = match.last_seq  # everything up to here is the backlog
+        self.sessions += 1
+        self._sent.clear()
         call = self.client.stub.Play(metadata=self.handle.metadata)  # type: ignore[call-arg]
+        worked = False  # until the stream delivers something
         try:
-            await call.write(spb.PlayRequest(match_id=self.handle.match_id, after_seq=resume))
+            await call.write(spb.PlayRequest(match_id=self.handle.match_id, after_seq=self.last_seq))
+            caught_up = self.last_seq >= head
+            if caught_up:
+                await self._answer(call)
             async for response in call:
-                self.backoff.reset()
+                worked = True
                 if response.HasField("move_rejected"):
-                    self.rejections.append(response.move_rejected)
-                    log.warning("seat %d: move refused: %s", self.handle.seat, response.move_rejected.message)
+                    self._rejected(response.move_rejected)
                 for event in response.events:
-                    ended = await self._handle(call, event)
+                    ended = self._apply(event, live=caught_up)
                     if ended is not None:
-                        return ended
+                        return ended, worked
+                caught_up = caught_up or self.last_seq >= head
+                if caught_up:
+                    await self._answer(call)
         except grpc.aio.AioRpcError as error:
             raise ZigguratError.from_rpc(error) from None
         except asyncio.InvalidStateError:
@@ -118,48 +181,80 @@ class SeatRunner:
             log.info("seat %d: stream closed while sending a move; reconnecting", self.handle.seat)
         finally:
             call.cancel()
-        return None
+        return None, worked
 
-    async def _handle(self, call: Any, event: match_pb2.Event) -> match_pb2.MatchEndedEvent | None:
-        fresh = event.seq > self.last_seq
-        self.last_seq = max(self.last_seq, event.seq)
-        if fresh and self.on_event is not None:
+    def _apply(self, event: match_pb2.Event, *, live: bool) -> match_pb2.MatchEndedEvent | None:
+        """Fold one event into what the runner knows; never answers anything itself."""
+        if event.seq <= self.last_seq:
+            return None  # already handled (a resumed stream never repeats, but be safe)
+        self.last_seq = event.seq
+        if self.on_event is not None:
             self.on_event(event)
         kind = event.WhichOneof("kind")
         if kind == "match_started":
             self.view = event.match_started.view
         elif kind == "move_played":
             self.view = event.move_played.view
-            if fresh:
-                self.history.append(event.move_played.move)
-            if self._pending_turn_seq is not None and event.seq > self._pending_turn_seq:
-                self._pending_turn_seq = None
-        elif kind == "turn_started" and event.turn_started.seat == self.handle.seat:
-            self._pending_turn_seq = event.seq
-            move = self._chosen.get(event.turn_started.ply)
-            if move is None:
-                move = await self._choose(event.turn_started)
-                self._chosen = {event.turn_started.ply: move}
-            await call.write(spb.PlayRequest(move=move, ply=event.turn_started.ply))
+            self.history.append(event.move_played.move)
+            self._pending = None  # whoever moved, the turn we may have seen is over
+        elif kind == "turn_started":
+            mine = event.turn_started.seat == self.handle.seat
+            self._pending = event.turn_started if mine else None
+            self._pending_time_ms, self._pending_live = event.time_ms, live
         elif kind == "match_ended":
+            self._pending = None
             return event.match_ended
         return None
 
-    async def _choose(self, turn_event: match_pb2.TurnStartedEvent) -> str:
+    def _rejected(self, rejected: spb.MoveRejected) -> None:
+        self.rejections.append(rejected)
+        log.warning("seat %d: move %r refused: %s", self.handle.seat, rejected.move, rejected.message)
+        if self.on_rejected is not None:
+            self.on_rejected(rejected)
+        turn = self._pending
+        if turn is None or rejected.reason in TURN_OVER_REASONS:
+            return
+        if self._chosen.get(turn.ply) == rejected.move:
+            retries = self._retries.get(turn.ply, 0)
+            if retries < MAX_RETRIES_PER_TURN:
+                self._retries[turn.ply] = retries + 1
+                self._chosen.pop(turn.ply, None)  # ask the bot again
+                self._sent.discard(turn.ply)
+
+    async def _answer(self, call: Any) -> None:
+        """Send the move for the present turn, if it is this seat's and not yet sent here."""
+        turn = self._pending
+        if turn is None or turn.ply in self._sent:
+            return
+        move = self._chosen.get(turn.ply)
+        if move is None:
+            self.answered.append(turn.ply)
+            move = await self._choose(turn)
+            self._chosen = {turn.ply: move}
+        self._sent.add(turn.ply)
+        await call.write(spb.PlayRequest(move=move, ply=turn.ply))
+
+    def turn(self, turn_event: match_pb2.TurnStartedEvent) -> Turn:
+        """The :class:`Turn` the bot sees for a TurnStarted of this seat."""
         assert self._config is not None
         game, seats, options = self._config
-        view = self.view if self.view is not None else game_pb2.GameView()
-        turn = Turn(
+        time_left = turn_event.time_left_ms
+        if time_left and not self._pending_live:
+            # Read from the backlog: the clock has been running since the event.
+            elapsed = max(0, int(time.time() * 1000) - self._pending_time_ms)
+            time_left = max(1, time_left - elapsed)
+        return Turn(
             game=game,
             options=options,
             seats=seats,
             seat=self.handle.seat,
             ply=turn_event.ply,
-            view=view,
+            view=self.view if self.view is not None else game_pb2.GameView(),
             legal_moves=tuple(turn_event.legal_moves),
-            time_left_ms=turn_event.time_left_ms,
+            time_left_ms=time_left,
             history=tuple(self.history),
         )
-        result = self.bot.choose(turn)
-        move = result if isinstance(result, str) else await result
-        return move
+
+    async def _choose(self, turn_event: match_pb2.TurnStartedEvent) -> str:
+        result = self.bot.choose(self.turn(turn_event))
+        return result if isinstance(result, str) else await result
