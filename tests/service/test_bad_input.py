@@ -502,6 +502,9 @@ async def test_play_stream_rejects_bad_moves_and_continues(
     bot, other = handles
     rng = random.Random(5)
     opponent = asyncio.create_task(client.play(other, lambda t: rng.choice(list(t.legal_moves))))
+    # The opponent's stream connects (a public seat event) before this test counts events.
+    while (await client.get_match(match_id)).seats[other.seat - 1].state != match_pb2.SEAT_STATE_CONNECTED:
+        await asyncio.sleep(0.01)
     call = client.stub.Play(metadata=bot.metadata)
     await call.write(spb.PlayRequest(match_id=match_id))
     stream = _responses(call)

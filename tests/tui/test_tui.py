@@ -27,9 +27,10 @@ from ziggurat.tui.discovery import discover
 from ziggurat.tui.game import GameScreen
 from ziggurat.tui.lobby import LobbyScreen
 from ziggurat.tui.servers import ServerScreen, normalise_address
-from ziggurat.v1 import game_pb2
+from ziggurat.v1 import game_pb2, match_pb2
 from ziggurat_client import ZigguratClient
 
+SEAT_CONNECTED = match_pb2.SEAT_STATE_CONNECTED
 SIZE = (130, 44)
 SCREENSHOTS = os.environ.get("ZIGGURAT_TUI_SCREENSHOTS")
 
@@ -124,9 +125,15 @@ async def test_pylos_whole_game_with_refused_moves(server: RunningServer) -> Non
         handle = await bots.join(match.match_id, "randombot")
         bot = asyncio.create_task(bots.play(handle, random_chooser(7)))
         lobby: LobbyScreen = await screen_of(pilot, LobbyScreen)
-        await until(pilot, lambda: match.match_id in lobby.matches)
         listing = lobby.matches_list
-        assert "1/2 seats" in str(listing.get_option(match.match_id).prompt)
+        # The list may first show the match as created, before the bot's seat: wait for the join.
+        await until(
+            pilot,
+            lambda: (
+                match.match_id in lobby.matches
+                and "1/2 seats" in str(listing.get_option(match.match_id).prompt)
+            ),
+        )
         listing.focus()
         listing.highlighted = listing.get_option_index(match.match_id)
         await pilot.press("enter")
@@ -205,6 +212,8 @@ async def test_clock_counts_down_between_events_and_resign_ends(server: RunningS
         handle = await bots.join(game.state.match_id, "randombot")
         bot = asyncio.create_task(bots.play(handle, random_chooser(1)))
         await until(pilot, lambda: game.state.my_turn and bool(shown_moves(game)))
+        while (await bots.get_match(handle.match_id)).seats[handle.seat - 1].state != SEAT_CONNECTED:
+            await pilot.pause(0.05)  # the bot's stream is up: its seat event is in the log
         # Let the public seat events (the bot's stream connecting) arrive before measuring.
         seq = -1
         while seq != game.state.last_seq:
