@@ -101,9 +101,7 @@ def test_a_bot_pair_finishes_its_match_through_many_server_restarts(tmp_path: Pa
                 server.start()
                 restarts += 1
                 # A bot exits only at the end of the match, with status 0; anything else is giving up.
-                assert {creator.poll(), joiner.poll()} <= {None, 0}, (
-                    f"a bot gave up after {restarts} restarts"
-                )
+                assert {creator.poll(), joiner.poll()} <= {None, 0}, f"gave up ({restarts} restarts)"
             outputs = [bot.communicate(timeout=240) for bot in bots]
             for bot, (out, err) in zip(bots, outputs, strict=True):
                 assert bot.returncode == 0, err[-2000:]

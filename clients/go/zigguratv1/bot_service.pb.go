@@ -21,6 +21,124 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// InviteBot input.
+type InviteBotRequest struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	MatchId string                 `protobuf:"bytes,1,opt,name=match_id,json=matchId,proto3" json:"match_id,omitempty"`
+	// The connected bot's name, as ListBots shows it.
+	BotName string `protobuf:"bytes,2,opt,name=bot_name,json=botName,proto3" json:"bot_name,omitempty"`
+	// With SEAT_ASSIGNMENT_CHOSEN: the seat for the bot (1-based); 0 = the lowest free seat.
+	Seat          uint32 `protobuf:"varint,3,opt,name=seat,proto3" json:"seat,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InviteBotRequest) Reset() {
+	*x = InviteBotRequest{}
+	mi := &file_ziggurat_v1_bot_service_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InviteBotRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InviteBotRequest) ProtoMessage() {}
+
+func (x *InviteBotRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ziggurat_v1_bot_service_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InviteBotRequest.ProtoReflect.Descriptor instead.
+func (*InviteBotRequest) Descriptor() ([]byte, []int) {
+	return file_ziggurat_v1_bot_service_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *InviteBotRequest) GetMatchId() string {
+	if x != nil {
+		return x.MatchId
+	}
+	return ""
+}
+
+func (x *InviteBotRequest) GetBotName() string {
+	if x != nil {
+		return x.BotName
+	}
+	return ""
+}
+
+func (x *InviteBotRequest) GetSeat() uint32 {
+	if x != nil {
+		return x.Seat
+	}
+	return 0
+}
+
+// InviteBot output.
+type InviteBotResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The seat the bot took (1-based). Its token went to the bot only.
+	Seat uint32 `protobuf:"varint,1,opt,name=seat,proto3" json:"seat,omitempty"`
+	// The match after the bot sat down, as a spectator sees it.
+	Match         *Match `protobuf:"bytes,2,opt,name=match,proto3" json:"match,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InviteBotResponse) Reset() {
+	*x = InviteBotResponse{}
+	mi := &file_ziggurat_v1_bot_service_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InviteBotResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InviteBotResponse) ProtoMessage() {}
+
+func (x *InviteBotResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ziggurat_v1_bot_service_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InviteBotResponse.ProtoReflect.Descriptor instead.
+func (*InviteBotResponse) Descriptor() ([]byte, []int) {
+	return file_ziggurat_v1_bot_service_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *InviteBotResponse) GetSeat() uint32 {
+	if x != nil {
+		return x.Seat
+	}
+	return 0
+}
+
+func (x *InviteBotResponse) GetMatch() *Match {
+	if x != nil {
+		return x.Match
+	}
+	return nil
+}
+
 // ConnectBot input.
 type ConnectBotRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -36,7 +154,7 @@ type ConnectBotRequest struct {
 
 func (x *ConnectBotRequest) Reset() {
 	*x = ConnectBotRequest{}
-	mi := &file_ziggurat_v1_bot_service_proto_msgTypes[0]
+	mi := &file_ziggurat_v1_bot_service_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -48,7 +166,7 @@ func (x *ConnectBotRequest) String() string {
 func (*ConnectBotRequest) ProtoMessage() {}
 
 func (x *ConnectBotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_bot_service_proto_msgTypes[0]
+	mi := &file_ziggurat_v1_bot_service_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -61,7 +179,7 @@ func (x *ConnectBotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectBotRequest.ProtoReflect.Descriptor instead.
 func (*ConnectBotRequest) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_bot_service_proto_rawDescGZIP(), []int{0}
+	return file_ziggurat_v1_bot_service_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ConnectBotRequest) GetName() string {
@@ -99,7 +217,7 @@ type ConnectBotResponse struct {
 
 func (x *ConnectBotResponse) Reset() {
 	*x = ConnectBotResponse{}
-	mi := &file_ziggurat_v1_bot_service_proto_msgTypes[1]
+	mi := &file_ziggurat_v1_bot_service_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -111,7 +229,7 @@ func (x *ConnectBotResponse) String() string {
 func (*ConnectBotResponse) ProtoMessage() {}
 
 func (x *ConnectBotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_bot_service_proto_msgTypes[1]
+	mi := &file_ziggurat_v1_bot_service_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -124,7 +242,7 @@ func (x *ConnectBotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectBotResponse.ProtoReflect.Descriptor instead.
 func (*ConnectBotResponse) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_bot_service_proto_rawDescGZIP(), []int{1}
+	return file_ziggurat_v1_bot_service_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ConnectBotResponse) GetKind() isConnectBotResponse_Kind {
@@ -178,7 +296,7 @@ type BotRegistered struct {
 
 func (x *BotRegistered) Reset() {
 	*x = BotRegistered{}
-	mi := &file_ziggurat_v1_bot_service_proto_msgTypes[2]
+	mi := &file_ziggurat_v1_bot_service_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -190,7 +308,7 @@ func (x *BotRegistered) String() string {
 func (*BotRegistered) ProtoMessage() {}
 
 func (x *BotRegistered) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_bot_service_proto_msgTypes[2]
+	mi := &file_ziggurat_v1_bot_service_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -203,7 +321,7 @@ func (x *BotRegistered) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BotRegistered.ProtoReflect.Descriptor instead.
 func (*BotRegistered) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_bot_service_proto_rawDescGZIP(), []int{2}
+	return file_ziggurat_v1_bot_service_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *BotRegistered) GetName() string {
@@ -231,7 +349,7 @@ type Assignment struct {
 
 func (x *Assignment) Reset() {
 	*x = Assignment{}
-	mi := &file_ziggurat_v1_bot_service_proto_msgTypes[3]
+	mi := &file_ziggurat_v1_bot_service_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -243,7 +361,7 @@ func (x *Assignment) String() string {
 func (*Assignment) ProtoMessage() {}
 
 func (x *Assignment) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_bot_service_proto_msgTypes[3]
+	mi := &file_ziggurat_v1_bot_service_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -256,7 +374,7 @@ func (x *Assignment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Assignment.ProtoReflect.Descriptor instead.
 func (*Assignment) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_bot_service_proto_rawDescGZIP(), []int{3}
+	return file_ziggurat_v1_bot_service_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Assignment) GetMatchId() string {
@@ -310,7 +428,7 @@ type ListBotsRequest struct {
 
 func (x *ListBotsRequest) Reset() {
 	*x = ListBotsRequest{}
-	mi := &file_ziggurat_v1_bot_service_proto_msgTypes[4]
+	mi := &file_ziggurat_v1_bot_service_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -322,7 +440,7 @@ func (x *ListBotsRequest) String() string {
 func (*ListBotsRequest) ProtoMessage() {}
 
 func (x *ListBotsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_bot_service_proto_msgTypes[4]
+	mi := &file_ziggurat_v1_bot_service_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -335,7 +453,7 @@ func (x *ListBotsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBotsRequest.ProtoReflect.Descriptor instead.
 func (*ListBotsRequest) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_bot_service_proto_rawDescGZIP(), []int{4}
+	return file_ziggurat_v1_bot_service_proto_rawDescGZIP(), []int{6}
 }
 
 // ListBots output.
@@ -348,7 +466,7 @@ type ListBotsResponse struct {
 
 func (x *ListBotsResponse) Reset() {
 	*x = ListBotsResponse{}
-	mi := &file_ziggurat_v1_bot_service_proto_msgTypes[5]
+	mi := &file_ziggurat_v1_bot_service_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -360,7 +478,7 @@ func (x *ListBotsResponse) String() string {
 func (*ListBotsResponse) ProtoMessage() {}
 
 func (x *ListBotsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_bot_service_proto_msgTypes[5]
+	mi := &file_ziggurat_v1_bot_service_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -373,7 +491,7 @@ func (x *ListBotsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBotsResponse.ProtoReflect.Descriptor instead.
 func (*ListBotsResponse) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_bot_service_proto_rawDescGZIP(), []int{5}
+	return file_ziggurat_v1_bot_service_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ListBotsResponse) GetBots() []*ConnectedBot {
@@ -397,7 +515,7 @@ type ConnectedBot struct {
 
 func (x *ConnectedBot) Reset() {
 	*x = ConnectedBot{}
-	mi := &file_ziggurat_v1_bot_service_proto_msgTypes[6]
+	mi := &file_ziggurat_v1_bot_service_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -409,7 +527,7 @@ func (x *ConnectedBot) String() string {
 func (*ConnectedBot) ProtoMessage() {}
 
 func (x *ConnectedBot) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_bot_service_proto_msgTypes[6]
+	mi := &file_ziggurat_v1_bot_service_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -422,7 +540,7 @@ func (x *ConnectedBot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectedBot.ProtoReflect.Descriptor instead.
 func (*ConnectedBot) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_bot_service_proto_rawDescGZIP(), []int{6}
+	return file_ziggurat_v1_bot_service_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ConnectedBot) GetName() string {
@@ -457,7 +575,14 @@ var File_ziggurat_v1_bot_service_proto protoreflect.FileDescriptor
 
 const file_ziggurat_v1_bot_service_proto_rawDesc = "" +
 	"\n" +
-	"\x1dziggurat/v1/bot_service.proto\x12\vziggurat.v1\x1a\x16ziggurat/v1/game.proto\x1a\x17ziggurat/v1/match.proto\"q\n" +
+	"\x1dziggurat/v1/bot_service.proto\x12\vziggurat.v1\x1a\x16ziggurat/v1/game.proto\x1a\x17ziggurat/v1/match.proto\"\\\n" +
+	"\x10InviteBotRequest\x12\x19\n" +
+	"\bmatch_id\x18\x01 \x01(\tR\amatchId\x12\x19\n" +
+	"\bbot_name\x18\x02 \x01(\tR\abotName\x12\x12\n" +
+	"\x04seat\x18\x03 \x01(\rR\x04seat\"Q\n" +
+	"\x11InviteBotResponse\x12\x12\n" +
+	"\x04seat\x18\x01 \x01(\rR\x04seat\x12(\n" +
+	"\x05match\x18\x02 \x01(\v2\x12.ziggurat.v1.MatchR\x05match\"q\n" +
 	"\x11ConnectBotRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12'\n" +
 	"\x05games\x18\x02 \x03(\x0e2\x11.ziggurat.v1.GameR\x05games\x12\x1f\n" +
@@ -489,12 +614,13 @@ const file_ziggurat_v1_bot_service_proto_rawDesc = "" +
 	"\x05games\x18\x02 \x03(\x0e2\x11.ziggurat.v1.GameR\x05games\x12\x1f\n" +
 	"\vmax_matches\x18\x03 \x01(\rR\n" +
 	"maxMatches\x12%\n" +
-	"\x0eactive_matches\x18\x04 \x01(\rR\ractiveMatches2\xa6\x01\n" +
+	"\x0eactive_matches\x18\x04 \x01(\rR\ractiveMatches2\xf2\x01\n" +
 	"\n" +
 	"BotService\x12O\n" +
 	"\n" +
 	"ConnectBot\x12\x1e.ziggurat.v1.ConnectBotRequest\x1a\x1f.ziggurat.v1.ConnectBotResponse0\x01\x12G\n" +
-	"\bListBots\x12\x1c.ziggurat.v1.ListBotsRequest\x1a\x1d.ziggurat.v1.ListBotsResponseB\xa0\x01\n" +
+	"\bListBots\x12\x1c.ziggurat.v1.ListBotsRequest\x1a\x1d.ziggurat.v1.ListBotsResponse\x12J\n" +
+	"\tInviteBot\x12\x1d.ziggurat.v1.InviteBotRequest\x1a\x1e.ziggurat.v1.InviteBotResponseB\xa0\x01\n" +
 	"\x0forg.ziggurat.v1B\x0fBotServiceProtoP\x01ZCgithub.com/ziggurat-games/ziggurat/clients/go/zigguratv1;zigguratv1\xa2\x02\x03ZXX\xaa\x02\vZiggurat.V1\xba\x02\x03Zig\xca\x02\vZiggurat\\V1\xea\x02\fZiggurat::V1b\x06proto3"
 
 var (
@@ -509,36 +635,42 @@ func file_ziggurat_v1_bot_service_proto_rawDescGZIP() []byte {
 	return file_ziggurat_v1_bot_service_proto_rawDescData
 }
 
-var file_ziggurat_v1_bot_service_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_ziggurat_v1_bot_service_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_ziggurat_v1_bot_service_proto_goTypes = []any{
-	(*ConnectBotRequest)(nil),  // 0: ziggurat.v1.ConnectBotRequest
-	(*ConnectBotResponse)(nil), // 1: ziggurat.v1.ConnectBotResponse
-	(*BotRegistered)(nil),      // 2: ziggurat.v1.BotRegistered
-	(*Assignment)(nil),         // 3: ziggurat.v1.Assignment
-	(*ListBotsRequest)(nil),    // 4: ziggurat.v1.ListBotsRequest
-	(*ListBotsResponse)(nil),   // 5: ziggurat.v1.ListBotsResponse
-	(*ConnectedBot)(nil),       // 6: ziggurat.v1.ConnectedBot
-	(Game)(0),                  // 7: ziggurat.v1.Game
-	(*GameConfig)(nil),         // 8: ziggurat.v1.GameConfig
-	(*TimeControl)(nil),        // 9: ziggurat.v1.TimeControl
+	(*InviteBotRequest)(nil),   // 0: ziggurat.v1.InviteBotRequest
+	(*InviteBotResponse)(nil),  // 1: ziggurat.v1.InviteBotResponse
+	(*ConnectBotRequest)(nil),  // 2: ziggurat.v1.ConnectBotRequest
+	(*ConnectBotResponse)(nil), // 3: ziggurat.v1.ConnectBotResponse
+	(*BotRegistered)(nil),      // 4: ziggurat.v1.BotRegistered
+	(*Assignment)(nil),         // 5: ziggurat.v1.Assignment
+	(*ListBotsRequest)(nil),    // 6: ziggurat.v1.ListBotsRequest
+	(*ListBotsResponse)(nil),   // 7: ziggurat.v1.ListBotsResponse
+	(*ConnectedBot)(nil),       // 8: ziggurat.v1.ConnectedBot
+	(*Match)(nil),              // 9: ziggurat.v1.Match
+	(Game)(0),                  // 10: ziggurat.v1.Game
+	(*GameConfig)(nil),         // 11: ziggurat.v1.GameConfig
+	(*TimeControl)(nil),        // 12: ziggurat.v1.TimeControl
 }
 var file_ziggurat_v1_bot_service_proto_depIdxs = []int32{
-	7, // 0: ziggurat.v1.ConnectBotRequest.games:type_name -> ziggurat.v1.Game
-	2, // 1: ziggurat.v1.ConnectBotResponse.registered:type_name -> ziggurat.v1.BotRegistered
-	3, // 2: ziggurat.v1.ConnectBotResponse.assignment:type_name -> ziggurat.v1.Assignment
-	8, // 3: ziggurat.v1.Assignment.config:type_name -> ziggurat.v1.GameConfig
-	9, // 4: ziggurat.v1.Assignment.time_control:type_name -> ziggurat.v1.TimeControl
-	6, // 5: ziggurat.v1.ListBotsResponse.bots:type_name -> ziggurat.v1.ConnectedBot
-	7, // 6: ziggurat.v1.ConnectedBot.games:type_name -> ziggurat.v1.Game
-	0, // 7: ziggurat.v1.BotService.ConnectBot:input_type -> ziggurat.v1.ConnectBotRequest
-	4, // 8: ziggurat.v1.BotService.ListBots:input_type -> ziggurat.v1.ListBotsRequest
-	1, // 9: ziggurat.v1.BotService.ConnectBot:output_type -> ziggurat.v1.ConnectBotResponse
-	5, // 10: ziggurat.v1.BotService.ListBots:output_type -> ziggurat.v1.ListBotsResponse
-	9, // [9:11] is the sub-list for method output_type
-	7, // [7:9] is the sub-list for method input_type
-	7, // [7:7] is the sub-list for extension type_name
-	7, // [7:7] is the sub-list for extension extendee
-	0, // [0:7] is the sub-list for field type_name
+	9,  // 0: ziggurat.v1.InviteBotResponse.match:type_name -> ziggurat.v1.Match
+	10, // 1: ziggurat.v1.ConnectBotRequest.games:type_name -> ziggurat.v1.Game
+	4,  // 2: ziggurat.v1.ConnectBotResponse.registered:type_name -> ziggurat.v1.BotRegistered
+	5,  // 3: ziggurat.v1.ConnectBotResponse.assignment:type_name -> ziggurat.v1.Assignment
+	11, // 4: ziggurat.v1.Assignment.config:type_name -> ziggurat.v1.GameConfig
+	12, // 5: ziggurat.v1.Assignment.time_control:type_name -> ziggurat.v1.TimeControl
+	8,  // 6: ziggurat.v1.ListBotsResponse.bots:type_name -> ziggurat.v1.ConnectedBot
+	10, // 7: ziggurat.v1.ConnectedBot.games:type_name -> ziggurat.v1.Game
+	2,  // 8: ziggurat.v1.BotService.ConnectBot:input_type -> ziggurat.v1.ConnectBotRequest
+	6,  // 9: ziggurat.v1.BotService.ListBots:input_type -> ziggurat.v1.ListBotsRequest
+	0,  // 10: ziggurat.v1.BotService.InviteBot:input_type -> ziggurat.v1.InviteBotRequest
+	3,  // 11: ziggurat.v1.BotService.ConnectBot:output_type -> ziggurat.v1.ConnectBotResponse
+	7,  // 12: ziggurat.v1.BotService.ListBots:output_type -> ziggurat.v1.ListBotsResponse
+	1,  // 13: ziggurat.v1.BotService.InviteBot:output_type -> ziggurat.v1.InviteBotResponse
+	11, // [11:14] is the sub-list for method output_type
+	8,  // [8:11] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_ziggurat_v1_bot_service_proto_init() }
@@ -548,7 +680,7 @@ func file_ziggurat_v1_bot_service_proto_init() {
 	}
 	file_ziggurat_v1_game_proto_init()
 	file_ziggurat_v1_match_proto_init()
-	file_ziggurat_v1_bot_service_proto_msgTypes[1].OneofWrappers = []any{
+	file_ziggurat_v1_bot_service_proto_msgTypes[3].OneofWrappers = []any{
 		(*ConnectBotResponse_Registered)(nil),
 		(*ConnectBotResponse_Assignment)(nil),
 	}
@@ -558,7 +690,7 @@ func file_ziggurat_v1_bot_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ziggurat_v1_bot_service_proto_rawDesc), len(file_ziggurat_v1_bot_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   7,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

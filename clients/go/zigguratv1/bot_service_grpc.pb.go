@@ -21,6 +21,7 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	BotService_ConnectBot_FullMethodName = "/ziggurat.v1.BotService/ConnectBot"
 	BotService_ListBots_FullMethodName   = "/ziggurat.v1.BotService/ListBots"
+	BotService_InviteBot_FullMethodName  = "/ziggurat.v1.BotService/InviteBot"
 )
 
 // BotServiceClient is the client API for BotService service.
@@ -37,6 +38,14 @@ type BotServiceClient interface {
 	ConnectBot(ctx context.Context, in *ConnectBotRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ConnectBotResponse], error)
 	// The bots connected now, with what they accept.
 	ListBots(ctx context.Context, in *ListBotsRequest, opts ...grpc.CallOption) (*ListBotsResponse, error)
+	// Invites a connected bot into a match that is waiting for players (Lichess's
+	// "challenge a bot"): the bot takes a seat under its bot name, exactly as JoinMatch
+	// would seat a player, and receives the seat as an Assignment on its ConnectBot
+	// stream. Anyone who may join the match may invite. The bot's `games` and
+	// `max_matches` are respected: refused with BOT_NOT_CONNECTED, BOT_GAME or BOT_BUSY
+	// (FAILED_PRECONDITION) and nothing changes; the match's own refusals are those of
+	// JoinMatch (MATCH_NOT_FOUND, MATCH_FULL, SEAT_TAKEN, BAD_SEAT, SEAT_BY_LOT).
+	InviteBot(ctx context.Context, in *InviteBotRequest, opts ...grpc.CallOption) (*InviteBotResponse, error)
 }
 
 type botServiceClient struct {
@@ -76,6 +85,16 @@ func (c *botServiceClient) ListBots(ctx context.Context, in *ListBotsRequest, op
 	return out, nil
 }
 
+func (c *botServiceClient) InviteBot(ctx context.Context, in *InviteBotRequest, opts ...grpc.CallOption) (*InviteBotResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(InviteBotResponse)
+	err := c.cc.Invoke(ctx, BotService_InviteBot_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // BotServiceServer is the server API for BotService service.
 // All implementations must embed UnimplementedBotServiceServer
 // for forward compatibility.
@@ -90,6 +109,14 @@ type BotServiceServer interface {
 	ConnectBot(*ConnectBotRequest, grpc.ServerStreamingServer[ConnectBotResponse]) error
 	// The bots connected now, with what they accept.
 	ListBots(context.Context, *ListBotsRequest) (*ListBotsResponse, error)
+	// Invites a connected bot into a match that is waiting for players (Lichess's
+	// "challenge a bot"): the bot takes a seat under its bot name, exactly as JoinMatch
+	// would seat a player, and receives the seat as an Assignment on its ConnectBot
+	// stream. Anyone who may join the match may invite. The bot's `games` and
+	// `max_matches` are respected: refused with BOT_NOT_CONNECTED, BOT_GAME or BOT_BUSY
+	// (FAILED_PRECONDITION) and nothing changes; the match's own refusals are those of
+	// JoinMatch (MATCH_NOT_FOUND, MATCH_FULL, SEAT_TAKEN, BAD_SEAT, SEAT_BY_LOT).
+	InviteBot(context.Context, *InviteBotRequest) (*InviteBotResponse, error)
 	mustEmbedUnimplementedBotServiceServer()
 }
 
@@ -105,6 +132,9 @@ func (UnimplementedBotServiceServer) ConnectBot(*ConnectBotRequest, grpc.ServerS
 }
 func (UnimplementedBotServiceServer) ListBots(context.Context, *ListBotsRequest) (*ListBotsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListBots not implemented")
+}
+func (UnimplementedBotServiceServer) InviteBot(context.Context, *InviteBotRequest) (*InviteBotResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method InviteBot not implemented")
 }
 func (UnimplementedBotServiceServer) mustEmbedUnimplementedBotServiceServer() {}
 func (UnimplementedBotServiceServer) testEmbeddedByValue()                    {}
@@ -156,6 +186,24 @@ func _BotService_ListBots_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _BotService_InviteBot_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(InviteBotRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BotServiceServer).InviteBot(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BotService_InviteBot_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BotServiceServer).InviteBot(ctx, req.(*InviteBotRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // BotService_ServiceDesc is the grpc.ServiceDesc for BotService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -166,6 +214,10 @@ var BotService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListBots",
 			Handler:    _BotService_ListBots_Handler,
+		},
+		{
+			MethodName: "InviteBot",
+			Handler:    _BotService_InviteBot_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

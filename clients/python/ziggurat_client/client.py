@@ -18,6 +18,8 @@ import grpc
 
 from ziggurat_client.bot import Bot, Turn
 from ziggurat_client.errors import RETRYABLE_CODES, ZigguratError
+from ziggurat_client.v1 import bot_service_pb2 as bpb
+from ziggurat_client.v1 import bot_service_pb2_grpc as bgrpc
 from ziggurat_client.v1 import game_pb2, match_pb2
 from ziggurat_client.v1 import match_service_pb2 as spb
 from ziggurat_client.v1 import match_service_pb2_grpc as sgrpc
@@ -31,6 +33,10 @@ CHANNEL_OPTIONS = [
 ]
 
 
+def _bearer(token: str) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {token}"),)
+
+
 @dataclass(frozen=True, slots=True)
 class MatchHandle:
     """A joined seat: the match id, the 1-based seat and its secret token."""
@@ -42,7 +48,7 @@ class MatchHandle:
     @property
     def metadata(self) -> tuple[tuple[str, str], ...]:
         """The call metadata that authenticates as this seat."""
-        return (("authorization", f"Bearer {self.token}"),)
+        return _bearer(self.token)
 
 
 class ZigguratClient:
@@ -70,6 +76,8 @@ class ZigguratClient:
         else:
             self._channel = grpc.aio.secure_channel(address, credentials, options=CHANNEL_OPTIONS)
         self.stub = sgrpc.MatchServiceStub(self._channel)
+        self.bots = bgrpc.BotServiceStub(self._channel)
+        self.creator_tokens: dict[str, str] = {}  # match id -> creator token, for cancel_match
 
     @property
     def channel(self) -> grpc.aio.Channel:
@@ -100,13 +108,48 @@ class ZigguratClient:
         *,
         time_control: match_pb2.TimeControl | None = None,
         seat_assignment: match_pb2.SeatAssignment.ValueType = match_pb2.SEAT_ASSIGNMENT_LOT,
+        create_token: str | None = None,
     ) -> match_pb2.Match:
-        """Create a match; returns it as a spectator sees it."""
+        """Create a match; returns it as a spectator sees it.
+
+        ``create_token`` is for servers started with a create token. The creator token the
+        server hands back is kept in :attr:`creator_tokens` for :meth:`cancel_match`.
+        """
         request = spb.CreateMatchRequest(
             config=config, time_control=time_control, seat_assignment=seat_assignment
         )
-        response: spb.CreateMatchResponse = await self._call(self.stub.CreateMatch, request)
+        metadata = _bearer(create_token) if create_token else ()
+        response: spb.CreateMatchResponse = await self._call(
+            self.stub.CreateMatch, request, metadata=metadata
+        )
+        self.creator_tokens[response.match.match_id] = response.creator_token
         return response.match
+
+    async def cancel_match(self, match_id: str, creator_token: str | None = None) -> match_pb2.Match:
+        """Cancel a match that is still waiting for players (it ends as aborted).
+
+        The creator token defaults to the one this client received when it created the match.
+        """
+        token = creator_token or self.creator_tokens.get(match_id, "")
+        response: spb.CancelMatchResponse = await self._call(
+            self.stub.CancelMatch, spb.CancelMatchRequest(match_id=match_id), metadata=_bearer(token)
+        )
+        return response.match
+
+    async def invite_bot(self, match_id: str, bot_name: str, seat: int = 0) -> int:
+        """Invite a connected remote bot into a waiting match; returns the seat it took.
+
+        Refused (ZigguratError) with BOT_NOT_CONNECTED, BOT_GAME or BOT_BUSY when the bot
+        cannot take it, or with JoinMatch's reasons when the match cannot.
+        """
+        request = bpb.InviteBotRequest(match_id=match_id, bot_name=bot_name, seat=seat)
+        response: bpb.InviteBotResponse = await self._call(self.bots.InviteBot, request)
+        return response.seat
+
+    async def list_bots(self) -> list[bpb.ConnectedBot]:
+        """The remote bots connected now, with the games they play and how busy they are."""
+        response: bpb.ListBotsResponse = await self._call(self.bots.ListBots, bpb.ListBotsRequest())
+        return list(response.bots)
 
     async def join(self, match_id: str, name: str, seat: int = 0) -> MatchHandle:
         """Take a seat (``seat`` only for SEAT_ASSIGNMENT_CHOSEN matches)."""

@@ -45,3 +45,25 @@ def config_strings(config: game_pb2.GameConfig) -> tuple[str, int, dict[str, str
         if config.kabaleo.colours:
             options["colours"] = config.kabaleo.colours
     return game, config.seats or 2, options
+
+
+def game_config(game: str, seats: int = 2, **options: str | int | bool) -> game_pb2.GameConfig:
+    """The wire config of a match from strings: ``game_config("pylos", variant="beginner")``,
+    ``game_config("kabaleo", 4, deal="equal", last_stack=True)``. Unknown options raise ValueError."""
+    config = game_pb2.GameConfig(game=game_enum(game), seats=seats)
+    known = {"pylos": {"variant", "max_moves"}, "kabaleo": {"deal", "last_stack", "colours"}}[game]
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise ValueError(f"unknown {game} options {unknown} (known: {sorted(known)})")
+    if game == "pylos":
+        config.pylos.variant = game_pb2.PylosVariant.Value(
+            "PYLOS_VARIANT_" + str(options.get("variant", "standard")).upper()
+        )
+        config.pylos.max_moves = int(options.get("max_moves", 0))
+    else:
+        config.kabaleo.deal = game_pb2.KabaleoDeal.Value(
+            "KABALEO_DEAL_" + str(options.get("deal", "random")).upper()
+        )
+        config.kabaleo.last_stack = options.get("last_stack") in (True, "true")
+        config.kabaleo.colours = str(options.get("colours", ""))
+    return config

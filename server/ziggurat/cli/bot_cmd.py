@@ -38,12 +38,20 @@ def register(commands: Any) -> None:
         help="play with a bot (built-in, or your own class)",
         description=(
             "Play with BOT until the match ends: create a match (--create GAME), join one (--match ID), "
-            "or connect as a remote bot that plays every seat it is handed (--remote). BOT is a built-in "
+            "or connect as a remote bot that plays every seat it is handed (--remote). "
+            "`ziggurat bot invite NAME --match ID` invites the connected remote bot NAME into a waiting "
+            "match instead. BOT is a built-in "
             "name (random, greedy, mcts, alphabeta), package.module:Class or path/to/file.py:Class; a bot "
             "is any object with a `name` and a `choose(turn)` method."
         ),
     )
     parser.add_argument("bot", metavar="BOT")
+    parser.add_argument(
+        "bot_name",
+        metavar="NAME",
+        nargs="?",
+        help="with BOT = invite: the connected remote bot to invite into --match ID",
+    )
     parser.add_argument("--server", default=env("ZIGGURAT_SERVER", "127.0.0.1:50051"), help="HOST:PORT")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--match", metavar="ID", default=env("ZIGGURAT_MATCH"), help="join this match")
@@ -90,6 +98,14 @@ def _parse_value(text: str) -> Any:
 
 
 def _bot(args: argparse.Namespace) -> int:
+    if args.bot == "invite":
+        return _invite(args)
+    if args.bot_name is not None:
+        print(
+            f"error: unexpected argument {args.bot_name!r} (only `bot invite NAME` takes one)",
+            file=sys.stderr,
+        )
+        return 2
     logging.basicConfig(level="INFO", format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if not (args.match or args.create or args.remote):
         print("error: give --create GAME, --match ID or --remote", file=sys.stderr)
@@ -127,6 +143,25 @@ async def _seat(args: argparse.Namespace, bot: Bot) -> int:
         ranks = list(ended.outcome.ranks)
         print(f"match {match_id} over: ranks by seat {ranks}; this seat ranked {ranks[handle.seat - 1]}")
         return 0
+
+
+def _invite(args: argparse.Namespace) -> int:
+    """``ziggurat bot invite NAME --match ID``: seat a connected remote bot in a waiting match."""
+    if not args.bot_name or not args.match:
+        print("error: usage: ziggurat bot invite NAME --match ID [--seat N]", file=sys.stderr)
+        return 2
+
+    async def invite() -> int:
+        async with ZigguratClient(args.server) as client:
+            seat = await client.invite_bot(args.match, args.bot_name, args.seat)
+        print(f"bot {args.bot_name!r} took seat {seat} of match {args.match}", flush=True)
+        return 0
+
+    try:
+        return asyncio.run(invite())
+    except ZigguratError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
 
 
 def _seeded(options: dict[str, Any], seed: int) -> dict[str, Any]:

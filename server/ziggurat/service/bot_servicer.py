@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
 
 from ziggurat.service.bots import BotRegistry
-from ziggurat.service.servicer import _refuse, bearer_token
+from ziggurat.service.manager import MatchManager
+from ziggurat.service.match import Match
+from ziggurat.service.render import render_match
+from ziggurat.service.servicer import _refuse, api, bearer_token
 from ziggurat.v1 import bot_service_pb2 as bpb
 from ziggurat.v1 import bot_service_pb2_grpc as bgrpc
 from ziggurat.wire import errors
@@ -20,8 +24,10 @@ MAX_MATCHES_PER_BOT = 1000
 class BotServicer(bgrpc.BotServiceServicer):
     """gRPC front of the :class:`BotRegistry`."""
 
-    def __init__(self, registry: BotRegistry) -> None:
+    def __init__(self, registry: BotRegistry, manager: MatchManager) -> None:
         self.registry = registry
+        self.manager = manager
+        self._releases: set[asyncio.Task[None]] = set()
 
     async def ConnectBot(
         self, request: bpb.ConnectBotRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -63,3 +69,38 @@ class BotServicer(bgrpc.BotServiceServicer):
                 active_matches=len(connection.active),
             )
         return out
+
+    @api
+    async def InviteBot(
+        self, request: bpb.InviteBotRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> bpb.InviteBotResponse:
+        """Seat a connected bot in a waiting match (as JoinMatch would) and hand it the seat.
+
+        The checks of the bot come first and nothing awaits between them, the join and the
+        assignment, so a refusal changes nothing and a join is always followed by the
+        bot's Assignment.
+        """
+        match = self.manager.get(request.match_id)
+        connection = self.registry.available(request.bot_name, match.game)
+        token, seat = match.join(connection.name, request.seat - 1 if request.seat else None)
+        public = render_match(match, None)
+        assignment = bpb.Assignment(
+            match_id=match.match_id,
+            seat=seat + 1,
+            token=token,
+            config=public.config,
+            time_control=public.time_control,
+        )
+        self.registry.assign(connection.name, assignment, match.game)
+        task = asyncio.create_task(self._release_when_over(connection.name, match))
+        self._releases.add(task)
+        task.add_done_callback(self._releases.discard)
+        return bpb.InviteBotResponse(seat=seat + 1, match=public)
+
+    async def _release_when_over(self, name: str, match: Match) -> None:
+        """The invited bot counts against its max_matches until the match ends (or the server stops)."""
+        try:
+            async for _ in match.follow(match.last_seq):
+                pass
+        finally:
+            self.registry.release(name, match.match_id)

@@ -97,8 +97,8 @@ class BotRegistry:
                 continue
         return self.connected[name]
 
-    def assign(self, name: str, assignment: bpb.Assignment, game: str) -> BotConnection:
-        """Hand a seat to a connected bot; it counts as busy until :meth:`release`."""
+    def available(self, name: str, game: str) -> BotConnection:
+        """The connection of ``name`` if it may be handed a seat of ``game`` now; refusals otherwise."""
         connection = self.connected.get(name)
         if connection is None:
             raise errors.precondition("BOT_NOT_CONNECTED", f"bot {name!r} is not connected")
@@ -106,6 +106,11 @@ class BotRegistry:
             raise errors.precondition("BOT_GAME", f"bot {name!r} does not play {game}")
         if connection.free <= 0:
             raise errors.precondition("BOT_BUSY", f"bot {name!r} plays its maximum number of matches")
+        return connection
+
+    def assign(self, name: str, assignment: bpb.Assignment, game: str) -> BotConnection:
+        """Hand a seat to a connected bot; it counts as busy until :meth:`release`."""
+        connection = self.available(name, game)
         connection.active.add(assignment.match_id)
         connection.queue.put_nowait(assignment)
         return connection

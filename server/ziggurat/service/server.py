@@ -153,7 +153,9 @@ class ZigguratServer:
         admin_service_pb2_grpc.add_AdminServiceServicer_to_server(
             AdminServicer(self.manager, self.access), self.server
         )
-        bot_service_pb2_grpc.add_BotServiceServicer_to_server(BotServicer(self.bots), self.server)
+        bot_service_pb2_grpc.add_BotServiceServicer_to_server(
+            BotServicer(self.bots, self.manager), self.server
+        )
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         reflection.enable_server_reflection(
             (

@@ -26,7 +26,7 @@ from ziggurat_client.v1 import game_pb2 as ziggurat_dot_v1_dot_game__pb2
 from ziggurat_client.v1 import match_pb2 as ziggurat_dot_v1_dot_match__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dziggurat/v1/bot_service.proto\x12\x0bziggurat.v1\x1a\x16ziggurat/v1/game.proto\x1a\x17ziggurat/v1/match.proto\"X\n\x11\x43onnectBotRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12 \n\x05games\x18\x02 \x03(\x0e\x32\x11.ziggurat.v1.Game\x12\x13\n\x0bmax_matches\x18\x03 \x01(\r\"}\n\x12\x43onnectBotResponse\x12\x30\n\nregistered\x18\x01 \x01(\x0b\x32\x1a.ziggurat.v1.BotRegisteredH\x00\x12-\n\nassignment\x18\x02 \x01(\x0b\x32\x17.ziggurat.v1.AssignmentH\x00\x42\x06\n\x04kind\"\x1d\n\rBotRegistered\x12\x0c\n\x04name\x18\x01 \x01(\t\"\xa6\x01\n\nAssignment\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\r\n\x05token\x18\x03 \x01(\t\x12\'\n\x06\x63onfig\x18\x04 \x01(\x0b\x32\x17.ziggurat.v1.GameConfig\x12.\n\x0ctime_control\x18\x05 \x01(\x0b\x32\x18.ziggurat.v1.TimeControl\x12\x10\n\x08\x62ot_seed\x18\x06 \x01(\x04\"\x11\n\x0fListBotsRequest\";\n\x10ListBotsResponse\x12\'\n\x04\x62ots\x18\x01 \x03(\x0b\x32\x19.ziggurat.v1.ConnectedBot\"k\n\x0c\x43onnectedBot\x12\x0c\n\x04name\x18\x01 \x01(\t\x12 \n\x05games\x18\x02 \x03(\x0e\x32\x11.ziggurat.v1.Game\x12\x13\n\x0bmax_matches\x18\x03 \x01(\r\x12\x16\n\x0e\x61\x63tive_matches\x18\x04 \x01(\r2\xa6\x01\n\nBotService\x12O\n\nConnectBot\x12\x1e.ziggurat.v1.ConnectBotRequest\x1a\x1f.ziggurat.v1.ConnectBotResponse0\x01\x12G\n\x08ListBots\x12\x1c.ziggurat.v1.ListBotsRequest\x1a\x1d.ziggurat.v1.ListBotsResponseB\xa0\x01\n\x0forg.ziggurat.v1B\x0f\x42otServiceProtoP\x01ZCgithub.com/ziggurat-games/ziggurat/clients/go/zigguratv1;zigguratv1\xa2\x02\x03ZXX\xaa\x02\x0bZiggurat.V1\xba\x02\x03Zig\xca\x02\x0bZiggurat\\V1\xea\x02\x0cZiggurat::V1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dziggurat/v1/bot_service.proto\x12\x0bziggurat.v1\x1a\x16ziggurat/v1/game.proto\x1a\x17ziggurat/v1/match.proto\"D\n\x10InviteBotRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x10\n\x08\x62ot_name\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\r\"D\n\x11InviteBotResponse\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12!\n\x05match\x18\x02 \x01(\x0b\x32\x12.ziggurat.v1.Match\"X\n\x11\x43onnectBotRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12 \n\x05games\x18\x02 \x03(\x0e\x32\x11.ziggurat.v1.Game\x12\x13\n\x0bmax_matches\x18\x03 \x01(\r\"}\n\x12\x43onnectBotResponse\x12\x30\n\nregistered\x18\x01 \x01(\x0b\x32\x1a.ziggurat.v1.BotRegisteredH\x00\x12-\n\nassignment\x18\x02 \x01(\x0b\x32\x17.ziggurat.v1.AssignmentH\x00\x42\x06\n\x04kind\"\x1d\n\rBotRegistered\x12\x0c\n\x04name\x18\x01 \x01(\t\"\xa6\x01\n\nAssignment\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\r\n\x05token\x18\x03 \x01(\t\x12\'\n\x06\x63onfig\x18\x04 \x01(\x0b\x32\x17.ziggurat.v1.GameConfig\x12.\n\x0ctime_control\x18\x05 \x01(\x0b\x32\x18.ziggurat.v1.TimeControl\x12\x10\n\x08\x62ot_seed\x18\x06 \x01(\x04\"\x11\n\x0fListBotsRequest\";\n\x10ListBotsResponse\x12\'\n\x04\x62ots\x18\x01 \x03(\x0b\x32\x19.ziggurat.v1.ConnectedBot\"k\n\x0c\x43onnectedBot\x12\x0c\n\x04name\x18\x01 \x01(\t\x12 \n\x05games\x18\x02 \x03(\x0e\x32\x11.ziggurat.v1.Game\x12\x13\n\x0bmax_matches\x18\x03 \x01(\r\x12\x16\n\x0e\x61\x63tive_matches\x18\x04 \x01(\r2\xf2\x01\n\nBotService\x12O\n\nConnectBot\x12\x1e.ziggurat.v1.ConnectBotRequest\x1a\x1f.ziggurat.v1.ConnectBotResponse0\x01\x12G\n\x08ListBots\x12\x1c.ziggurat.v1.ListBotsRequest\x1a\x1d.ziggurat.v1.ListBotsResponse\x12J\n\tInviteBot\x12\x1d.ziggurat.v1.InviteBotRequest\x1a\x1e.ziggurat.v1.InviteBotResponseB\xa0\x01\n\x0forg.ziggurat.v1B\x0f\x42otServiceProtoP\x01ZCgithub.com/ziggurat-games/ziggurat/clients/go/zigguratv1;zigguratv1\xa2\x02\x03ZXX\xaa\x02\x0bZiggurat.V1\xba\x02\x03Zig\xca\x02\x0bZiggurat\\V1\xea\x02\x0cZiggurat::V1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,20 +34,24 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'ziggurat_client.v1.bot_serv
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\017org.ziggurat.v1B\017BotServiceProtoP\001ZCgithub.com/ziggurat-games/ziggurat/clients/go/zigguratv1;zigguratv1\242\002\003ZXX\252\002\013Ziggurat.V1\272\002\003Zig\312\002\013Ziggurat\\V1\352\002\014Ziggurat::V1'
-  _globals['_CONNECTBOTREQUEST']._serialized_start=95
-  _globals['_CONNECTBOTREQUEST']._serialized_end=183
-  _globals['_CONNECTBOTRESPONSE']._serialized_start=185
-  _globals['_CONNECTBOTRESPONSE']._serialized_end=310
-  _globals['_BOTREGISTERED']._serialized_start=312
-  _globals['_BOTREGISTERED']._serialized_end=341
-  _globals['_ASSIGNMENT']._serialized_start=344
-  _globals['_ASSIGNMENT']._serialized_end=510
-  _globals['_LISTBOTSREQUEST']._serialized_start=512
-  _globals['_LISTBOTSREQUEST']._serialized_end=529
-  _globals['_LISTBOTSRESPONSE']._serialized_start=531
-  _globals['_LISTBOTSRESPONSE']._serialized_end=590
-  _globals['_CONNECTEDBOT']._serialized_start=592
-  _globals['_CONNECTEDBOT']._serialized_end=699
-  _globals['_BOTSERVICE']._serialized_start=702
-  _globals['_BOTSERVICE']._serialized_end=868
+  _globals['_INVITEBOTREQUEST']._serialized_start=95
+  _globals['_INVITEBOTREQUEST']._serialized_end=163
+  _globals['_INVITEBOTRESPONSE']._serialized_start=165
+  _globals['_INVITEBOTRESPONSE']._serialized_end=233
+  _globals['_CONNECTBOTREQUEST']._serialized_start=235
+  _globals['_CONNECTBOTREQUEST']._serialized_end=323
+  _globals['_CONNECTBOTRESPONSE']._serialized_start=325
+  _globals['_CONNECTBOTRESPONSE']._serialized_end=450
+  _globals['_BOTREGISTERED']._serialized_start=452
+  _globals['_BOTREGISTERED']._serialized_end=481
+  _globals['_ASSIGNMENT']._serialized_start=484
+  _globals['_ASSIGNMENT']._serialized_end=650
+  _globals['_LISTBOTSREQUEST']._serialized_start=652
+  _globals['_LISTBOTSREQUEST']._serialized_end=669
+  _globals['_LISTBOTSRESPONSE']._serialized_start=671
+  _globals['_LISTBOTSRESPONSE']._serialized_end=730
+  _globals['_CONNECTEDBOT']._serialized_start=732
+  _globals['_CONNECTEDBOT']._serialized_end=839
+  _globals['_BOTSERVICE']._serialized_start=842
+  _globals['_BOTSERVICE']._serialized_end=1084
 # @@protoc_insertion_point(module_scope)

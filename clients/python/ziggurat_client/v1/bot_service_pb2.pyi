@@ -21,6 +21,63 @@ else:
 DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
+class InviteBotRequest(_message.Message):
+    """InviteBot input."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    BOT_NAME_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    bot_name: _builtins.str
+    """The connected bot's name, as ListBots shows it."""
+    seat: _builtins.int
+    """With SEAT_ASSIGNMENT_CHOSEN: the seat for the bot (1-based); 0 = the lowest free seat."""
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        bot_name: _builtins.str = ...,
+        seat: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_name", b"bot_name", "match_id", b"match_id", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___InviteBotRequest: _TypeAlias = InviteBotRequest  # noqa: Y015
+
+@_typing.final
+class InviteBotResponse(_message.Message):
+    """InviteBot output."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    MATCH_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat the bot took (1-based). Its token went to the bot only."""
+    @_builtins.property
+    def match(self) -> _match_pb2.Match:
+        """The match after the bot sat down, as a spectator sees it."""
+
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        match: _match_pb2.Match | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["match", b"match"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match", b"match", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___InviteBotResponse: _TypeAlias = InviteBotResponse  # noqa: Y015
+
+@_typing.final
 class ConnectBotRequest(_message.Message):
     """ConnectBot input."""
 

@@ -49,6 +49,11 @@ class BotServiceStub:
                 request_serializer=ziggurat_dot_v1_dot_bot__service__pb2.ListBotsRequest.SerializeToString,
                 response_deserializer=ziggurat_dot_v1_dot_bot__service__pb2.ListBotsResponse.FromString,
                 _registered_method=True)
+        self.InviteBot = channel.unary_unary(
+                '/ziggurat.v1.BotService/InviteBot',
+                request_serializer=ziggurat_dot_v1_dot_bot__service__pb2.InviteBotRequest.SerializeToString,
+                response_deserializer=ziggurat_dot_v1_dot_bot__service__pb2.InviteBotResponse.FromString,
+                _registered_method=True)
 
 
 class BotServiceServicer:
@@ -73,6 +78,19 @@ class BotServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def InviteBot(self, request, context):
+        """Invites a connected bot into a match that is waiting for players (Lichess's
+        "challenge a bot"): the bot takes a seat under its bot name, exactly as JoinMatch
+        would seat a player, and receives the seat as an Assignment on its ConnectBot
+        stream. Anyone who may join the match may invite. The bot's `games` and
+        `max_matches` are respected: refused with BOT_NOT_CONNECTED, BOT_GAME or BOT_BUSY
+        (FAILED_PRECONDITION) and nothing changes; the match's own refusals are those of
+        JoinMatch (MATCH_NOT_FOUND, MATCH_FULL, SEAT_TAKEN, BAD_SEAT, SEAT_BY_LOT).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_BotServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -85,6 +103,11 @@ def add_BotServiceServicer_to_server(servicer, server):
                     servicer.ListBots,
                     request_deserializer=ziggurat_dot_v1_dot_bot__service__pb2.ListBotsRequest.FromString,
                     response_serializer=ziggurat_dot_v1_dot_bot__service__pb2.ListBotsResponse.SerializeToString,
+            ),
+            'InviteBot': grpc.unary_unary_rpc_method_handler(
+                    servicer.InviteBot,
+                    request_deserializer=ziggurat_dot_v1_dot_bot__service__pb2.InviteBotRequest.FromString,
+                    response_serializer=ziggurat_dot_v1_dot_bot__service__pb2.InviteBotResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -146,6 +169,33 @@ class BotService:
             '/ziggurat.v1.BotService/ListBots',
             ziggurat_dot_v1_dot_bot__service__pb2.ListBotsRequest.SerializeToString,
             ziggurat_dot_v1_dot_bot__service__pb2.ListBotsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def InviteBot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ziggurat.v1.BotService/InviteBot',
+            ziggurat_dot_v1_dot_bot__service__pb2.InviteBotRequest.SerializeToString,
+            ziggurat_dot_v1_dot_bot__service__pb2.InviteBotResponse.FromString,
             options,
             channel_credentials,
             insecure,

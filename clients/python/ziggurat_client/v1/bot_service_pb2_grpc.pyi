@@ -42,6 +42,15 @@ class BotServiceStub:
     """Announce the bot and receive seat assignments until the bot disconnects."""
     ListBots: _grpc.UnaryUnaryMultiCallable[_bot_service_pb2.ListBotsRequest, _bot_service_pb2.ListBotsResponse]
     """The bots connected now, with what they accept."""
+    InviteBot: _grpc.UnaryUnaryMultiCallable[_bot_service_pb2.InviteBotRequest, _bot_service_pb2.InviteBotResponse]
+    """Invites a connected bot into a match that is waiting for players (Lichess's
+    "challenge a bot"): the bot takes a seat under its bot name, exactly as JoinMatch
+    would seat a player, and receives the seat as an Assignment on its ConnectBot
+    stream. Anyone who may join the match may invite. The bot's `games` and
+    `max_matches` are respected: refused with BOT_NOT_CONNECTED, BOT_GAME or BOT_BUSY
+    (FAILED_PRECONDITION) and nothing changes; the match's own refusals are those of
+    JoinMatch (MATCH_NOT_FOUND, MATCH_FULL, SEAT_TAKEN, BAD_SEAT, SEAT_BY_LOT).
+    """
 
 @_typing.type_check_only
 class BotServiceAsyncStub(BotServiceStub):
@@ -57,6 +66,15 @@ class BotServiceAsyncStub(BotServiceStub):
     """Announce the bot and receive seat assignments until the bot disconnects."""
     ListBots: _aio.UnaryUnaryMultiCallable[_bot_service_pb2.ListBotsRequest, _bot_service_pb2.ListBotsResponse]  # type: ignore[assignment]
     """The bots connected now, with what they accept."""
+    InviteBot: _aio.UnaryUnaryMultiCallable[_bot_service_pb2.InviteBotRequest, _bot_service_pb2.InviteBotResponse]  # type: ignore[assignment]
+    """Invites a connected bot into a match that is waiting for players (Lichess's
+    "challenge a bot"): the bot takes a seat under its bot name, exactly as JoinMatch
+    would seat a player, and receives the seat as an Assignment on its ConnectBot
+    stream. Anyone who may join the match may invite. The bot's `games` and
+    `max_matches` are respected: refused with BOT_NOT_CONNECTED, BOT_GAME or BOT_BUSY
+    (FAILED_PRECONDITION) and nothing changes; the match's own refusals are those of
+    JoinMatch (MATCH_NOT_FOUND, MATCH_FULL, SEAT_TAKEN, BAD_SEAT, SEAT_BY_LOT).
+    """
 
 class BotServiceServicer(metaclass=_abc_1.ABCMeta):
     """Remote bots: a bot connects once, says what it plays, and is handed seats.
@@ -81,5 +99,20 @@ class BotServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_bot_service_pb2.ListBotsResponse, _abc.Awaitable[_bot_service_pb2.ListBotsResponse]]:
         """The bots connected now, with what they accept."""
+
+    @_abc_1.abstractmethod
+    def InviteBot(
+        self,
+        request: _bot_service_pb2.InviteBotRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_bot_service_pb2.InviteBotResponse, _abc.Awaitable[_bot_service_pb2.InviteBotResponse]]:
+        """Invites a connected bot into a match that is waiting for players (Lichess's
+        "challenge a bot"): the bot takes a seat under its bot name, exactly as JoinMatch
+        would seat a player, and receives the seat as an Assignment on its ConnectBot
+        stream. Anyone who may join the match may invite. The bot's `games` and
+        `max_matches` are respected: refused with BOT_NOT_CONNECTED, BOT_GAME or BOT_BUSY
+        (FAILED_PRECONDITION) and nothing changes; the match's own refusals are those of
+        JoinMatch (MATCH_NOT_FOUND, MATCH_FULL, SEAT_TAKEN, BAD_SEAT, SEAT_BY_LOT).
+        """
 
 def add_BotServiceServicer_to_server(servicer: BotServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1,0 +1,121 @@
+"""Invite a bot, end to end: a real server, a real remote bot process (``ziggurat bot --remote``,
+ConnectBot), a human seat, ``ziggurat bot invite``, and the match played to its end."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.service.conftest import ServerProcess
+from ziggurat.verify import verify_record
+from ziggurat_client import MatchHandle, ZigguratClient, ZigguratError, game_config
+from ziggurat_client.v1 import match_pb2
+
+CLI = [sys.executable, "-m", "ziggurat.cli.main", "bot"]
+
+
+async def _connected(client: ZigguratClient, name: str) -> None:
+    for _ in range(300):
+        if any(bot.name == name for bot in await client.list_bots()):
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"bot {name} never connected")
+
+
+async def _play_human(client: ZigguratClient, handle: MatchHandle) -> match_pb2.MatchEndedEvent:
+    """A person at the keyboard: reads the stream, plays the first legal move on each turn."""
+    async for event in client.follow(handle.match_id, handle=handle):
+        kind = event.WhichOneof("kind")
+        if kind == "turn_started" and event.turn_started.seat == handle.seat:
+            await client.submit_move(handle, event.turn_started.legal_moves[0], event.turn_started.ply)
+        elif kind == "match_ended":
+            return event.match_ended
+    raise AssertionError("the stream ended before the match")
+
+
+def _remote_bot(address: str, name: str, token: str) -> subprocess.Popen[str]:
+    """``ziggurat bot random --remote`` playing Pylos only, one match at a time."""
+    remote = ["--remote", "--server", address, "--name", name, "--bot-token", token]
+    return subprocess.Popen(
+        [*CLI, "random", *remote, "--games", "pylos", "--max-matches", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _invite(address: str, name: str, match_id: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*CLI, "invite", name, "--match", match_id, "--server", address],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+async def test_an_invited_remote_bot_plays_a_human_to_the_end(tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path / "z.db")
+    address = server.start()
+    bot = _remote_bot(address, "robo", "secret-robo")
+    try:
+        async with ZigguratClient(address) as client:
+            await _connected(client, "robo")
+            match = await client.create_match(game_config("pylos"))
+            human = await client.join(match.match_id, "human")
+            invited = await asyncio.to_thread(_invite, address, "robo", match.match_id)
+            assert invited.returncode == 0, invited.stderr
+            assert f"took seat {3 - human.seat} of match {match.match_id}" in invited.stdout
+            ended = await asyncio.wait_for(_play_human(client, human), 120)
+            assert sorted(ended.outcome.ranks) in ([1, 2], [1, 1])
+            record = await client.record(match.match_id)
+            assert verify_record(record).ok
+            assert {s.player_name for s in record.seats} == {"human", "robo"}
+            # The bot is free again once the match is over (max_matches respected, then released).
+            for _ in range(100):
+                (robo,) = [b for b in await client.list_bots() if b.name == "robo"]
+                if robo.active_matches == 0:
+                    break
+                await asyncio.sleep(0.05)
+            assert robo.active_matches == 0
+    finally:
+        bot.terminate()
+        bot.wait(10)
+        server.stop()
+
+
+async def test_invitations_respect_the_bots_games_and_max_matches(tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path / "z.db")
+    address = server.start()
+    bot = _remote_bot(address, "solo", "t")
+    try:
+        async with ZigguratClient(address) as client:
+            await _connected(client, "solo")
+            kabaleo = await client.create_match(game_config("kabaleo", 3))
+            first = await client.create_match(game_config("pylos"))
+            second = await client.create_match(game_config("pylos"))
+            refusals = {}
+            for label, match_id, name in [
+                ("game", kabaleo.match_id, "solo"),
+                ("unknown", first.match_id, "nobody"),
+            ]:
+                try:
+                    await client.invite_bot(match_id, name)
+                except ZigguratError as error:
+                    refusals[label] = (error.code.name, error.reason)
+            assert refusals == {
+                "game": ("FAILED_PRECONDITION", "BOT_GAME"),
+                "unknown": ("FAILED_PRECONDITION", "BOT_NOT_CONNECTED"),
+            }
+            assert await client.invite_bot(first.match_id, "solo") in (1, 2)
+            busy = await asyncio.to_thread(_invite, address, "solo", second.match_id)
+            assert busy.returncode == 1 and "BOT_BUSY" in busy.stderr
+            # Refusals changed nothing: every seat of the refused matches is still open.
+            for match_id in (kabaleo.match_id, second.match_id):
+                seats = (await client.get_match(match_id)).seats
+                assert all(s.state == match_pb2.SEAT_STATE_OPEN for s in seats), seats
+    finally:
+        bot.terminate()
+        bot.wait(10)
+        server.stop()
