@@ -49,6 +49,11 @@ class RemoteBot:
         self._tasks: set[asyncio.Task[None]] = set()
         self._stub = bgrpc.BotServiceStub(client.channel)
 
+    @property
+    def busy(self) -> bool:
+        """True while a handed seat is being played."""
+        return bool(self._tasks)
+
     async def run(self, *, backoff: Backoff | None = None) -> None:
         """Serve assignments until cancelled; non-retryable refusals (BAD_TOKEN…) are raised."""
         backoff = backoff or Backoff(attempts=1_000_000)
