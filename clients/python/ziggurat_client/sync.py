@@ -9,13 +9,12 @@ from __future__ import annotations
 import asyncio
 import queue
 import threading
-from collections.abc import Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from types import TracebackType
 from typing import Any, TypeVar
 
-from ziggurat_client.bot import Bot
+from ziggurat_client.bot import Bot, Turn
 from ziggurat_client.client import MatchHandle, ZigguratClient
-from ziggurat_client.runner import SeatRunner
 from ziggurat_client.v1 import game_pb2, match_pb2
 from ziggurat_client.v1 import match_service_pb2 as spb
 
@@ -77,6 +76,14 @@ class SyncClient:
         """See :meth:`ZigguratClient.resign`."""
         self._run(self._client.resign(handle))
 
+    def cancel_match(self, match_id: str, creator_token: str | None = None) -> match_pb2.Match:
+        """See :meth:`ZigguratClient.cancel_match`."""
+        return self._run(self._client.cancel_match(match_id, creator_token))
+
+    def invite_bot(self, match_id: str, bot_name: str, seat: int = 0) -> int:
+        """See :meth:`ZigguratClient.invite_bot`."""
+        return self._run(self._client.invite_bot(match_id, bot_name, seat))
+
     def record(self, match_id: str) -> spb.MatchRecord:
         """See :meth:`ZigguratClient.record`."""
         return self._run(self._client.record(match_id))
@@ -102,6 +109,6 @@ class SyncClient:
                 raise item
             yield item
 
-    def play(self, handle: MatchHandle, bot: Bot) -> match_pb2.MatchEndedEvent:
-        """Play the seat with ``bot`` until the match ends (reconnecting as needed)."""
-        return self._run(SeatRunner(self._client, handle, bot).run())
+    def play(self, handle: MatchHandle, choose: Bot | Callable[[Turn], str]) -> match_pb2.MatchEndedEvent:
+        """Play the seat with a bot or a ``choose(turn)`` function until the match ends."""
+        return self._run(self._client.play(handle, choose))
