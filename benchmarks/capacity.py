@@ -45,6 +45,7 @@ from _baseline import (
 
 from ziggurat.v1 import match_pb2
 from ziggurat_client import ZigguratClient
+from ziggurat_client.bot import Turn
 
 GOAL_P99_MS = 50.0
 GOAL_KB_PER_MATCH = 100.0
@@ -67,7 +68,7 @@ async def _worker(
         sent: dict[int, float] = {}
 
         def make(seat: int):  # type: ignore[no-untyped-def]
-            async def choose(turn: match_pb2.TurnStartedEvent) -> str:
+            async def choose(turn: Turn) -> str:
                 await asyncio.sleep(rng.uniform(*delays))
                 move = rng.choice(turn.legal_moves)
                 sent[turn.ply] = time.perf_counter()

@@ -25,10 +25,10 @@ from typing import Any
 import grpc
 from _baseline import ServerProcess, Summary, cpu_seconds, new_pylos_match, print_table, raise_nofile, verdict
 
-from ziggurat.v1 import match_pb2
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.v1 import match_service_pb2_grpc as sgrpc
 from ziggurat_client import ZigguratClient
+from ziggurat_client.bot import Turn
 
 GOAL_P99_MS = 100.0
 Receipt = tuple[int, float, float]  # (ply of the move, time.time() at receipt, server time_ms / 1000)
@@ -80,7 +80,7 @@ async def play_match(
     """Two random bots; returns ply -> time.time() at the write of that ply's move."""
     sent: dict[int, float] = {}
 
-    async def choose(turn: match_pb2.TurnStartedEvent) -> str:
+    async def choose(turn: Turn) -> str:
         await asyncio.sleep(think)
         move = rng.choice(turn.legal_moves)
         sent[turn.ply] = time.time()

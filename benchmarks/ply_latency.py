@@ -38,6 +38,7 @@ from _baseline import (
 
 from ziggurat.v1 import match_pb2
 from ziggurat_client import ZigguratClient
+from ziggurat_client.bot import Turn
 
 GOAL_RATIO = 1.5
 
@@ -50,7 +51,7 @@ async def play_one_match(
     sent: dict[int, float] = {}  # ply the move was played at -> perf_counter at write
 
     def bot(seat: int):  # type: ignore[no-untyped-def]
-        def choose(turn: match_pb2.TurnStartedEvent) -> str:
+        def choose(turn: Turn) -> str:
             move = rng.choice(turn.legal_moves)
             sent[turn.ply] = time.perf_counter()  # the SDK writes it right after we return
             return move

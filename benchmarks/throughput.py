@@ -42,6 +42,7 @@ from _baseline import (
 
 from ziggurat.v1 import match_pb2
 from ziggurat_client import ZigguratClient
+from ziggurat_client.bot import Turn
 
 GOAL_RATIO = 0.5
 
@@ -59,7 +60,7 @@ async def _drive(
         sent: dict[int, float] = {}
 
         def make(seat: int):  # type: ignore[no-untyped-def]
-            def choose(turn: match_pb2.TurnStartedEvent) -> str:
+            def choose(turn: Turn) -> str:
                 move = rng.choice(turn.legal_moves)
                 sent[turn.ply] = time.perf_counter()
                 return move

@@ -1,4 +1,5 @@
-"""``ziggurat bot``: an orphaned remote bot exits instead of reconnecting forever."""
+"""``ziggurat bot``: an orphaned remote bot exits instead of reconnecting forever; a bot handed a
+finished match exits cleanly."""
 
 from __future__ import annotations
 
@@ -6,6 +7,11 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
+
+from tests.service.conftest import ServerProcess
+from ziggurat_client import game_config
+from ziggurat_client.sync import SyncClient
 
 
 def _alive(pid: int) -> bool:
@@ -34,3 +40,40 @@ def test_remote_bot_exits_when_its_launcher_dies() -> None:
     while _alive(pid) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not _alive(pid), "the orphaned bot kept running"
+
+
+def test_a_bot_handed_a_finished_match_reads_the_end_and_exits_cleanly(tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path / "z.db")
+    address = server.start()
+    try:
+        with SyncClient(address) as client:
+            match = client.create_match(game_config("pylos"))
+            handles = {h.seat: h for h in (client.join(match.match_id, f"p{i}") for i in range(2))}
+            client.submit_move(handles[1], "1a1", 0)
+            client.resign(handles[2])
+        seat = handles[1]
+        bot = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "ziggurat.cli.main",
+                "bot",
+                "random",
+                "--server",
+                address,
+                "--match",
+                match.match_id,
+                "--token",
+                seat.token,
+                "--seat",
+                "1",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        server.stop()
+    assert bot.returncode == 0, bot.stderr
+    assert f"match {match.match_id} over: ranks by seat [1, 2]" in bot.stdout
+    assert "Traceback" not in bot.stderr
