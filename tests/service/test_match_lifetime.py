@@ -19,6 +19,7 @@ import grpc
 import pytest
 
 from tests.service.conftest import RunningServer, ServerProcess, pylos_config
+from tests.service.store_faults import LockedDatabase
 from ziggurat.service.server import ServeOptions, ZigguratServer
 from ziggurat.v1 import admin_service_pb2 as apb
 from ziggurat.v1 import admin_service_pb2_grpc as agrpc
@@ -304,3 +305,50 @@ def test_serve_refuses_bad_lifetime_and_token_options_in_one_line(
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [f"error: {result.stderr.strip()[7:]}"]
     assert message in result.stderr
+
+
+async def test_a_locked_database_delays_cancel_and_abort_without_losing_them(tmp_path: Path) -> None:
+    """Store down: UNAVAILABLE, the matches stay as the log says; store back: both go through."""
+    lock = LockedDatabase(tmp_path / "z.db")
+    async with serving(tmp_path, admin_token_file=True) as (_, channel):
+        stub, admin = rpc.MatchServiceStub(channel), agrpc.AdminServiceStub(channel)
+        cancelled = await stub.CreateMatch(spb.CreateMatchRequest(config=pylos_config()))
+        aborted = await stub.CreateMatch(spb.CreateMatchRequest(config=pylos_config()))
+        cancel = stub.CancelMatch(
+            spb.CancelMatchRequest(match_id=cancelled.match.match_id),
+            metadata=bearer(cancelled.creator_token),
+        )
+        abort = apb.AbortMatchRequest(match_id=aborted.match.match_id)
+        lock.on()
+        try:
+            await refused(cancel, grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE")
+            await refused(
+                admin.AbortMatch(abort, metadata=bearer(ADMIN_TOKEN)),
+                grpc.StatusCode.UNAVAILABLE,
+                "STORE_UNAVAILABLE",
+            )
+            for made in (cancelled, aborted):
+                assert (await status_of(stub, made.match.match_id)).status == WAITING, (
+                    "memory follows the log"
+                )
+        finally:
+            lock.off()
+        again = spb.CancelMatchRequest(match_id=cancelled.match.match_id)
+        assert_aborted((await stub.CancelMatch(again, metadata=bearer(cancelled.creator_token))).match)
+        assert_aborted((await admin.AbortMatch(abort, metadata=bearer(ADMIN_TOKEN))).match)
+
+
+async def test_a_locked_database_delays_expiry_until_the_store_is_back(tmp_path: Path) -> None:
+    lock = LockedDatabase(tmp_path / "z.db")
+    async with serving(tmp_path, waiting_ttl_s=0.3) as (server, channel):
+        stub = rpc.MatchServiceStub(channel)
+        server.manager.waiting_ttl_s = 3600.0  # not yet: the match must exist before the lock
+        created = await stub.CreateMatch(spb.CreateMatchRequest(config=pylos_config()))
+        lock.on()
+        try:
+            server.manager.waiting_ttl_s = 0.3  # its idle time runs out while every sweep fails
+            await asyncio.sleep(1.5)
+            assert (await status_of(stub, created.match.match_id)).status == WAITING, "memory follows the log"
+        finally:
+            lock.off()
+        assert_aborted(await wait_finished(stub, created.match.match_id))

@@ -219,7 +219,10 @@ class MatchManager:
     async def _sweep(self) -> None:
         interval = max(0.05, min(self.waiting_ttl_s / 4, 10.0))
         while True:
-            self.expire_idle()
+            try:
+                self.expire_idle()
+            except Exception:  # a bug must not end expiry for good: log it, sweep again later
+                log.exception("expiring idle waiting matches failed")
             await asyncio.sleep(interval)
 
     def close(self) -> None:
