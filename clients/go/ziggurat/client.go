@@ -94,14 +94,32 @@ type CreateOptions struct {
 	SeatAssignment pb.SeatAssignment // default: seats by lot
 }
 
-// CreateMatch creates a match with open seats and returns it as a spectator sees it.
-func (c *Client) CreateMatch(ctx context.Context, config *pb.GameConfig, options *CreateOptions) (*pb.Match, error) {
+// CreatedMatch is a new match as a spectator sees it, and the creator token that lets its
+// holder cancel it while it waits for players (keep it secret).
+type CreatedMatch struct {
+	*pb.Match
+	CreatorToken string
+}
+
+// CreateMatch creates a match with open seats.
+func (c *Client) CreateMatch(ctx context.Context, config *pb.GameConfig, options *CreateOptions) (*CreatedMatch, error) {
 	request := &pb.CreateMatchRequest{Config: config}
 	if options != nil {
 		request.TimeControl = options.TimeControl
 		request.SeatAssignment = options.SeatAssignment
 	}
 	response, err := c.Matches.CreateMatch(ctx, request)
+	if err != nil {
+		return nil, FromError(err)
+	}
+	return &CreatedMatch{Match: response.GetMatch(), CreatorToken: response.GetCreatorToken()}, nil
+}
+
+// CancelMatch cancels a match still waiting for players, with the creator token
+// CreateMatch returned; it ends as aborted. A started match is refused with NOT_WAITING.
+func (c *Client) CancelMatch(ctx context.Context, matchID, creatorToken string) (*pb.Match, error) {
+	handle := Handle{MatchID: matchID, Token: creatorToken}
+	response, err := c.Matches.CancelMatch(handle.Context(ctx), &pb.CancelMatchRequest{MatchId: matchID})
 	if err != nil {
 		return nil, FromError(err)
 	}

@@ -25,6 +25,7 @@ const (
 	ReasonMatchFull     = "MATCH_FULL"
 	ReasonBadToken      = "BAD_TOKEN"
 	ReasonMissingToken  = "MISSING_TOKEN"
+	ReasonNotWaiting    = "NOT_WAITING"
 	// ReasonGaveUp is the client's own: the server stayed unreachable through every retry.
 	ReasonGaveUp = "GAVE_UP"
 )

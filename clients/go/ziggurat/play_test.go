@@ -125,6 +125,8 @@ func TestRefusalsCarryTypedReasons(t *testing.T) {
 	expect(err, codes.FailedPrecondition, ziggurat.ReasonStalePly)
 	_, err = client.Join(ctx, match.GetMatchId(), "third", 0)
 	expect(err, codes.FailedPrecondition, ziggurat.ReasonMatchFull)
+	_, err = client.CancelMatch(ctx, match.GetMatchId(), match.CreatorToken)
+	expect(err, codes.FailedPrecondition, ziggurat.ReasonNotWaiting) // it has started
 	_, err = client.GetMatch(ctx, "no-such-match", ziggurat.Handle{})
 	expect(err, codes.NotFound, ziggurat.ReasonMatchNotFound)
 	_, err = client.SubmitMove(ctx, ziggurat.Handle{MatchID: match.GetMatchId(), Token: "forged"}, "1a1", -1)
@@ -173,6 +175,37 @@ func TestRefusalsCarryTypedReasons(t *testing.T) {
 	var gaveUp *ziggurat.RejectedError
 	if !errors.As(err, &gaveUp) || len(gaveUp.Rejections) != 3 || gaveUp.Rejections[2].Reason != ziggurat.ReasonIllegalMove {
 		t.Fatalf("want RejectedError with 3 ILLEGAL_MOVE, got %v", err)
+	}
+}
+
+func TestCancelsAWaitingMatchWithTheCreatorToken(t *testing.T) {
+	server := startServer(t)
+	client := dial(t, server.Address)
+	ctx := testContext(t)
+	match, err := client.CreateMatch(ctx, ziggurat.Kabaleo(3), nil)
+	if err != nil || match.CreatorToken == "" {
+		t.Fatalf("%v %v", match, err)
+	}
+	if _, err := client.Join(ctx, match.GetMatchId(), "early", 0); err != nil {
+		t.Fatal(err)
+	}
+	_, err = client.CancelMatch(ctx, match.GetMatchId(), "not-the-creator")
+	if ziggurat.ReasonOf(err) != ziggurat.ReasonBadToken {
+		t.Fatalf("want BAD_TOKEN, got %v", err)
+	}
+	cancelled, err := client.CancelMatch(ctx, match.GetMatchId(), match.CreatorToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cancelled.GetStatus() != pb.MatchStatus_MATCH_STATUS_FINISHED || cancelled.GetRevealedSeed() == "" {
+		t.Fatalf("after cancel: %v", cancelled)
+	}
+	if record, err := client.Record(ctx, match.GetMatchId()); err != nil || record.GetOutcome().GetTermination() != pb.Termination_TERMINATION_ABORTED {
+		t.Fatalf("record of the cancelled match: %v %v", record, err)
+	}
+	var refused *ziggurat.Error
+	if _, err := client.Join(ctx, match.GetMatchId(), "late", 0); !errors.As(err, &refused) || refused.Code != codes.FailedPrecondition {
+		t.Fatalf("joining a cancelled match: %v", err)
 	}
 }
 

@@ -164,15 +164,22 @@ export class ZigguratClient {
     }
   }
 
-  /** Creates a match with open seats; returns it as a spectator sees it. */
+  /** Creates a match with open seats: the match as a spectator sees it, plus the creator
+   * token that lets its holder cancel it while it waits for players (keep it secret). */
   async createMatch(
     config: GameConfig,
     options: { timeControl?: TimeControl; seatAssignment?: SeatAssignment } = {},
-  ): Promise<Match> {
+  ): Promise<Match & { creatorToken: string }> {
     const response = await this.call(
       this.matches.createMatch({ config, timeControl: options.timeControl, seatAssignment: options.seatAssignment }),
     );
-    return response.match!;
+    return Object.assign(response.match!, { creatorToken: response.creatorToken });
+  }
+
+  /** Cancels a match still waiting for players, with the creator token createMatch returned;
+   * it ends as aborted. A started match is refused with NOT_WAITING. */
+  async cancelMatch(matchId: string, creatorToken: string): Promise<Match> {
+    return (await this.call(this.matches.cancelMatch({ matchId }, { headers: bearer(creatorToken) }))).match!;
   }
 
   /** Takes a seat; seat 0 takes the one the match gives, another asks for it (chosen seating). */

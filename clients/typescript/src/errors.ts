@@ -21,6 +21,7 @@ export const Reason = {
   MatchFull: "MATCH_FULL",
   BadToken: "BAD_TOKEN",
   MissingToken: "MISSING_TOKEN",
+  NotWaiting: "NOT_WAITING",
   /** The client's own: the server stayed unreachable through every retry. */
   GaveUp: "GAVE_UP",
 } as const;

@@ -89,6 +89,7 @@ describe("refusals", () => {
     await refused(client.submitMove(second, "1a1"), Code.FailedPrecondition, Reason.NotYourTurn);
     await refused(client.submitMove(first, "1a1", 5), Code.FailedPrecondition, Reason.StalePly);
     await refused(client.join(match.matchId, "third"), Code.FailedPrecondition, Reason.MatchFull);
+    await refused(client.cancelMatch(match.matchId, match.creatorToken), Code.FailedPrecondition, Reason.NotWaiting);
     await refused(client.getMatch("no-such-match"), Code.NotFound, Reason.MatchNotFound);
     await refused(
       client.submitMove({ matchId: match.matchId, seat: 1, token: "forged" }, "1a1"),
@@ -122,6 +123,23 @@ describe("refusals", () => {
       assert.ok(error instanceof RejectedError, String(error));
       assert.equal(error.rejections.length, 3);
       assert.equal(error.rejections[2].reason, Reason.IllegalMove);
+      return true;
+    });
+  });
+});
+
+describe("cancel", () => {
+  test("a waiting match is cancelled with the creator token only", { timeout: 180_000 }, async () => {
+    const match = await client.createMatch(kabaleo(3));
+    assert.ok(match.creatorToken);
+    await client.join(match.matchId, "early");
+    await refused(client.cancelMatch(match.matchId, "not-the-creator"), Code.PermissionDenied, Reason.BadToken);
+    const cancelled = await client.cancelMatch(match.matchId, match.creatorToken);
+    assert.equal(cancelled.status, v1.MatchStatus.FINISHED);
+    assert.ok(cancelled.revealedSeed);
+    assert.equal((await client.record(match.matchId)).outcome?.termination, v1.Termination.ABORTED);
+    await assert.rejects(client.join(match.matchId, "late"), (error: unknown) => {
+      assert.ok(error instanceof ZigguratError && error.code === Code.FailedPrecondition, String(error));
       return true;
     });
   });
