@@ -115,8 +115,19 @@ async def test_a_catch_up_comes_in_bounded_messages_that_never_split_a_change(
             first = later[0]
             assert first.WhichOneof("kind") not in continuations, "a change is never cut in two"
             assert not first.move_played.substituted
+        received = [e for events in messages for e in events]
         if handle is None:
-            assert [e for events in messages for e in events] == whole
+            assert received == whole
+        else:  # secrecy holds in the batches: only the seat's own objective before the end
+            last_move = max(i for i, e in enumerate(received) if e.WhichOneof("kind") == "move_played")
+            for event in received[:last_move]:  # (the last move and the end reveal everything)
+                kind = event.WhichOneof("kind")
+                view = getattr(event, kind).view if kind in ("match_started", "move_played") else None
+                if view is not None:
+                    shown = list(view.kabaleo.objectives)
+                    assert [s for s, letter in enumerate(shown, 1) if letter != "?"] == [handle.seat]
+            final = received[-1].match_ended.view.kabaleo.objectives
+            assert "?" not in final, "the reveal"
 
 
 async def test_streams_per_seat_and_per_match_are_limited(tmp_path: Path) -> None:
