@@ -29,7 +29,7 @@ class LockedDatabase:
         self._holder = sqlite3.connect(self.db, timeout=5, isolation_level=None)
         self._holder.execute("BEGIN IMMEDIATE")
 
-    def off(self) -> None:
+    def off(self) -> None:  # (idempotent)
         if self._holder is not None:
             self._holder.execute("ROLLBACK")
             self._holder.close()

@@ -269,3 +269,41 @@ async def test_a_locked_database_never_stalls_the_event_loop(tmp_path: Path) -> 
         finally:
             fault.off()
     assert sorted(stalls)[len(stalls) // 2] < 0.05, f"a refused write blocked the loop for {stalls}"
+
+
+async def test_what_a_restart_owes_a_match_waits_for_the_store(tmp_path: Path) -> None:
+    """Restored while another process holds the write lock: the seats that were connected are
+    disconnected now, their grace runs out, and the time-out is recorded once the lock goes.
+    """
+    db = tmp_path / "z.db"
+    async with serving(db) as (_, client):
+        match = await client.create_match(
+            pylos_config(),
+            time_control=match_pb2.TimeControl(disconnect_grace_ms=200),
+            seat_assignment=CHOSEN,
+        )
+        light = await client.join(match.match_id, "p1", 1)
+        await client.join(match.match_id, "p2", 2)
+        call = client.stub.Play(metadata=light.metadata)  # type: ignore[call-arg]
+        await call.write(spb.PlayRequest(match_id=light.match_id))
+        await anext(aiter(call))
+        await asyncio.sleep(0.1)
+        assert (await client.get_match(light.match_id)).seats[0].state == match_pb2.SEAT_STATE_CONNECTED
+        call.cancel()
+    fault = LockedDatabase(db)
+    server = ZigguratServer(ServeOptions(host="127.0.0.1", port=0, db_path=str(db), grace_seconds=0.5))
+    fault.on()
+    try:
+        port = await server.start()
+        async with ZigguratClient(f"127.0.0.1:{port}") as client:
+            await asyncio.sleep(0.6)  # past the grace: the time-out is due but cannot be recorded
+            summary = await client.get_match(light.match_id)
+            assert summary.status == match_pb2.MATCH_STATUS_ACTIVE
+            assert summary.seats[0].state == match_pb2.SEAT_STATE_DISCONNECTED
+            fault.off()
+            ended = [e async for e in client.watch(light.match_id)]
+            assert ended[-1].match_ended.outcome.termination == game_pb2.TERMINATION_TIMEOUT
+            assert match_pb2.SEAT_STATE_TIMED_OUT in [e.seat_changed.seat.state for e in ended]
+    finally:
+        fault.off()
+        await server.stop()

@@ -147,14 +147,15 @@ class Store:
         self.path = str(path)
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(
-            self.path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_S
-        )
+        # Opening may wait for a lock as sqlite usually does (nothing is served yet); the
+        # writes of a running server never wait (BUSY_TIMEOUT_S).
+        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=5.0)
         self._failures = 0  # failed writes since the last one that succeeded
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
         self._db.execute("PRAGMA foreign_keys=ON")
         self._db.executescript(SCHEMA)
+        self._db.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
         self._checkpointer: _Checkpointer | None = None
         if self.path != ":memory:":
             # Checkpoints copy the WAL into the database file and fsync it: on the event loop
