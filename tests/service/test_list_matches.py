@@ -220,3 +220,30 @@ async def test_finished_matches_are_listed_from_summaries_after_a_restart(tmp_pa
         await third.stop()
     with sqlite3.connect(db) as raw:
         assert raw.execute("SELECT COUNT(*) FROM match_summaries WHERE audience = -1").fetchone()[0] == 3
+
+
+async def test_live_matches_are_listed_as_they_are_now(stub: rpc.MatchServiceStub) -> None:
+    """Listing caches each live match's rendering; every move and connection shows at once."""
+    match_id = await create(stub)
+    tokens = await join_all(stub, match_id, 2)
+
+    async def listed_equals_get() -> match_pb2.Match:
+        listed = {m.match_id: m for m in (await stub.ListMatches(spb.ListMatchesRequest())).matches}
+        public = (await stub.GetMatch(spb.GetMatchRequest(match_id=match_id))).match
+        assert listed[match_id] == public
+        return public
+
+    before = await listed_equals_get()
+    assert await listed_equals_get() == before
+    mover = before.view.to_move
+    seat_view = await stub.GetMatch(spb.GetMatchRequest(match_id=match_id), metadata=bearer(tokens[mover]))
+    move = seat_view.match.view.legal_moves[0]
+    await stub.SubmitMove(spb.SubmitMoveRequest(match_id=match_id, move=move), metadata=bearer(tokens[mover]))
+    after_move = await listed_equals_get()
+    assert after_move.last_seq > before.last_seq
+    play = stub.Play(metadata=bearer(tokens[1]))
+    await play.write(spb.PlayRequest(match_id=match_id))
+    await play.read()
+    connected = await listed_equals_get()
+    assert connected.seats[0].state == match_pb2.SEAT_STATE_CONNECTED
+    play.cancel()

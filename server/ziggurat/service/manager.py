@@ -69,6 +69,10 @@ class MatchManager:
         self.live: dict[str, Match] = {}
         self._finished: OrderedDict[str, Match] = OrderedDict()
         self._expiry: asyncio.Task[None] | None = None
+        # Spectators' rendering of each live match listed, with what it was rendered from
+        # (the immutable match state object and the seats' presence): listing live matches
+        # re-renders only those that changed since they were last listed.
+        self._listed: dict[str, tuple[object, tuple[str, ...], bytes]] = {}
 
     def restore(self) -> int:
         """Bring back every unfinished match from the store (after a restart or crash)."""
@@ -236,6 +240,8 @@ class MatchManager:
     def _summary(self, match_id: str, audience: int | None) -> bytes:
         """The serialized Match for ``audience``: from memory, the stored summary, or (once) the log."""
         match = self.live.get(match_id) or self._finished.get(match_id)
+        if match is not None and audience is None:
+            return self._spectator_summary(match)
         if match is not None:
             return render_match(match, audience).SerializeToString()
         data = self.store.summary(match_id, audience)
@@ -245,6 +251,17 @@ class MatchManager:
         if match.status == "finished":
             self._save_summaries(match)
         return render_match(match, audience).SerializeToString()
+
+    def _spectator_summary(self, match: Match) -> bytes:
+        """The spectators' Match of a match in memory, rendered again only when it changed."""
+        presence = tuple(match.presence(seat) for seat in range(match.seat_count))
+        cached = self._listed.get(match.match_id)
+        if cached is not None and cached[0] is match.current and cached[1] == presence:
+            return cached[2]
+        data = render_match(match, None).SerializeToString()
+        if match.match_id in self.live:
+            self._listed[match.match_id] = (match.current, presence, data)
+        return data
 
     def _save_summaries(self, match: Match) -> None:
         audiences: list[int | None] = [None, *range(match.seat_count)]
@@ -267,6 +284,7 @@ class MatchManager:
     def _retire(self, match: Match) -> None:
         """Move a match that has just finished from the live set to the finished cache."""
         if self.live.pop(match.match_id, None) is not None:
+            self._listed.pop(match.match_id, None)
             self._track(match)
             self._save_summaries(match)
         else:
