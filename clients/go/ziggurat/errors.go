@@ -16,16 +16,17 @@ const Domain = "ziggurat"
 
 // Reasons a bot commonly meets (docs/protocol.md, "Errors", lists them all).
 const (
-	ReasonIllegalMove   = "ILLEGAL_MOVE"
-	ReasonMalformedMove = "MALFORMED_MOVE"
-	ReasonNotYourTurn   = "NOT_YOUR_TURN"
-	ReasonStalePly      = "STALE_PLY"
-	ReasonGameOver      = "GAME_OVER"
-	ReasonMatchNotFound = "MATCH_NOT_FOUND"
-	ReasonMatchFull     = "MATCH_FULL"
-	ReasonBadToken      = "BAD_TOKEN"
-	ReasonMissingToken  = "MISSING_TOKEN"
-	ReasonNotWaiting    = "NOT_WAITING"
+	ReasonIllegalMove     = "ILLEGAL_MOVE"
+	ReasonMalformedMove   = "MALFORMED_MOVE"
+	ReasonNotYourTurn     = "NOT_YOUR_TURN"
+	ReasonStalePly        = "STALE_PLY"
+	ReasonGameOver        = "GAME_OVER"
+	ReasonMatchNotFound   = "MATCH_NOT_FOUND"
+	ReasonMatchFull       = "MATCH_FULL"
+	ReasonBadToken        = "BAD_TOKEN"
+	ReasonMissingToken    = "MISSING_TOKEN"
+	ReasonNotWaiting      = "NOT_WAITING"
+	ReasonBotNotConnected = "BOT_NOT_CONNECTED"
 	// ReasonGaveUp is the client's own: the server stayed unreachable through every retry.
 	ReasonGaveUp = "GAVE_UP"
 )

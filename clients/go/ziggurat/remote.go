@@ -29,6 +29,17 @@ type RemoteBot struct {
 	PlayOptions  *PlayOptions // passed to Play for each assignment
 }
 
+// InviteBot seats a connected remote bot in a match waiting for players (seat 0: the seat
+// the match gives, as Join); the bot gets the seat as an Assignment. Returns the bot's seat.
+// Refusals: BOT_NOT_CONNECTED, BOT_GAME, BOT_BUSY, and those of Join.
+func (c *Client) InviteBot(ctx context.Context, matchID, botName string, seat uint32) (uint32, error) {
+	response, err := c.Bots.InviteBot(ctx, &pb.InviteBotRequest{MatchId: matchID, BotName: botName, Seat: seat})
+	if err != nil {
+		return 0, FromError(err)
+	}
+	return response.GetSeat(), nil
+}
+
 // RunRemoteBot connects the bot and plays each Assignment in its own goroutine with Play,
 // reconnecting with backoff when the connection drops (matches being played carry on). It
 // returns when ctx is done, after its matches have stopped, or with *Error on a refusal

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -136,4 +137,61 @@ func TestRemoteBotPlaysTheSeatsATournamentHandsIt(t *testing.T) {
 	for _, a := range assignments {
 		server.verify(a.GetMatchId())
 	}
+}
+
+// A person invites the connected Go bot into a match (InviteBot) and plays it.
+func TestRemoteBotInvitedIntoAMatch(t *testing.T) {
+	server := startServer(t)
+	client := dial(t, server.Address)
+	ctx := testContext(t)
+	botCtx, stopBot := context.WithCancel(ctx)
+	defer stopBot()
+	registered := make(chan struct{}, 1)
+	ended := make(chan *ziggurat.Result, 1)
+	botDone := make(chan error, 1)
+	go func() {
+		botDone <- client.RunRemoteBot(botCtx, ziggurat.RemoteBot{
+			Name: "go-invitee", Token: "secret",
+			Chooser:      func(*pb.Assignment) ziggurat.ChooseFunc { return newRandomChooser(5).choose },
+			OnRegistered: func(string) { registered <- struct{}{} },
+			OnMatchEnded: func(a *pb.Assignment, r *ziggurat.Result, err error) {
+				if err != nil {
+					t.Error(err)
+				}
+				ended <- r
+			},
+		})
+	}()
+	<-registered
+	match, err := client.CreateMatch(ctx, ziggurat.Pylos(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.InviteBot(ctx, match.GetMatchId(), "nobody", 0); ziggurat.ReasonOf(err) != ziggurat.ReasonBotNotConnected {
+		t.Fatalf("inviting a bot that is not connected: %v", err)
+	}
+	botSeat, err := client.InviteBot(ctx, match.GetMatchId(), "go-invitee", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	me, err := client.Join(ctx, match.GetMatchId(), "person", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if me.Seat == botSeat {
+		t.Fatalf("both on seat %d", botSeat)
+	}
+	mine, err := client.Play(ctx, me, newRandomChooser(6).choose, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bots := <-ended
+	if bots == nil || bots.Seat != botSeat || !slices.Equal(bots.History, mine.History) {
+		t.Fatalf("the bot's result %+v", bots)
+	}
+	stopBot()
+	if err := <-botDone; err != nil {
+		t.Fatal(err)
+	}
+	server.verify(match.GetMatchId())
 }

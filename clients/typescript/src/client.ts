@@ -260,6 +260,13 @@ export class ZigguratClient {
     return new Player(this, handle, choose, options).run();
   }
 
+  /** Seats a connected remote bot in a match waiting for players (seat 0: the seat the
+   * match gives, as join); the bot gets the seat as an Assignment. Resolves to its seat.
+   * Refusals: BOT_NOT_CONNECTED, BOT_GAME, BOT_BUSY, and those of join. */
+  async inviteBot(matchId: string, botName: string, seat = 0): Promise<number> {
+    return (await this.call(this.bots.inviteBot({ matchId, botName, seat }))).seat;
+  }
+
   /**
    * Connects as a remote bot (BotService.ConnectBot) and plays every seat it is handed,
    * each Assignment with its own play(); reconnects with backoff (matches in play carry on).

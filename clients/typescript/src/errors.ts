@@ -22,6 +22,7 @@ export const Reason = {
   BadToken: "BAD_TOKEN",
   MissingToken: "MISSING_TOKEN",
   NotWaiting: "NOT_WAITING",
+  BotNotConnected: "BOT_NOT_CONNECTED",
   /** The client's own: the server stayed unreachable through every retry. */
   GaveUp: "GAVE_UP",
 } as const;

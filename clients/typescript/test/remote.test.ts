@@ -6,7 +6,7 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { test } from "node:test";
 
-import { type Result, ZigguratClient, v1 } from "../src/index.js";
+import { Reason, type Result, ZigguratClient, ZigguratError, pylos, v1 } from "../src/index.js";
 import { TestServer, ZIGGURAT, randomChooser } from "./server.js";
 
 const CONFIG = `
@@ -89,5 +89,45 @@ test("plays the seats a tournament hands it as a remote bot", { timeout: 180_000
     for (const a of assignments) await verifier.verify(a.matchId);
   } finally {
     await verifier.kill();
+  }
+});
+
+test("a person invites the connected bot into a match and plays it", { timeout: 180_000 }, async () => {
+  const server = await TestServer.start();
+  const client = new ZigguratClient(server.address);
+  const stop = new AbortController();
+  try {
+    let registered!: () => void;
+    const isRegistered = new Promise<void>((ok) => (registered = ok));
+    let ended!: (result: Result | undefined) => void;
+    const botResult = new Promise<Result | undefined>((ok) => (ended = ok));
+    const bot = client.runRemoteBot({
+      name: "ts-invitee",
+      token: "secret",
+      chooser: () => randomChooser(5).choose,
+      onRegistered: () => registered(),
+      onMatchEnded: (_, result) => ended(result),
+      signal: stop.signal,
+    });
+    await isRegistered;
+    const match = await client.createMatch(pylos());
+    await assert.rejects(client.inviteBot(match.matchId, "nobody"), (error: unknown) => {
+      assert.ok(error instanceof ZigguratError && error.reason === Reason.BotNotConnected, String(error));
+      return true;
+    });
+    const botSeat = await client.inviteBot(match.matchId, "ts-invitee");
+    const me = await client.join(match.matchId, "person");
+    assert.notEqual(me.seat, botSeat);
+    const mine = await client.play(me, randomChooser(6).choose);
+    const theirs = await botResult;
+    assert.equal(theirs?.seat, botSeat);
+    assert.deepEqual(theirs?.history, mine.history);
+    stop.abort();
+    await bot;
+    await server.verify(match.matchId);
+  } finally {
+    stop.abort();
+    client.close();
+    await server.kill();
   }
 });

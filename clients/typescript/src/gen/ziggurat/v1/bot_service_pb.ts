@@ -6,7 +6,7 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Game, GameConfig } from "./game_pb.js";
 import { file_ziggurat_v1_game } from "./game_pb.js";
-import type { TimeControl } from "./match_pb.js";
+import type { Match, TimeControl } from "./match_pb.js";
 import { file_ziggurat_v1_match } from "./match_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -14,7 +14,68 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file ziggurat/v1/bot_service.proto.
  */
 export const file_ziggurat_v1_bot_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch16aWdndXJhdC92MS9ib3Rfc2VydmljZS5wcm90bxILemlnZ3VyYXQudjEiWAoRQ29ubmVjdEJvdFJlcXVlc3QSDAoEbmFtZRgBIAEoCRIgCgVnYW1lcxgCIAMoDjIRLnppZ2d1cmF0LnYxLkdhbWUSEwoLbWF4X21hdGNoZXMYAyABKA0ifQoSQ29ubmVjdEJvdFJlc3BvbnNlEjAKCnJlZ2lzdGVyZWQYASABKAsyGi56aWdndXJhdC52MS5Cb3RSZWdpc3RlcmVkSAASLQoKYXNzaWdubWVudBgCIAEoCzIXLnppZ2d1cmF0LnYxLkFzc2lnbm1lbnRIAEIGCgRraW5kIh0KDUJvdFJlZ2lzdGVyZWQSDAoEbmFtZRgBIAEoCSKmAQoKQXNzaWdubWVudBIQCghtYXRjaF9pZBgBIAEoCRIMCgRzZWF0GAIgASgNEg0KBXRva2VuGAMgASgJEicKBmNvbmZpZxgEIAEoCzIXLnppZ2d1cmF0LnYxLkdhbWVDb25maWcSLgoMdGltZV9jb250cm9sGAUgASgLMhguemlnZ3VyYXQudjEuVGltZUNvbnRyb2wSEAoIYm90X3NlZWQYBiABKAQiEQoPTGlzdEJvdHNSZXF1ZXN0IjsKEExpc3RCb3RzUmVzcG9uc2USJwoEYm90cxgBIAMoCzIZLnppZ2d1cmF0LnYxLkNvbm5lY3RlZEJvdCJrCgxDb25uZWN0ZWRCb3QSDAoEbmFtZRgBIAEoCRIgCgVnYW1lcxgCIAMoDjIRLnppZ2d1cmF0LnYxLkdhbWUSEwoLbWF4X21hdGNoZXMYAyABKA0SFgoOYWN0aXZlX21hdGNoZXMYBCABKA0ypgEKCkJvdFNlcnZpY2USTwoKQ29ubmVjdEJvdBIeLnppZ2d1cmF0LnYxLkNvbm5lY3RCb3RSZXF1ZXN0Gh8uemlnZ3VyYXQudjEuQ29ubmVjdEJvdFJlc3BvbnNlMAESRwoITGlzdEJvdHMSHC56aWdndXJhdC52MS5MaXN0Qm90c1JlcXVlc3QaHS56aWdndXJhdC52MS5MaXN0Qm90c1Jlc3BvbnNlQqABCg9vcmcuemlnZ3VyYXQudjFCD0JvdFNlcnZpY2VQcm90b1ABWkNnaXRodWIuY29tL3ppZ2d1cmF0LWdhbWVzL3ppZ2d1cmF0L2NsaWVudHMvZ28vemlnZ3VyYXR2MTt6aWdndXJhdHYxogIDWlhYqgILWmlnZ3VyYXQuVjG6AgNaaWfKAgtaaWdndXJhdFxWMeoCDFppZ2d1cmF0OjpWMWIGcHJvdG8z", [file_ziggurat_v1_game, file_ziggurat_v1_match]);
+  fileDesc("Ch16aWdndXJhdC92MS9ib3Rfc2VydmljZS5wcm90bxILemlnZ3VyYXQudjEiRAoQSW52aXRlQm90UmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIQCghib3RfbmFtZRgCIAEoCRIMCgRzZWF0GAMgASgNIkQKEUludml0ZUJvdFJlc3BvbnNlEgwKBHNlYXQYASABKA0SIQoFbWF0Y2gYAiABKAsyEi56aWdndXJhdC52MS5NYXRjaCJYChFDb25uZWN0Qm90UmVxdWVzdBIMCgRuYW1lGAEgASgJEiAKBWdhbWVzGAIgAygOMhEuemlnZ3VyYXQudjEuR2FtZRITCgttYXhfbWF0Y2hlcxgDIAEoDSJ9ChJDb25uZWN0Qm90UmVzcG9uc2USMAoKcmVnaXN0ZXJlZBgBIAEoCzIaLnppZ2d1cmF0LnYxLkJvdFJlZ2lzdGVyZWRIABItCgphc3NpZ25tZW50GAIgASgLMhcuemlnZ3VyYXQudjEuQXNzaWdubWVudEgAQgYKBGtpbmQiHQoNQm90UmVnaXN0ZXJlZBIMCgRuYW1lGAEgASgJIqYBCgpBc3NpZ25tZW50EhAKCG1hdGNoX2lkGAEgASgJEgwKBHNlYXQYAiABKA0SDQoFdG9rZW4YAyABKAkSJwoGY29uZmlnGAQgASgLMhcuemlnZ3VyYXQudjEuR2FtZUNvbmZpZxIuCgx0aW1lX2NvbnRyb2wYBSABKAsyGC56aWdndXJhdC52MS5UaW1lQ29udHJvbBIQCghib3Rfc2VlZBgGIAEoBCIRCg9MaXN0Qm90c1JlcXVlc3QiOwoQTGlzdEJvdHNSZXNwb25zZRInCgRib3RzGAEgAygLMhkuemlnZ3VyYXQudjEuQ29ubmVjdGVkQm90ImsKDENvbm5lY3RlZEJvdBIMCgRuYW1lGAEgASgJEiAKBWdhbWVzGAIgAygOMhEuemlnZ3VyYXQudjEuR2FtZRITCgttYXhfbWF0Y2hlcxgDIAEoDRIWCg5hY3RpdmVfbWF0Y2hlcxgEIAEoDTLyAQoKQm90U2VydmljZRJPCgpDb25uZWN0Qm90Eh4uemlnZ3VyYXQudjEuQ29ubmVjdEJvdFJlcXVlc3QaHy56aWdndXJhdC52MS5Db25uZWN0Qm90UmVzcG9uc2UwARJHCghMaXN0Qm90cxIcLnppZ2d1cmF0LnYxLkxpc3RCb3RzUmVxdWVzdBodLnppZ2d1cmF0LnYxLkxpc3RCb3RzUmVzcG9uc2USSgoJSW52aXRlQm90Eh0uemlnZ3VyYXQudjEuSW52aXRlQm90UmVxdWVzdBoeLnppZ2d1cmF0LnYxLkludml0ZUJvdFJlc3BvbnNlQqABCg9vcmcuemlnZ3VyYXQudjFCD0JvdFNlcnZpY2VQcm90b1ABWkNnaXRodWIuY29tL3ppZ2d1cmF0LWdhbWVzL3ppZ2d1cmF0L2NsaWVudHMvZ28vemlnZ3VyYXR2MTt6aWdndXJhdHYxogIDWlhYqgILWmlnZ3VyYXQuVjG6AgNaaWfKAgtaaWdndXJhdFxWMeoCDFppZ2d1cmF0OjpWMWIGcHJvdG8z", [file_ziggurat_v1_game, file_ziggurat_v1_match]);
+
+/**
+ * InviteBot input.
+ *
+ * @generated from message ziggurat.v1.InviteBotRequest
+ */
+export type InviteBotRequest = Message<"ziggurat.v1.InviteBotRequest"> & {
+  /**
+   * @generated from field: string match_id = 1;
+   */
+  matchId: string;
+
+  /**
+   * The connected bot's name, as ListBots shows it.
+   *
+   * @generated from field: string bot_name = 2;
+   */
+  botName: string;
+
+  /**
+   * With SEAT_ASSIGNMENT_CHOSEN: the seat for the bot (1-based); 0 = the lowest free seat.
+   *
+   * @generated from field: uint32 seat = 3;
+   */
+  seat: number;
+};
+
+/**
+ * Describes the message ziggurat.v1.InviteBotRequest.
+ * Use `create(InviteBotRequestSchema)` to create a new message.
+ */
+export const InviteBotRequestSchema: GenMessage<InviteBotRequest> = /*@__PURE__*/
+  messageDesc(file_ziggurat_v1_bot_service, 0);
+
+/**
+ * InviteBot output.
+ *
+ * @generated from message ziggurat.v1.InviteBotResponse
+ */
+export type InviteBotResponse = Message<"ziggurat.v1.InviteBotResponse"> & {
+  /**
+   * The seat the bot took (1-based). Its token went to the bot only.
+   *
+   * @generated from field: uint32 seat = 1;
+   */
+  seat: number;
+
+  /**
+   * The match after the bot sat down, as a spectator sees it.
+   *
+   * @generated from field: ziggurat.v1.Match match = 2;
+   */
+  match?: Match | undefined;
+};
+
+/**
+ * Describes the message ziggurat.v1.InviteBotResponse.
+ * Use `create(InviteBotResponseSchema)` to create a new message.
+ */
+export const InviteBotResponseSchema: GenMessage<InviteBotResponse> = /*@__PURE__*/
+  messageDesc(file_ziggurat_v1_bot_service, 1);
 
 /**
  * ConnectBot input.
@@ -49,7 +110,7 @@ export type ConnectBotRequest = Message<"ziggurat.v1.ConnectBotRequest"> & {
  * Use `create(ConnectBotRequestSchema)` to create a new message.
  */
 export const ConnectBotRequestSchema: GenMessage<ConnectBotRequest> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_bot_service, 0);
+  messageDesc(file_ziggurat_v1_bot_service, 2);
 
 /**
  * One ConnectBot message: a seat to play, or the registration acknowledgement.
@@ -80,7 +141,7 @@ export type ConnectBotResponse = Message<"ziggurat.v1.ConnectBotResponse"> & {
  * Use `create(ConnectBotResponseSchema)` to create a new message.
  */
 export const ConnectBotResponseSchema: GenMessage<ConnectBotResponse> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_bot_service, 1);
+  messageDesc(file_ziggurat_v1_bot_service, 3);
 
 /**
  * Sent first: the connection is registered under `name`.
@@ -99,7 +160,7 @@ export type BotRegistered = Message<"ziggurat.v1.BotRegistered"> & {
  * Use `create(BotRegisteredSchema)` to create a new message.
  */
 export const BotRegisteredSchema: GenMessage<BotRegistered> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_bot_service, 2);
+  messageDesc(file_ziggurat_v1_bot_service, 4);
 
 /**
  * A seat handed to the bot: play it with the seat token like any client would.
@@ -148,7 +209,7 @@ export type Assignment = Message<"ziggurat.v1.Assignment"> & {
  * Use `create(AssignmentSchema)` to create a new message.
  */
 export const AssignmentSchema: GenMessage<Assignment> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_bot_service, 3);
+  messageDesc(file_ziggurat_v1_bot_service, 5);
 
 /**
  * ListBots input.
@@ -163,7 +224,7 @@ export type ListBotsRequest = Message<"ziggurat.v1.ListBotsRequest"> & {
  * Use `create(ListBotsRequestSchema)` to create a new message.
  */
 export const ListBotsRequestSchema: GenMessage<ListBotsRequest> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_bot_service, 4);
+  messageDesc(file_ziggurat_v1_bot_service, 6);
 
 /**
  * ListBots output.
@@ -182,7 +243,7 @@ export type ListBotsResponse = Message<"ziggurat.v1.ListBotsResponse"> & {
  * Use `create(ListBotsResponseSchema)` to create a new message.
  */
 export const ListBotsResponseSchema: GenMessage<ListBotsResponse> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_bot_service, 5);
+  messageDesc(file_ziggurat_v1_bot_service, 7);
 
 /**
  * A connected bot.
@@ -218,7 +279,7 @@ export type ConnectedBot = Message<"ziggurat.v1.ConnectedBot"> & {
  * Use `create(ConnectedBotSchema)` to create a new message.
  */
 export const ConnectedBotSchema: GenMessage<ConnectedBot> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_bot_service, 6);
+  messageDesc(file_ziggurat_v1_bot_service, 8);
 
 /**
  * Remote bots: a bot connects once, says what it plays, and is handed seats.
@@ -249,6 +310,22 @@ export const BotService: GenService<{
     methodKind: "unary";
     input: typeof ListBotsRequestSchema;
     output: typeof ListBotsResponseSchema;
+  },
+  /**
+   * Invites a connected bot into a match that is waiting for players (Lichess's
+   * "challenge a bot"): the bot takes a seat under its bot name, exactly as JoinMatch
+   * would seat a player, and receives the seat as an Assignment on its ConnectBot
+   * stream. Anyone who may join the match may invite. The bot's `games` and
+   * `max_matches` are respected: refused with BOT_NOT_CONNECTED, BOT_GAME or BOT_BUSY
+   * (FAILED_PRECONDITION) and nothing changes; the match's own refusals are those of
+   * JoinMatch (MATCH_NOT_FOUND, MATCH_FULL, SEAT_TAKEN, BAD_SEAT, SEAT_BY_LOT).
+   *
+   * @generated from rpc ziggurat.v1.BotService.InviteBot
+   */
+  inviteBot: {
+    methodKind: "unary";
+    input: typeof InviteBotRequestSchema;
+    output: typeof InviteBotResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_ziggurat_v1_bot_service, 0);
