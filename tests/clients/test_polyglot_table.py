@@ -1,0 +1,97 @@
+"""One 4-seat Kabaleo table of starter bots written in different languages, played to the end.
+
+The promise is "bots in any language": each official client's starter bot (its
+``clients/<language>/random-bot`` launcher, which builds it with that language's own
+toolchain and cache) joins the same match on a real server subprocess, and the finished
+match must pass ``ziggurat verify``. With fewer than four languages available, the
+languages present take the seats in turn, so the table always has four seats.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import grpc
+import pytest
+
+from tests.service.conftest import ServerProcess
+from ziggurat_client.v1 import game_pb2
+from ziggurat_client.v1 import match_service_pb2 as spb
+from ziggurat_client.v1 import match_service_pb2_grpc as sgrpc
+
+REPO = Path(__file__).resolve().parents[2]
+# Language -> the toolchain commands its launcher needs.
+LANGUAGES = {
+    "go": ("go",),
+    "typescript": ("node", "npm"),
+    "rust": ("cargo",),
+    "java": ("java", "mvn"),
+}
+BUILD_TIMEOUT = 1200  # a cold Rust or Java build on a loaded 2-core machine takes minutes
+
+
+def available_languages() -> list[str]:
+    """Languages whose starter-bot launcher is in the repository and whose toolchain is here."""
+    found = []
+    for language, tools in LANGUAGES.items():
+        launcher = REPO / "clients" / language / "random-bot"
+        if os.access(launcher, os.X_OK) and all(shutil.which(tool) for tool in tools):
+            found.append(language)
+    return found
+
+
+def test_the_launchers_of_the_official_clients_are_found() -> None:
+    """Guards the test below against silently shrinking: Go and TypeScript are always here."""
+    assert {"go", "typescript"} <= set(available_languages())
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(BUILD_TIMEOUT + 300)
+def test_four_languages_at_one_kabaleo_table(tmp_path: Path) -> None:
+    languages = available_languages()
+    if not languages:
+        pytest.skip("no client toolchain (go, npm, cargo, mvn) on PATH")
+    seats = [languages[i % len(languages)] for i in range(4)]
+    server = ServerProcess(tmp_path / "z.db")
+    address = server.start()
+    bots: list[subprocess.Popen[str]] = []
+    try:
+        with grpc.insecure_channel(address) as channel:
+            stub = sgrpc.MatchServiceStub(channel)
+            config = game_pb2.GameConfig(game=game_pb2.GAME_KABALEO, seats=4)
+            match_id = stub.CreateMatch(spb.CreateMatchRequest(config=config)).match.match_id
+            path = os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])
+            env = {**os.environ, "PATH": path}
+            for number, language in enumerate(seats, start=1):
+                launcher = REPO / "clients" / language / "random-bot"
+                name = f"{language}-{number}"
+                command = [str(launcher), "--server", address, "--match", match_id, "--name", name]
+                pipe, merged = subprocess.PIPE, subprocess.STDOUT
+                bots.append(subprocess.Popen(command, stdout=pipe, stderr=merged, text=True, env=env))
+            outputs = []
+            for bot, language in zip(bots, seats, strict=True):
+                out, _ = bot.communicate(timeout=BUILD_TIMEOUT)
+                outputs.append(out)
+                assert bot.returncode == 0, f"the {language} bot failed:\n{out}"
+            record = stub.GetMatchRecord(spb.GetMatchRecordRequest(match_id=match_id)).record
+        assert sorted(seat.player_name for seat in record.seats) == sorted(
+            f"{language}-{number}" for number, language in enumerate(seats, start=1)
+        )
+        assert record.outcome.termination == game_pb2.TERMINATION_NORMAL
+        assert not any(move.substituted for move in record.moves), "every move was a bot's own"
+        assert len(record.outcome.ranks) == 4 and set(record.outcome.ranks) <= {1, 2, 3, 4}
+        verified = subprocess.run(
+            [sys.executable, "-m", "ziggurat.cli.main", "verify", match_id, "--server", address],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert verified.returncode == 0, verified.stdout + verified.stderr
+    finally:
+        for bot in bots:
+            if bot.poll() is None:
+                bot.kill()
+                bot.wait()
+        server.stop()
