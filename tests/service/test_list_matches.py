@@ -52,11 +52,11 @@ async def join_all(stub: rpc.MatchServiceStub, match_id: str, seats: int) -> dic
 
 
 async def list_all(
-    stub: rpc.MatchServiceStub, page_size: int, **filters: int
+    stub: rpc.MatchServiceStub, page_size: int, token: str = "", **filters: int
 ) -> tuple[list[match_pb2.Match], int]:
-    """Every page of a listing, followed token by token; returns the matches and the page count."""
+    """Every page of a listing from ``token`` on, token by token; the matches and the page count."""
     matches: list[match_pb2.Match] = []
-    token, pages = "", 0
+    pages = 0
     while True:
         page = await stub.ListMatches(
             spb.ListMatchesRequest(page_size=page_size, page_token=token, **filters)
@@ -88,23 +88,11 @@ async def test_paging_is_stable_while_matches_are_created(stub: rpc.MatchService
     older = [await create(stub) for _ in range(12)]
     first = await stub.ListMatches(spb.ListMatchesRequest(page_size=5))
     newer = [await create(stub) for _ in range(7)]  # created between two page reads
-    rest, _ = await list_all_from(stub, first.next_page_token, page_size=5)
+    rest, _ = await list_all(stub, page_size=5, token=first.next_page_token)
     listed = [m.match_id for m in first.matches] + [m.match_id for m in rest]
     assert listed == list(reversed(older)), "no match skipped or repeated, and none of the new ones"
     again, _ = await list_all(stub, page_size=5)
     assert [m.match_id for m in again] == list(reversed(older + newer))
-
-
-async def list_all_from(
-    stub: rpc.MatchServiceStub, token: str, page_size: int
-) -> tuple[list[match_pb2.Match], int]:
-    matches: list[match_pb2.Match] = []
-    pages = 0
-    while token:
-        page = await stub.ListMatches(spb.ListMatchesRequest(page_size=page_size, page_token=token))
-        matches.extend(page.matches)
-        token, pages = page.next_page_token, pages + 1
-    return matches, pages
 
 
 async def test_invalid_page_tokens_are_refused(stub: rpc.MatchServiceStub) -> None:
