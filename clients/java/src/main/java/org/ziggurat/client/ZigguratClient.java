@@ -1,0 +1,247 @@
+package org.ziggurat.client;
+
+import io.grpc.ChannelCredentials;
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.StatusRuntimeException;
+import io.grpc.TlsChannelCredentials;
+import io.grpc.stub.AbstractStub;
+import io.grpc.stub.MetadataUtils;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.ziggurat.v1.BotServiceGrpc;
+import org.ziggurat.v1.CreateMatchRequest;
+import org.ziggurat.v1.Game;
+import org.ziggurat.v1.GameConfig;
+import org.ziggurat.v1.GetMatchRecordRequest;
+import org.ziggurat.v1.GetMatchRequest;
+import org.ziggurat.v1.JoinMatchRequest;
+import org.ziggurat.v1.JoinMatchResponse;
+import org.ziggurat.v1.ListMatchesRequest;
+import org.ziggurat.v1.Match;
+import org.ziggurat.v1.MatchEndedEvent;
+import org.ziggurat.v1.MatchRecord;
+import org.ziggurat.v1.MatchServiceGrpc;
+import org.ziggurat.v1.MatchStatus;
+import org.ziggurat.v1.ResignRequest;
+import org.ziggurat.v1.SeatAssignment;
+import org.ziggurat.v1.SubmitMoveRequest;
+import org.ziggurat.v1.SubmitMoveResponse;
+import org.ziggurat.v1.TimeControl;
+import org.ziggurat.v1.WatchMatchRequest;
+import org.ziggurat.v1.WatchMatchResponse;
+
+/**
+ * An open connection to a ziggurat server. Every method is one RPC of
+ * {@code proto/ziggurat/v1/match_service.proto}; refusals are thrown as {@link
+ * ZigguratException} with the server's machine-readable {@link Reason}. Thread-safe; close it
+ * when done ({@code try (var client = ZigguratClient.connect("127.0.0.1:50051")) {…}}).
+ */
+public final class ZigguratClient implements AutoCloseable {
+  private static final Metadata.Key<String> AUTHORIZATION =
+      Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
+
+  private final ManagedChannel channel;
+  private final MatchServiceGrpc.MatchServiceBlockingStub blocking;
+
+  private ZigguratClient(ManagedChannel channel) {
+    this.channel = channel;
+    this.blocking = MatchServiceGrpc.newBlockingStub(channel);
+  }
+
+  /** Connects to {@code address} ({@code HOST:PORT}) in plaintext. */
+  public static ZigguratClient connect(String address) {
+    return connect(address, InsecureChannelCredentials.create());
+  }
+
+  /**
+   * Connects with TLS, trusting the system's root certificates, or only {@code caPem} (PEM
+   * bytes, e.g. a LAN server's self-signed certificate) when it is not null.
+   */
+  public static ZigguratClient connectTls(String address, byte[] caPem) {
+    TlsChannelCredentials.Builder tls = TlsChannelCredentials.newBuilder();
+    if (caPem != null) {
+      try {
+        tls.trustManager(new ByteArrayInputStream(caPem));
+      } catch (IOException error) {
+        throw new IllegalArgumentException("cannot read the CA certificate: " + error.getMessage(), error);
+      }
+    }
+    return connect(address, tls.build());
+  }
+
+  /** Connects with any channel credentials. The channel connects on first use and reconnects by itself. */
+  public static ZigguratClient connect(String address, ChannelCredentials credentials) {
+    ManagedChannel channel =
+        Grpc.newChannelBuilder(address, credentials)
+            .keepAliveTime(20, TimeUnit.SECONDS)
+            .keepAliveTimeout(10, TimeUnit.SECONDS)
+            .keepAliveWithoutCalls(true)
+            .build();
+    return new ZigguratClient(channel);
+  }
+
+  /** A {@code GameConfig} for {@code game} with {@code seats} seats and default options. */
+  public static GameConfig gameConfig(Game game, int seats) {
+    return GameConfig.newBuilder().setGame(game).setSeats(seats).build();
+  }
+
+  /** A two-seat Pylos configuration. */
+  public static GameConfig pylos() {
+    return gameConfig(Game.GAME_PYLOS, 2);
+  }
+
+  /** A Kabaleo configuration for 2 to 4 seats. */
+  public static GameConfig kabaleo(int seats) {
+    return gameConfig(Game.GAME_KABALEO, seats);
+  }
+
+  /** The underlying channel (for the generated stubs of calls this class does not wrap). */
+  public ManagedChannel channel() {
+    return channel;
+  }
+
+  static <S extends AbstractStub<S>> S as(S stub, MatchHandle handle) {
+    return handle == null ? stub : withToken(stub, handle.token());
+  }
+
+  static <S extends AbstractStub<S>> S withToken(S stub, String token) {
+    Metadata headers = new Metadata();
+    headers.put(AUTHORIZATION, "Bearer " + token);
+    return stub.withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers));
+  }
+
+  MatchServiceGrpc.MatchServiceStub asyncStub() {
+    return MatchServiceGrpc.newStub(channel);
+  }
+
+  BotServiceGrpc.BotServiceBlockingStub botStub() {
+    return BotServiceGrpc.newBlockingStub(channel);
+  }
+
+  private static <T> T call(java.util.function.Supplier<T> rpc) {
+    try {
+      return rpc.get();
+    } catch (StatusRuntimeException error) {
+      throw ZigguratException.from(error);
+    }
+  }
+
+  /** Creates an untimed match with seats drawn by lot; returns it as a spectator sees it. */
+  public Match createMatch(GameConfig config) {
+    return createMatch(config, TimeControl.getDefaultInstance(), SeatAssignment.SEAT_ASSIGNMENT_LOT);
+  }
+
+  /** Creates a match; returns it as a spectator sees it. */
+  public Match createMatch(GameConfig config, TimeControl timeControl, SeatAssignment seating) {
+    CreateMatchRequest request =
+        CreateMatchRequest.newBuilder()
+            .setConfig(config)
+            .setTimeControl(timeControl)
+            .setSeatAssignment(seating)
+            .build();
+    return call(() -> blocking.createMatch(request).getMatch());
+  }
+
+  /** Takes a seat under {@code name} (seats drawn by lot, or the lowest free one). */
+  public MatchHandle join(String matchId, String name) {
+    return join(matchId, name, 0);
+  }
+
+  /** Takes a seat; {@code seat} (1-based) only for {@code SEAT_ASSIGNMENT_CHOSEN} matches, 0 otherwise. */
+  public MatchHandle join(String matchId, String name, int seat) {
+    JoinMatchRequest request =
+        JoinMatchRequest.newBuilder().setMatchId(matchId).setPlayerName(name).setSeat(seat).build();
+    JoinMatchResponse response = call(() -> blocking.joinMatch(request));
+    return new MatchHandle(matchId, response.getSeat(), response.getToken());
+  }
+
+  /** The match as {@code handle}'s seat (or, with null, a spectator) sees it. */
+  public Match getMatch(String matchId, MatchHandle handle) {
+    GetMatchRequest request = GetMatchRequest.newBuilder().setMatchId(matchId).build();
+    return call(() -> as(blocking, handle).getMatch(request).getMatch());
+  }
+
+  /** Matches, newest first ({@code MATCH_STATUS_UNSPECIFIED} = all). */
+  public List<Match> listMatches(MatchStatus status) {
+    ListMatchesRequest request = ListMatchesRequest.newBuilder().setStatus(status).build();
+    return call(() -> blocking.listMatches(request).getMatchesList());
+  }
+
+  /**
+   * Plays {@code move} for the seat. {@code ply} (from the turn; null = no guard) keeps it from
+   * being played on a later turn: a mismatch is refused with {@code STALE_PLY}.
+   */
+  public SubmitMoveResponse submitMove(MatchHandle handle, String move, Integer ply) {
+    SubmitMoveRequest.Builder request =
+        SubmitMoveRequest.newBuilder().setMatchId(handle.matchId()).setMove(move);
+    if (ply != null) {
+      request.setPly(ply);
+    }
+    return call(() -> as(blocking, handle).submitMove(request.build()));
+  }
+
+  /** Resigns the seat; returns the seq of the event that records it. */
+  public long resign(MatchHandle handle) {
+    ResignRequest request = ResignRequest.newBuilder().setMatchId(handle.matchId()).build();
+    return call(() -> as(blocking, handle).resign(request).getSeq());
+  }
+
+  /** The verifiable record of a finished match ({@code NOT_FINISHED} before its end). */
+  public MatchRecord record(String matchId) {
+    GetMatchRecordRequest request = GetMatchRecordRequest.newBuilder().setMatchId(matchId).build();
+    return call(() -> blocking.getMatchRecord(request).getRecord());
+  }
+
+  /**
+   * One {@code WatchMatch} stream: the events after {@code afterSeq} as the seat (or a
+   * spectator, with null) sees them, batched as the server recorded them. It ends when the match
+   * ends; a dropped connection throws. {@link #follow} resumes by itself.
+   */
+  public Iterator<WatchMatchResponse> watch(String matchId, MatchHandle handle, long afterSeq) {
+    WatchMatchRequest request =
+        WatchMatchRequest.newBuilder().setMatchId(matchId).setAfterSeq(afterSeq).build();
+    Iterator<WatchMatchResponse> responses = call(() -> as(blocking, handle).watchMatch(request));
+    return new Iterator<>() {
+      @Override
+      public boolean hasNext() {
+        return call(responses::hasNext);
+      }
+
+      @Override
+      public WatchMatchResponse next() {
+        return call(responses::next);
+      }
+    };
+  }
+
+  /**
+   * Every event after {@code afterSeq}, each exactly once and in order, until the match ends,
+   * across dropped connections and server restarts (reconnecting with {@code backoff}, resuming
+   * after the last event delivered). Close it to stop early.
+   */
+  public EventStream follow(String matchId, MatchHandle handle, long afterSeq, Backoff backoff) {
+    return new EventStream(this, matchId, handle, afterSeq, backoff);
+  }
+
+  /** Plays the seat with {@code bot} until the match ends (see {@link SeatRunner}). */
+  public MatchEndedEvent play(MatchHandle handle, Bot bot) throws InterruptedException {
+    return new SeatRunner(this, handle, bot).run();
+  }
+
+  @Override
+  public void close() {
+    channel.shutdownNow();
+    try {
+      channel.awaitTermination(5, TimeUnit.SECONDS);
+    } catch (InterruptedException interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+}

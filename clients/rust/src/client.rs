@@ -1,0 +1,255 @@
+use std::time::Duration;
+
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::metadata::MetadataValue;
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
+use tonic::{Code, Request, Streaming};
+
+use crate::backoff::Backoff;
+use crate::error::{Error, Reason};
+use crate::pb;
+use crate::pb::bot_service_client::BotServiceClient;
+use crate::pb::match_service_client::MatchServiceClient;
+
+/// How to reach the server.
+#[derive(Debug, Clone, Default)]
+pub struct ConnectOptions {
+    /// Speak TLS, trusting the system's root certificates (or `ca_pem`).
+    pub tls: bool,
+    /// PEM certificate(s) to trust instead of the system's, e.g. a LAN server's
+    /// self-signed certificate. Implies TLS.
+    pub ca_pem: Option<Vec<u8>>,
+    /// The name to check the server's certificate against (default: the host of the address).
+    pub domain: Option<String>,
+}
+
+/// A joined seat: the match, the 1-based seat and its secret token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MatchHandle {
+    pub match_id: String,
+    pub seat: u32,
+    pub token: String,
+}
+
+/// An open connection to a server (cheap to clone: clones share one HTTP/2 connection).
+#[derive(Debug, Clone)]
+pub struct Client {
+    channel: Channel,
+    matches: MatchServiceClient<Channel>,
+}
+
+/// A `GameConfig` for `game` with `seats` seats and default options.
+pub fn game_config(game: pb::Game, seats: u32) -> pb::GameConfig {
+    pb::GameConfig { game: game as i32, seats, options: None }
+}
+
+/// A two-seat Pylos configuration.
+pub fn pylos() -> pb::GameConfig {
+    game_config(pb::Game::Pylos, 2)
+}
+
+/// A Kabaleo configuration for 2 to 4 seats.
+pub fn kabaleo(seats: u32) -> pb::GameConfig {
+    game_config(pb::Game::Kabaleo, seats)
+}
+
+pub(crate) fn authorized<T>(message: T, token: Option<&str>) -> Request<T> {
+    let mut request = Request::new(message);
+    if let Some(token) = token {
+        if let Ok(value) = MetadataValue::try_from(format!("Bearer {token}")) {
+            request.metadata_mut().insert("authorization", value);
+        }
+    }
+    request
+}
+
+impl Client {
+    /// Connects to `address` (`HOST:PORT`) in plaintext.
+    pub async fn connect(address: &str) -> Result<Client, Error> {
+        Client::connect_with(address, ConnectOptions::default()).await
+    }
+
+    /// Connects to `address` (`HOST:PORT`) with TLS or other options.
+    ///
+    /// The first connection is made now (so a wrong address fails here); after that the
+    /// channel reconnects by itself whenever a call needs it.
+    pub async fn connect_with(address: &str, options: ConnectOptions) -> Result<Client, Error> {
+        let tls = options.tls || options.ca_pem.is_some();
+        let uri = if address.contains("://") {
+            address.to_string()
+        } else {
+            format!("{}://{address}", if tls { "https" } else { "http" })
+        };
+        let bad = |e: tonic::transport::Error| Error::new(Code::InvalidArgument, None, format!("{address}: {e}"));
+        let mut endpoint = Endpoint::from_shared(uri)
+            .map_err(bad)?
+            .connect_timeout(Duration::from_secs(10))
+            .http2_keep_alive_interval(Duration::from_secs(20))
+            .keep_alive_timeout(Duration::from_secs(10))
+            .keep_alive_while_idle(true);
+        if tls {
+            let mut config = ClientTlsConfig::new();
+            config = match &options.ca_pem {
+                Some(pem) => config.ca_certificate(Certificate::from_pem(pem)),
+                None => config.with_native_roots(),
+            };
+            if let Some(domain) = &options.domain {
+                config = config.domain_name(domain.clone());
+            }
+            endpoint = endpoint.tls_config(config).map_err(bad)?;
+        }
+        let channel = endpoint.connect().await?;
+        Ok(Client::from_channel(channel))
+    }
+
+    /// Wraps a channel made elsewhere.
+    pub fn from_channel(channel: Channel) -> Client {
+        Client { matches: MatchServiceClient::new(channel.clone()), channel }
+    }
+
+    /// The underlying channel (for the generated clients, e.g. `BotServiceClient::new`).
+    pub fn channel(&self) -> Channel {
+        self.channel.clone()
+    }
+
+    /// The generated `MatchService` client, for calls this crate does not wrap.
+    pub fn match_service(&self) -> MatchServiceClient<Channel> {
+        self.matches.clone()
+    }
+
+    pub(crate) fn bot_service(&self) -> BotServiceClient<Channel> {
+        BotServiceClient::new(self.channel.clone())
+    }
+
+    /// Creates a match (lot seating, untimed unless `time_control` says otherwise); returns
+    /// it as a spectator sees it.
+    pub async fn create_match(
+        &self,
+        config: pb::GameConfig,
+        time_control: Option<pb::TimeControl>,
+        seat_assignment: pb::SeatAssignment,
+    ) -> Result<pb::Match, Error> {
+        let request = pb::CreateMatchRequest { config: Some(config), time_control, seat_assignment: seat_assignment as i32 };
+        let response = self.matches.clone().create_match(request).await?.into_inner();
+        response.r#match.ok_or_else(|| Error::new(Code::Internal, None, "CreateMatch returned no match"))
+    }
+
+    /// Takes a seat under `name`; `seat` (1-based) only for `SEAT_ASSIGNMENT_CHOSEN` matches, 0 otherwise.
+    pub async fn join(&self, match_id: &str, name: &str, seat: u32) -> Result<MatchHandle, Error> {
+        let request = pb::JoinMatchRequest { match_id: match_id.to_string(), player_name: name.to_string(), seat };
+        let response = self.matches.clone().join_match(request).await?.into_inner();
+        Ok(MatchHandle { match_id: match_id.to_string(), seat: response.seat, token: response.token })
+    }
+
+    /// The match as `handle`'s seat (or, with `None`, a spectator) sees it.
+    pub async fn get_match(&self, match_id: &str, handle: Option<&MatchHandle>) -> Result<pb::Match, Error> {
+        let request = authorized(pb::GetMatchRequest { match_id: match_id.to_string() }, token(handle));
+        let response = self.matches.clone().get_match(request).await?.into_inner();
+        response.r#match.ok_or_else(|| Error::new(Code::Internal, None, "GetMatch returned no match"))
+    }
+
+    /// Matches, newest first (`MatchStatus::Unspecified` = all).
+    pub async fn list_matches(&self, status: pb::MatchStatus, game: pb::Game) -> Result<Vec<pb::Match>, Error> {
+        let request = pb::ListMatchesRequest { status: status as i32, game: game as i32, ..Default::default() };
+        Ok(self.matches.clone().list_matches(request).await?.into_inner().matches)
+    }
+
+    /// Plays `mv` for `handle`'s seat. `ply` (from the turn) guards against playing it on a
+    /// later turn: a mismatch is refused with `STALE_PLY`.
+    pub async fn submit_move(
+        &self,
+        handle: &MatchHandle,
+        mv: &str,
+        ply: Option<u32>,
+    ) -> Result<pb::SubmitMoveResponse, Error> {
+        let message = pb::SubmitMoveRequest { match_id: handle.match_id.clone(), r#move: mv.to_string(), ply };
+        Ok(self.matches.clone().submit_move(authorized(message, Some(&handle.token))).await?.into_inner())
+    }
+
+    /// Resigns `handle`'s seat; returns the seq of the event that records it.
+    pub async fn resign(&self, handle: &MatchHandle) -> Result<u64, Error> {
+        let message = pb::ResignRequest { match_id: handle.match_id.clone() };
+        Ok(self.matches.clone().resign(authorized(message, Some(&handle.token))).await?.into_inner().seq)
+    }
+
+    /// The verifiable record of a finished match (`NOT_FINISHED` before its end).
+    pub async fn record(&self, match_id: &str) -> Result<pb::MatchRecord, Error> {
+        let request = pb::GetMatchRecordRequest { match_id: match_id.to_string() };
+        let response = self.matches.clone().get_match_record(request).await?.into_inner();
+        response.record.ok_or_else(|| Error::new(Code::Internal, None, "GetMatchRecord returned no record"))
+    }
+
+    /// One `WatchMatch` stream: the events after `after_seq` as the seat (or a spectator)
+    /// sees them, batched as the server recorded them. It ends when the match ends or the
+    /// connection drops; [`Client::follow`] resumes by itself.
+    pub async fn watch(
+        &self,
+        match_id: &str,
+        handle: Option<&MatchHandle>,
+        after_seq: u64,
+    ) -> Result<Streaming<pb::WatchMatchResponse>, Error> {
+        let message = pb::WatchMatchRequest { match_id: match_id.to_string(), after_seq };
+        Ok(self.matches.clone().watch_match(authorized(message, token(handle))).await?.into_inner())
+    }
+
+    /// Every event after `after_seq`, each exactly once and in order, until the match ends,
+    /// across dropped connections and server restarts (reconnecting with `backoff` and
+    /// resuming after the last event delivered). A refusal (e.g. `MATCH_NOT_FOUND`) or
+    /// running out of attempts ends the stream with an `Err`.
+    pub fn follow(
+        &self,
+        match_id: &str,
+        handle: Option<MatchHandle>,
+        after_seq: u64,
+        backoff: Backoff,
+    ) -> ReceiverStream<Result<pb::Event, Error>> {
+        let (sender, receiver) = tokio::sync::mpsc::channel(64);
+        let client = self.clone();
+        let match_id = match_id.to_string();
+        tokio::spawn(async move {
+            let mut backoff = backoff;
+            let mut last = after_seq;
+            loop {
+                let failure = match client.watch(&match_id, handle.as_ref(), last).await {
+                    Ok(mut stream) => loop {
+                        match stream.message().await {
+                            Ok(Some(response)) => {
+                                backoff.reset();
+                                for event in response.events {
+                                    if event.seq <= last {
+                                        continue;
+                                    }
+                                    last = event.seq;
+                                    let ended = matches!(event.kind, Some(pb::event::Kind::MatchEnded(_)));
+                                    if sender.send(Ok(event)).await.is_err() || ended {
+                                        return;
+                                    }
+                                }
+                            }
+                            Ok(None) => break Error::new(Code::Unavailable, None, "the stream ended early"),
+                            Err(status) => break Error::from(status),
+                        }
+                    },
+                    Err(error) => error,
+                };
+                if !failure.is_retryable() {
+                    let _ = sender.send(Err(failure)).await;
+                    return;
+                }
+                match backoff.next_delay() {
+                    Some(delay) => tokio::time::sleep(delay).await,
+                    None => {
+                        let gave_up = Error::new(Code::Unavailable, Some(Reason::GaveUp), failure.message);
+                        let _ = sender.send(Err(gave_up)).await;
+                        return;
+                    }
+                }
+            }
+        });
+        ReceiverStream::new(receiver)
+    }
+}
+
+fn token(handle: Option<&MatchHandle>) -> Option<&str> {
+    handle.map(|h| h.token.as_str())
+}

@@ -1,0 +1,152 @@
+use std::fmt;
+
+use tonic::Code;
+use tonic_types::StatusExt;
+
+/// The machine-readable reason of a refusal (`google.rpc.ErrorInfo.reason`, domain
+/// `ziggurat`, or `MoveRejected.reason` on the Play stream); see docs/protocol.md, "Errors".
+///
+/// Reasons this version does not know arrive as [`Reason::Other`] with the server's text.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Reason {
+    MalformedMove,
+    InvalidConfig,
+    BadName,
+    BadSeat,
+    SeatByLot,
+    BadFilter,
+    IllegalMove,
+    NotYourTurn,
+    GameOver,
+    NotStarted,
+    StalePly,
+    TimeExpired,
+    SeatForfeited,
+    MatchFull,
+    SeatTaken,
+    NotFinished,
+    MatchNotFound,
+    MissingToken,
+    BadToken,
+    RateLimited,
+    TooManyMatches,
+    BadSeq,
+    SlowConsumer,
+    AlreadyConnected,
+    /// Not sent by the server: the client gave up reconnecting.
+    GaveUp,
+    /// A reason this client version does not name.
+    Other(String),
+}
+
+const NAMES: &[(&str, Reason)] = &[
+    ("MALFORMED_MOVE", Reason::MalformedMove),
+    ("INVALID_CONFIG", Reason::InvalidConfig),
+    ("BAD_NAME", Reason::BadName),
+    ("BAD_SEAT", Reason::BadSeat),
+    ("SEAT_BY_LOT", Reason::SeatByLot),
+    ("BAD_FILTER", Reason::BadFilter),
+    ("ILLEGAL_MOVE", Reason::IllegalMove),
+    ("NOT_YOUR_TURN", Reason::NotYourTurn),
+    ("GAME_OVER", Reason::GameOver),
+    ("NOT_STARTED", Reason::NotStarted),
+    ("STALE_PLY", Reason::StalePly),
+    ("TIME_EXPIRED", Reason::TimeExpired),
+    ("SEAT_FORFEITED", Reason::SeatForfeited),
+    ("MATCH_FULL", Reason::MatchFull),
+    ("SEAT_TAKEN", Reason::SeatTaken),
+    ("NOT_FINISHED", Reason::NotFinished),
+    ("MATCH_NOT_FOUND", Reason::MatchNotFound),
+    ("MISSING_TOKEN", Reason::MissingToken),
+    ("BAD_TOKEN", Reason::BadToken),
+    ("RATE_LIMITED", Reason::RateLimited),
+    ("TOO_MANY_MATCHES", Reason::TooManyMatches),
+    ("BAD_SEQ", Reason::BadSeq),
+    ("SLOW_CONSUMER", Reason::SlowConsumer),
+    ("ALREADY_CONNECTED", Reason::AlreadyConnected),
+    ("GAVE_UP", Reason::GaveUp),
+];
+
+impl Reason {
+    /// The reason as the server spells it (`ILLEGAL_MOVE`).
+    pub fn as_str(&self) -> &str {
+        match self {
+            Reason::Other(text) => text,
+            known => NAMES.iter().find(|(_, r)| r == known).map(|(name, _)| *name).unwrap_or(""),
+        }
+    }
+
+    /// Parses the server's spelling; unknown text becomes [`Reason::Other`].
+    pub fn parse(text: &str) -> Reason {
+        NAMES
+            .iter()
+            .find(|(name, _)| *name == text)
+            .map(|(_, reason)| reason.clone())
+            .unwrap_or_else(|| Reason::Other(text.to_string()))
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A call the server refused (or that could not reach it): the gRPC status code, the
+/// machine-readable reason when the server gave one, and the human message.
+#[derive(Debug, Clone)]
+pub struct Error {
+    pub code: Code,
+    pub reason: Option<Reason>,
+    pub message: String,
+}
+
+impl Error {
+    pub(crate) fn new(code: Code, reason: Option<Reason>, message: impl Into<String>) -> Self {
+        Error { code, reason, message: message.into() }
+    }
+
+    /// True when the failure is the connection's (or the server going away), not a refusal of
+    /// the request itself: the call may be retried.
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self.code,
+            Code::Unavailable | Code::Cancelled | Code::DeadlineExceeded | Code::Internal | Code::Unknown
+        ) || self.reason == Some(Reason::SlowConsumer)
+    }
+}
+
+impl From<tonic::Status> for Error {
+    /// Decodes the `google.rpc.ErrorInfo` carried in `grpc-status-details-bin`.
+    fn from(status: tonic::Status) -> Self {
+        let reason = status
+            .get_details_error_info()
+            .filter(|info| info.domain == "ziggurat" || info.domain.is_empty())
+            .map(|info| Reason::parse(&info.reason));
+        Error::new(status.code(), reason, status.message())
+    }
+}
+
+impl From<tonic::transport::Error> for Error {
+    fn from(error: tonic::transport::Error) -> Self {
+        let mut text = error.to_string();
+        let mut source = std::error::Error::source(&error);
+        while let Some(cause) = source {
+            text = format!("{text}: {cause}");
+            source = cause.source();
+        }
+        Error::new(Code::Unavailable, None, text)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.reason {
+            Some(reason) => write!(f, "{:?} {}: {}", self.code, reason, self.message),
+            None => write!(f, "{:?}: {}", self.code, self.message),
+        }
+    }
+}
+
+impl std::error::Error for Error {}

@@ -1,0 +1,265 @@
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::Code;
+
+use crate::backoff::Backoff;
+use crate::client::{Client, MatchHandle, authorized};
+use crate::error::{Error, Reason};
+use crate::pb;
+use crate::pb::event::Kind;
+use crate::turn::Turn;
+
+/// Tuning of the play loop.
+#[derive(Debug, Clone)]
+pub struct PlayOptions {
+    /// Reconnection policy after a dropped stream.
+    pub backoff: Backoff,
+    /// How many refused moves (illegal or malformed) one turn may have before the loop gives
+    /// up with that reason; each refusal asks the bot again, with [`Turn::rejected`] filled.
+    pub max_rejections: usize,
+}
+
+impl Default for PlayOptions {
+    fn default() -> Self {
+        PlayOptions { backoff: Backoff::default(), max_rejections: 3 }
+    }
+}
+
+type OnEvent = Box<dyn FnMut(&pb::Event) + Send>;
+
+/// Plays one seat of one match to its end on the bidirectional `Play` stream.
+///
+/// * The bot function is called only for the turn that is current: while the stream
+///   replays history after a (re)connection, turns already answered are skipped.
+/// * When the stream drops (network, server restart) it reconnects with backoff and
+///   resumes after the last event handled (`after_seq`). A turn whose move was sent but not
+///   yet acknowledged is replayed, and the move already chosen for that ply is sent again
+///   without asking the bot twice; the ply guard makes a duplicate harmless.
+pub struct SeatRunner {
+    client: Client,
+    handle: MatchHandle,
+    options: PlayOptions,
+    on_event: Option<OnEvent>,
+    config: Option<pb::GameConfig>,
+    view: Option<pb::GameView>,
+    /// Newest event handled.
+    pub last_seq: u64,
+    /// Moves played so far, in order.
+    pub history: Vec<String>,
+    /// Every refusal the server sent on the stream.
+    pub rejections: Vec<pb::MoveRejected>,
+    /// How many times the bot function was called.
+    pub decisions: u64,
+    pending_turn_seq: Option<u64>,
+    chosen: Option<(u32, String)>,
+    turn: Option<Turn>,
+}
+
+impl Client {
+    /// Plays `handle`'s seat until the match ends, calling `choose` once per turn of the
+    /// seat; returns the `MatchEnded` event. See [`SeatRunner`] for the guarantees.
+    pub async fn play<F>(&self, handle: &MatchHandle, choose: F) -> Result<pb::MatchEndedEvent, Error>
+    where
+        F: FnMut(&Turn) -> String,
+    {
+        SeatRunner::new(self.clone(), handle.clone()).run(choose).await
+    }
+}
+
+impl SeatRunner {
+    pub fn new(client: Client, handle: MatchHandle) -> SeatRunner {
+        SeatRunner {
+            client,
+            handle,
+            options: PlayOptions::default(),
+            on_event: None,
+            config: None,
+            view: None,
+            last_seq: 0,
+            history: Vec::new(),
+            rejections: Vec::new(),
+            decisions: 0,
+            pending_turn_seq: None,
+            chosen: None,
+            turn: None,
+        }
+    }
+
+    /// Replaces the default [`PlayOptions`].
+    pub fn options(mut self, options: PlayOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// Calls `on_event` once for every event of the match, in order (replays excluded).
+    pub fn on_event(mut self, on_event: impl FnMut(&pb::Event) + Send + 'static) -> Self {
+        self.on_event = Some(Box::new(on_event));
+        self
+    }
+
+    /// The seat being played.
+    pub fn handle(&self) -> &MatchHandle {
+        &self.handle
+    }
+
+    /// Plays to the end; an `Err` is a refusal that retrying cannot fix (or `GAVE_UP`).
+    pub async fn run<F>(&mut self, mut choose: F) -> Result<pb::MatchEndedEvent, Error>
+    where
+        F: FnMut(&Turn) -> String,
+    {
+        loop {
+            let failure = match self.session(&mut choose).await {
+                Ok(Some(ended)) => return Ok(ended),
+                Ok(None) => Error::new(Code::Unavailable, None, "the Play stream ended early"),
+                Err(error) if error.is_retryable() => error,
+                Err(error) => return Err(error),
+            };
+            match self.options.backoff.next_delay() {
+                Some(delay) => tokio::time::sleep(delay).await,
+                None => return Err(Error::new(Code::Unavailable, Some(Reason::GaveUp), failure.message)),
+            }
+        }
+    }
+
+    async fn session<F>(&mut self, choose: &mut F) -> Result<Option<pb::MatchEndedEvent>, Error>
+    where
+        F: FnMut(&Turn) -> String,
+    {
+        // Where the log stands now: events up to `head` are history being replayed, and a
+        // turn among them counts only if nothing after it (up to `head`) ended it.
+        let current = self.client.get_match(&self.handle.match_id, Some(&self.handle)).await?;
+        self.options.backoff.reset();
+        if self.config.is_none() {
+            self.config = current.config.clone();
+        }
+        let head = current.last_seq;
+        let resume = self.pending_turn_seq.map_or(self.last_seq, |seq| seq.saturating_sub(1));
+        let mut caught_up = resume >= head;
+
+        let (sender, receiver) = mpsc::channel::<pb::PlayRequest>(8);
+        let first = pb::PlayRequest { match_id: self.handle.match_id.clone(), after_seq: resume, ..Default::default() };
+        sender.send(first).await.expect("the receiver is alive");
+        let request = authorized(ReceiverStream::new(receiver), Some(&self.handle.token));
+        let mut stream = self.client.match_service().play(request).await?.into_inner();
+
+        let mut candidate: Option<pb::TurnStartedEvent> = None;
+        while let Some(response) = stream.message().await? {
+            self.options.backoff.reset();
+            if let Some(rejected) = response.move_rejected {
+                self.rejected(rejected, &sender, choose).await?;
+            }
+            for event in response.events {
+                let seq = event.seq;
+                let fresh = seq > self.last_seq;
+                self.last_seq = self.last_seq.max(seq);
+                if fresh && let Some(on_event) = self.on_event.as_mut() {
+                    on_event(&event);
+                }
+                match event.kind {
+                    Some(Kind::MatchStarted(started)) => self.view = started.view,
+                    Some(Kind::MovePlayed(played)) => {
+                        self.view = played.view;
+                        if fresh {
+                            self.history.push(played.r#move);
+                        }
+                        candidate = None;
+                        self.turn = None;
+                        if self.pending_turn_seq.is_some_and(|pending| seq > pending) {
+                            self.pending_turn_seq = None;
+                        }
+                    }
+                    Some(Kind::TurnStarted(turn)) => {
+                        if turn.seat == self.handle.seat {
+                            self.pending_turn_seq = Some(seq);
+                            candidate = Some(turn);
+                        } else {
+                            candidate = None;
+                        }
+                    }
+                    Some(Kind::MatchEnded(ended)) => return Ok(Some(ended)),
+                    _ => {}
+                }
+                caught_up |= seq >= head;
+            }
+            if caught_up && let Some(turn) = candidate.take() {
+                self.act(turn, &sender, choose).await;
+            }
+        }
+        Ok(None)
+    }
+
+    async fn act<F>(&mut self, started: pb::TurnStartedEvent, sender: &mpsc::Sender<pb::PlayRequest>, choose: &mut F)
+    where
+        F: FnMut(&Turn) -> String,
+    {
+        let turn = Turn {
+            match_id: self.handle.match_id.clone(),
+            config: self.config.clone().unwrap_or_default(),
+            seat: self.handle.seat,
+            ply: started.ply,
+            legal_moves: started.legal_moves,
+            time_left_ms: started.time_left_ms,
+            view: self.view.clone().unwrap_or_default(),
+            history: self.history.clone(),
+            rejected: Vec::new(),
+        };
+        let mv = match &self.chosen {
+            Some((ply, mv)) if *ply == turn.ply => mv.clone(),
+            _ => {
+                self.decisions += 1;
+                choose(&turn)
+            }
+        };
+        self.send(turn.ply, mv, sender).await;
+        self.turn = Some(turn);
+    }
+
+    async fn send(&mut self, ply: u32, mv: String, sender: &mpsc::Sender<pb::PlayRequest>) {
+        self.chosen = Some((ply, mv.clone()));
+        // A failed send means the stream is gone: the read side notices and reconnects.
+        let _ = sender.send(pb::PlayRequest { r#move: mv, ply: Some(ply), ..Default::default() }).await;
+    }
+
+    async fn rejected<F>(
+        &mut self,
+        rejected: pb::MoveRejected,
+        sender: &mpsc::Sender<pb::PlayRequest>,
+        choose: &mut F,
+    ) -> Result<(), Error>
+    where
+        F: FnMut(&Turn) -> String,
+    {
+        self.rejections.push(rejected.clone());
+        let reason = Reason::parse(&rejected.reason);
+        let Some(mut turn) = self.turn.take() else { return Ok(()) };
+        // The server echoes at most 64 characters of the refused move.
+        let ours = self.chosen.as_ref().is_some_and(|(ply, mv)| {
+            *ply == turn.ply && mv.chars().take(64).eq(rejected.r#move.chars())
+        });
+        if !ours {
+            self.turn = Some(turn);
+            return Ok(());
+        }
+        match reason {
+            Reason::IllegalMove | Reason::MalformedMove => {
+                turn.rejected.push(rejected.clone());
+                if turn.rejected.len() > self.options.max_rejections {
+                    return Err(Error::new(Code::FailedPrecondition, Some(reason), rejected.message));
+                }
+                self.decisions += 1;
+                let mv = choose(&turn);
+                self.send(turn.ply, mv, sender).await;
+            }
+            Reason::RateLimited => {
+                tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+                let mv = self.chosen.as_ref().map(|(_, mv)| mv.clone()).unwrap_or_default();
+                self.send(turn.ply, mv, sender).await;
+            }
+            // STALE_PLY, NOT_YOUR_TURN, GAME_OVER, TIME_EXPIRED…: the turn is over; the
+            // events that say what happened follow on the stream.
+            _ => {}
+        }
+        self.turn = Some(turn);
+        Ok(())
+    }
+}
