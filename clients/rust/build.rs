@@ -18,6 +18,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for file in &files {
         println!("cargo:rerun-if-changed={}", file.display());
     }
-    tonic_prost_build::configure().build_server(false).compile_protos(&files, &[root])?;
+    tonic_prost_build::configure()
+        .build_server(false)
+        .compile_protos(&files, &[root])?;
     Ok(())
 }

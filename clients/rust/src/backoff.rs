@@ -27,7 +27,13 @@ impl Default for Backoff {
 impl Backoff {
     /// A backoff from `initial` doubling up to `maximum`, giving up after `attempts` failures in a row.
     pub fn new(initial: Duration, maximum: Duration, attempts: u32) -> Self {
-        Backoff { initial, maximum, attempts, delay: Duration::ZERO, failures: 0 }
+        Backoff {
+            initial,
+            maximum,
+            attempts,
+            delay: Duration::ZERO,
+            failures: 0,
+        }
     }
 
     /// The server answered: start again from the first delay.
@@ -42,7 +48,11 @@ impl Backoff {
         if self.failures > self.attempts {
             return None;
         }
-        self.delay = if self.delay.is_zero() { self.initial } else { (self.delay * 2).min(self.maximum) };
+        self.delay = if self.delay.is_zero() {
+            self.initial
+        } else {
+            (self.delay * 2).min(self.maximum)
+        };
         Some(self.delay.mul_f64(rand::rng().random_range(0.5..1.5)))
     }
 }

@@ -40,7 +40,11 @@ pub struct Client {
 
 /// A `GameConfig` for `game` with `seats` seats and default options.
 pub fn game_config(game: pb::Game, seats: u32) -> pb::GameConfig {
-    pb::GameConfig { game: game as i32, seats, options: None }
+    pb::GameConfig {
+        game: game as i32,
+        seats,
+        options: None,
+    }
 }
 
 /// A two-seat Pylos configuration.
@@ -80,7 +84,8 @@ impl Client {
         } else {
             format!("{}://{address}", if tls { "https" } else { "http" })
         };
-        let bad = |e: tonic::transport::Error| Error::new(Code::InvalidArgument, None, format!("{address}: {e}"));
+        let bad =
+            |e: tonic::transport::Error| Error::new(Code::InvalidArgument, None, format!("{address}: {e}"));
         let mut endpoint = Endpoint::from_shared(uri)
             .map_err(bad)?
             .connect_timeout(Duration::from_secs(10))
@@ -104,7 +109,10 @@ impl Client {
 
     /// Wraps a channel made elsewhere.
     pub fn from_channel(channel: Channel) -> Client {
-        Client { matches: MatchServiceClient::new(channel.clone()), channel }
+        Client {
+            matches: MatchServiceClient::new(channel.clone()),
+            channel,
+        }
     }
 
     /// The underlying channel (for the generated clients, e.g. `BotServiceClient::new`).
@@ -129,29 +137,64 @@ impl Client {
         time_control: Option<pb::TimeControl>,
         seat_assignment: pb::SeatAssignment,
     ) -> Result<pb::Match, Error> {
-        let request = pb::CreateMatchRequest { config: Some(config), time_control, seat_assignment: seat_assignment as i32 };
+        let request = pb::CreateMatchRequest {
+            config: Some(config),
+            time_control,
+            seat_assignment: seat_assignment as i32,
+        };
         let response = self.matches.clone().create_match(request).await?.into_inner();
-        response.r#match.ok_or_else(|| Error::new(Code::Internal, None, "CreateMatch returned no match"))
+        response
+            .r#match
+            .ok_or_else(|| Error::new(Code::Internal, None, "CreateMatch returned no match"))
     }
 
     /// Takes a seat under `name`; `seat` (1-based) only for `SEAT_ASSIGNMENT_CHOSEN` matches, 0 otherwise.
     pub async fn join(&self, match_id: &str, name: &str, seat: u32) -> Result<MatchHandle, Error> {
-        let request = pb::JoinMatchRequest { match_id: match_id.to_string(), player_name: name.to_string(), seat };
+        let request = pb::JoinMatchRequest {
+            match_id: match_id.to_string(),
+            player_name: name.to_string(),
+            seat,
+        };
         let response = self.matches.clone().join_match(request).await?.into_inner();
-        Ok(MatchHandle { match_id: match_id.to_string(), seat: response.seat, token: response.token })
+        Ok(MatchHandle {
+            match_id: match_id.to_string(),
+            seat: response.seat,
+            token: response.token,
+        })
     }
 
     /// The match as `handle`'s seat (or, with `None`, a spectator) sees it.
     pub async fn get_match(&self, match_id: &str, handle: Option<&MatchHandle>) -> Result<pb::Match, Error> {
-        let request = authorized(pb::GetMatchRequest { match_id: match_id.to_string() }, token(handle));
+        let request = authorized(
+            pb::GetMatchRequest {
+                match_id: match_id.to_string(),
+            },
+            token(handle),
+        );
         let response = self.matches.clone().get_match(request).await?.into_inner();
-        response.r#match.ok_or_else(|| Error::new(Code::Internal, None, "GetMatch returned no match"))
+        response
+            .r#match
+            .ok_or_else(|| Error::new(Code::Internal, None, "GetMatch returned no match"))
     }
 
     /// Matches, newest first (`MatchStatus::Unspecified` = all).
-    pub async fn list_matches(&self, status: pb::MatchStatus, game: pb::Game) -> Result<Vec<pb::Match>, Error> {
-        let request = pb::ListMatchesRequest { status: status as i32, game: game as i32, ..Default::default() };
-        Ok(self.matches.clone().list_matches(request).await?.into_inner().matches)
+    pub async fn list_matches(
+        &self,
+        status: pb::MatchStatus,
+        game: pb::Game,
+    ) -> Result<Vec<pb::Match>, Error> {
+        let request = pb::ListMatchesRequest {
+            status: status as i32,
+            game: game as i32,
+            ..Default::default()
+        };
+        Ok(self
+            .matches
+            .clone()
+            .list_matches(request)
+            .await?
+            .into_inner()
+            .matches)
     }
 
     /// Plays `mv` for `handle`'s seat. `ply` (from the turn) guards against playing it on a
@@ -162,21 +205,42 @@ impl Client {
         mv: &str,
         ply: Option<u32>,
     ) -> Result<pb::SubmitMoveResponse, Error> {
-        let message = pb::SubmitMoveRequest { match_id: handle.match_id.clone(), r#move: mv.to_string(), ply };
-        Ok(self.matches.clone().submit_move(authorized(message, Some(&handle.token))).await?.into_inner())
+        let message = pb::SubmitMoveRequest {
+            match_id: handle.match_id.clone(),
+            r#move: mv.to_string(),
+            ply,
+        };
+        Ok(self
+            .matches
+            .clone()
+            .submit_move(authorized(message, Some(&handle.token)))
+            .await?
+            .into_inner())
     }
 
     /// Resigns `handle`'s seat; returns the seq of the event that records it.
     pub async fn resign(&self, handle: &MatchHandle) -> Result<u64, Error> {
-        let message = pb::ResignRequest { match_id: handle.match_id.clone() };
-        Ok(self.matches.clone().resign(authorized(message, Some(&handle.token))).await?.into_inner().seq)
+        let message = pb::ResignRequest {
+            match_id: handle.match_id.clone(),
+        };
+        Ok(self
+            .matches
+            .clone()
+            .resign(authorized(message, Some(&handle.token)))
+            .await?
+            .into_inner()
+            .seq)
     }
 
     /// The verifiable record of a finished match (`NOT_FINISHED` before its end).
     pub async fn record(&self, match_id: &str) -> Result<pb::MatchRecord, Error> {
-        let request = pb::GetMatchRecordRequest { match_id: match_id.to_string() };
+        let request = pb::GetMatchRecordRequest {
+            match_id: match_id.to_string(),
+        };
         let response = self.matches.clone().get_match_record(request).await?.into_inner();
-        response.record.ok_or_else(|| Error::new(Code::Internal, None, "GetMatchRecord returned no record"))
+        response
+            .record
+            .ok_or_else(|| Error::new(Code::Internal, None, "GetMatchRecord returned no record"))
     }
 
     /// One `WatchMatch` stream: the events after `after_seq` as the seat (or a spectator)
@@ -188,8 +252,16 @@ impl Client {
         handle: Option<&MatchHandle>,
         after_seq: u64,
     ) -> Result<Streaming<pb::WatchMatchResponse>, Error> {
-        let message = pb::WatchMatchRequest { match_id: match_id.to_string(), after_seq };
-        Ok(self.matches.clone().watch_match(authorized(message, token(handle))).await?.into_inner())
+        let message = pb::WatchMatchRequest {
+            match_id: match_id.to_string(),
+            after_seq,
+        };
+        Ok(self
+            .matches
+            .clone()
+            .watch_match(authorized(message, token(handle)))
+            .await?
+            .into_inner())
     }
 
     /// Every event after `after_seq`, each exactly once and in order, until the match ends,

@@ -73,7 +73,11 @@ impl Reason {
     pub fn as_str(&self) -> &str {
         match self {
             Reason::Other(text) => text,
-            known => NAMES.iter().find(|(_, r)| r == known).map(|(name, _)| *name).unwrap_or(""),
+            known => NAMES
+                .iter()
+                .find(|(_, r)| r == known)
+                .map(|(name, _)| *name)
+                .unwrap_or(""),
         }
     }
 
@@ -104,7 +108,11 @@ pub struct Error {
 
 impl Error {
     pub(crate) fn new(code: Code, reason: Option<Reason>, message: impl Into<String>) -> Self {
-        Error { code, reason, message: message.into() }
+        Error {
+            code,
+            reason,
+            message: message.into(),
+        }
     }
 
     /// True when the failure is the connection's (or the server going away), not a refusal of
@@ -124,6 +132,19 @@ impl From<tonic::Status> for Error {
             .get_details_error_info()
             .filter(|info| info.domain == "ziggurat" || info.domain.is_empty())
             .map(|info| Reason::parse(&info.reason));
+        // tonic reports a connection that failed below gRPC (refused, reset, a TLS or HTTP/2
+        // failure) as UNKNOWN with the cause attached: that is the server being unreachable.
+        if status.code() == Code::Unknown && reason.is_none() {
+            if let Some(cause) = std::error::Error::source(&status) {
+                let mut text = status.message().to_string();
+                let mut source = Some(cause);
+                while let Some(cause) = source {
+                    text = format!("{text}: {cause}");
+                    source = cause.source();
+                }
+                return Error::new(Code::Unavailable, None, text);
+            }
+        }
         Error::new(status.code(), reason, status.message())
     }
 }

@@ -21,7 +21,10 @@ pub struct PlayOptions {
 
 impl Default for PlayOptions {
     fn default() -> Self {
-        PlayOptions { backoff: Backoff::default(), max_rejections: 3 }
+        PlayOptions {
+            backoff: Backoff::default(),
+            max_rejections: 3,
+        }
     }
 }
 
@@ -116,7 +119,13 @@ impl SeatRunner {
             };
             match self.options.backoff.next_delay() {
                 Some(delay) => tokio::time::sleep(delay).await,
-                None => return Err(Error::new(Code::Unavailable, Some(Reason::GaveUp), failure.message)),
+                None => {
+                    return Err(Error::new(
+                        Code::Unavailable,
+                        Some(Reason::GaveUp),
+                        failure.message,
+                    ));
+                }
             }
         }
     }
@@ -127,17 +136,26 @@ impl SeatRunner {
     {
         // Where the log stands now: events up to `head` are history being replayed, and a
         // turn among them counts only if nothing after it (up to `head`) ended it.
-        let current = self.client.get_match(&self.handle.match_id, Some(&self.handle)).await?;
+        let current = self
+            .client
+            .get_match(&self.handle.match_id, Some(&self.handle))
+            .await?;
         self.options.backoff.reset();
         if self.config.is_none() {
             self.config = current.config.clone();
         }
         let head = current.last_seq;
-        let resume = self.pending_turn_seq.map_or(self.last_seq, |seq| seq.saturating_sub(1));
+        let resume = self
+            .pending_turn_seq
+            .map_or(self.last_seq, |seq| seq.saturating_sub(1));
         let mut caught_up = resume >= head;
 
         let (sender, receiver) = mpsc::channel::<pb::PlayRequest>(8);
-        let first = pb::PlayRequest { match_id: self.handle.match_id.clone(), after_seq: resume, ..Default::default() };
+        let first = pb::PlayRequest {
+            match_id: self.handle.match_id.clone(),
+            after_seq: resume,
+            ..Default::default()
+        };
         sender.send(first).await.expect("the receiver is alive");
         let request = authorized(ReceiverStream::new(receiver), Some(&self.handle.token));
         let mut stream = self.client.match_service().play(request).await?.into_inner();
@@ -188,8 +206,12 @@ impl SeatRunner {
         Ok(None)
     }
 
-    async fn act<F>(&mut self, started: pb::TurnStartedEvent, sender: &mpsc::Sender<pb::PlayRequest>, choose: &mut F)
-    where
+    async fn act<F>(
+        &mut self,
+        started: pb::TurnStartedEvent,
+        sender: &mpsc::Sender<pb::PlayRequest>,
+        choose: &mut F,
+    ) where
         F: FnMut(&Turn) -> String,
     {
         let turn = Turn {
@@ -217,7 +239,13 @@ impl SeatRunner {
     async fn send(&mut self, ply: u32, mv: String, sender: &mpsc::Sender<pb::PlayRequest>) {
         self.chosen = Some((ply, mv.clone()));
         // A failed send means the stream is gone: the read side notices and reconnects.
-        let _ = sender.send(pb::PlayRequest { r#move: mv, ply: Some(ply), ..Default::default() }).await;
+        let _ = sender
+            .send(pb::PlayRequest {
+                r#move: mv,
+                ply: Some(ply),
+                ..Default::default()
+            })
+            .await;
     }
 
     async fn rejected<F>(
@@ -231,11 +259,14 @@ impl SeatRunner {
     {
         self.rejections.push(rejected.clone());
         let reason = Reason::parse(&rejected.reason);
-        let Some(mut turn) = self.turn.take() else { return Ok(()) };
+        let Some(mut turn) = self.turn.take() else {
+            return Ok(());
+        };
         // The server echoes at most 64 characters of the refused move.
-        let ours = self.chosen.as_ref().is_some_and(|(ply, mv)| {
-            *ply == turn.ply && mv.chars().take(64).eq(rejected.r#move.chars())
-        });
+        let ours = self
+            .chosen
+            .as_ref()
+            .is_some_and(|(ply, mv)| *ply == turn.ply && mv.chars().take(64).eq(rejected.r#move.chars()));
         if !ours {
             self.turn = Some(turn);
             return Ok(());
@@ -244,7 +275,11 @@ impl SeatRunner {
             Reason::IllegalMove | Reason::MalformedMove => {
                 turn.rejected.push(rejected.clone());
                 if turn.rejected.len() > self.options.max_rejections {
-                    return Err(Error::new(Code::FailedPrecondition, Some(reason), rejected.message));
+                    return Err(Error::new(
+                        Code::FailedPrecondition,
+                        Some(reason),
+                        rejected.message,
+                    ));
                 }
                 self.decisions += 1;
                 let mv = choose(&turn);

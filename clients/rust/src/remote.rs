@@ -38,7 +38,11 @@ impl RemoteBot {
             token: token.to_string(),
             games: Vec::new(),
             max_matches: 1,
-            backoff: Backoff::new(std::time::Duration::from_millis(100), std::time::Duration::from_secs(5), u32::MAX),
+            backoff: Backoff::new(
+                std::time::Duration::from_millis(100),
+                std::time::Duration::from_secs(5),
+                u32::MAX,
+            ),
             finished: None,
         }
     }
@@ -78,7 +82,13 @@ impl RemoteBot {
             };
             match self.backoff.next_delay() {
                 Some(delay) => tokio::time::sleep(delay).await,
-                None => return Err(Error::new(Code::Unavailable, Some(Reason::GaveUp), failure.message)),
+                None => {
+                    return Err(Error::new(
+                        Code::Unavailable,
+                        Some(Reason::GaveUp),
+                        failure.message,
+                    ));
+                }
             }
         }
     }
@@ -97,13 +107,19 @@ impl RemoteBot {
         let mut stream = self.client.bot_service().connect_bot(request).await?.into_inner();
         while let Some(response) = stream.message().await? {
             self.backoff.reset();
-            let Some(Kind::Assignment(assignment)) = response.kind else { continue };
+            let Some(Kind::Assignment(assignment)) = response.kind else {
+                continue;
+            };
             let choose = make_bot(&assignment);
             let client = self.client.clone();
             let finished = self.finished.clone();
             // The server hands out at most max_matches at once; the permit keeps this side
             // honest too if an old match is still finishing after a reconnection.
-            let permit = slots.clone().acquire_owned().await.expect("the semaphore is never closed");
+            let permit = slots
+                .clone()
+                .acquire_owned()
+                .await
+                .expect("the semaphore is never closed");
             tokio::spawn(async move {
                 let handle = MatchHandle {
                     match_id: assignment.match_id.clone(),

@@ -71,16 +71,29 @@ fn parse() -> Result<Args, String> {
 
 async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let ca_pem = args.ca.as_ref().map(std::fs::read).transpose()?;
-    let client = Client::connect_with(&args.server, ConnectOptions { tls: args.tls, ca_pem, domain: None }).await?;
+    let client = Client::connect_with(
+        &args.server,
+        ConnectOptions {
+            tls: args.tls,
+            ca_pem,
+            domain: None,
+        },
+    )
+    .await?;
     let seed = args.seed.unwrap_or_else(|| rand::rng().random());
 
     if args.remote {
-        let token = args.token.ok_or("--remote needs --token (or ZIGGURAT_BOT_TOKEN)")?;
+        let token = args
+            .token
+            .ok_or("--remote needs --token (or ZIGGURAT_BOT_TOKEN)")?;
         println!("connecting as remote bot {:?}", args.name);
         RemoteBot::new(&client, &args.name, &token)
             .max_matches(4)
             .run(move |assignment| {
-                println!("playing seat {} of match {}", assignment.seat, assignment.match_id);
+                println!(
+                    "playing seat {} of match {}",
+                    assignment.seat, assignment.match_id
+                );
                 let mut rng = StdRng::seed_from_u64(seed ^ assignment.bot_seed);
                 move |turn: &Turn| choose(&mut rng, turn)
             })
@@ -96,21 +109,32 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
                 other => return Err(format!("unknown game {other:?} (pylos or kabaleo)").into()),
             };
             let created = client.create_match(config, None, pb::SeatAssignment::Lot).await?;
-            println!("created match {} (commitment {})", created.match_id, created.seed_commitment);
+            println!(
+                "created match {} (commitment {})",
+                created.match_id, created.seed_commitment
+            );
             client.join(&created.match_id, &args.name, 0).await?
         }
-        (None, Some(id), Some(token)) if args.seat > 0 => {
-            MatchHandle { match_id: id.clone(), seat: args.seat, token: token.clone() }
-        }
+        (None, Some(id), Some(token)) if args.seat > 0 => MatchHandle {
+            match_id: id.clone(),
+            seat: args.seat,
+            token: token.clone(),
+        },
         (None, Some(id), _) => client.join(id, &args.name, 0).await?,
         _ => return Err(USAGE.into()),
     };
-    println!("playing seat {} of match {} with {}", handle.seat, handle.match_id, args.name);
+    println!(
+        "playing seat {} of match {} with {}",
+        handle.seat, handle.match_id, args.name
+    );
     let mut rng = StdRng::seed_from_u64(seed);
     let ended = client.play(&handle, |turn| choose(&mut rng, turn)).await?;
     let ranks = ended.outcome.map(|o| o.ranks).unwrap_or_default();
     let mine = ranks.get(handle.seat as usize - 1).copied().unwrap_or(0);
-    println!("match {} over: ranks by seat {ranks:?}; this seat ranked {mine}", handle.match_id);
+    println!(
+        "match {} over: ranks by seat {ranks:?}; this seat ranked {mine}",
+        handle.match_id
+    );
     Ok(())
 }
 

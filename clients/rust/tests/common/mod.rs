@@ -32,8 +32,13 @@ impl Server {
     /// Starts a server with extra `serve` arguments (e.g. `--tls-cert`).
     pub fn start_with(extra: &[&str]) -> Server {
         let dir = tempfile::tempdir().expect("temporary directory");
-        let mut server =
-            Server { dir, address: String::new(), port: 0, extra: extra.iter().map(|s| s.to_string()).collect(), child: None };
+        let mut server = Server {
+            dir,
+            address: String::new(),
+            port: 0,
+            extra: extra.iter().map(|s| s.to_string()).collect(),
+            child: None,
+        };
         server.launch();
         server
     }
@@ -49,7 +54,14 @@ impl Server {
             .open(self.dir.path().join("server.log"))
             .expect("server log");
         let mut child = Command::new(ziggurat())
-            .args(["serve", "--host", "127.0.0.1", "--port", &self.port.to_string(), "--no-mdns"])
+            .args([
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                &self.port.to_string(),
+                "--no-mdns",
+            ])
             .arg("--db")
             .arg(self.db())
             .args(&self.extra)
@@ -67,11 +79,17 @@ impl Server {
                 }
             }
         });
-        let address = receiver.recv_timeout(Duration::from_secs(60)).unwrap_or_else(|_| {
-            let log = std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default();
-            panic!("the server did not start:\n{log}")
-        });
-        self.port = address.rsplit(':').next().and_then(|p| p.parse().ok()).expect("port");
+        let address = receiver
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| {
+                let log = std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default();
+                panic!("the server did not start:\n{log}")
+            });
+        self.port = address
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .expect("port");
         self.address = address;
         self.child = Some(child);
     }
@@ -95,8 +113,15 @@ impl Server {
             .args(["verify", match_id, "--server", &self.address])
             .output()
             .expect("ziggurat verify");
-        let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
-        assert!(output.status.success(), "ziggurat verify {match_id} failed:\n{text}");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(
+            output.status.success(),
+            "ziggurat verify {match_id} failed:\n{text}"
+        );
         text
     }
 }

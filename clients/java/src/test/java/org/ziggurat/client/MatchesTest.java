@@ -1,0 +1,381 @@
+package org.ziggurat.client;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.grpc.Status;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntFunction;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.ziggurat.v1.Event;
+import org.ziggurat.v1.Game;
+import org.ziggurat.v1.GameView;
+import org.ziggurat.v1.KabaleoView;
+import org.ziggurat.v1.Match;
+import org.ziggurat.v1.MatchEndedEvent;
+import org.ziggurat.v1.MatchRecord;
+import org.ziggurat.v1.MatchStatus;
+import org.ziggurat.v1.RecordedMove;
+
+/**
+ * The client against a real {@code ziggurat serve}: full matches, refusals, catching up, a
+ * spectator, TLS, and the server killed with SIGKILL and restarted mid-match.
+ */
+class MatchesTest {
+  @TempDir Path dir;
+  private final ExecutorService threads = Executors.newCachedThreadPool();
+
+  @AfterEach
+  void stopThreads() {
+    threads.shutdownNow();
+  }
+
+  static Bot random(long seed) {
+    Random random = new Random(seed);
+    return turn -> turn.legalMoves().get(random.nextInt(turn.legalMoves().size()));
+  }
+
+  static Backoff quick() {
+    return new Backoff(Duration.ofMillis(50), Duration.ofMillis(500), 400);
+  }
+
+  record Played(SeatRunner runner, MatchEndedEvent ended) {}
+
+  List<Played> playAll(List<SeatRunner> runners) throws Exception {
+    List<Future<MatchEndedEvent>> futures = new ArrayList<>();
+    for (SeatRunner runner : runners) {
+      futures.add(threads.submit(runner::run));
+    }
+    List<Played> results = new ArrayList<>();
+    for (int i = 0; i < runners.size(); i++) {
+      results.add(new Played(runners.get(i), futures.get(i).get(120, TimeUnit.SECONDS)));
+    }
+    return results;
+  }
+
+  List<Played> playAll(ZigguratClient client, List<MatchHandle> handles, IntFunction<Bot> makeBot) throws Exception {
+    List<SeatRunner> runners = new ArrayList<>();
+    for (MatchHandle handle : handles) {
+      runners.add(new SeatRunner(client, handle, makeBot.apply(handle.seat())).backoff(quick()));
+    }
+    return playAll(runners);
+  }
+
+  static List<MatchHandle> joinAll(ZigguratClient client, String matchId, int seats) {
+    List<MatchHandle> handles = new ArrayList<>();
+    for (int i = 0; i < seats; i++) {
+      handles.add(client.join(matchId, "java-" + i));
+    }
+    return handles;
+  }
+
+  static List<String> moves(MatchRecord record) {
+    return record.getMovesList().stream().map(RecordedMove::getMove).toList();
+  }
+
+  /** Every runner saw the recorded moves exactly once, in order, and decided only its own turns. */
+  static void assertConsistent(MatchRecord record, List<Played> results) {
+    assertFalse(record.getMovesList().isEmpty());
+    for (Played played : results) {
+      int seat = played.runner().handle().seat();
+      assertEquals(moves(record), played.runner().history(), "seat " + seat + " saw every move once, in order");
+      assertEquals(record.getOutcome(), played.ended().getOutcome());
+      long own = record.getMovesList().stream().filter(m -> m.getSeat() == seat && !m.getSubstituted()).count();
+      assertEquals(own, played.runner().decisions(), "seat " + seat + " was asked once per own turn");
+      assertEquals(List.of(), played.runner().rejections());
+    }
+    assertTrue(record.getMovesList().stream().noneMatch(RecordedMove::getSubstituted));
+  }
+
+  @Test
+  void playsAFullPylosMatch() throws Exception {
+    try (ServerProcess server = new ServerProcess(dir);
+        ZigguratClient client = ZigguratClient.connect(server.address)) {
+      Match created = client.createMatch(ZigguratClient.pylos());
+      assertEquals(MatchStatus.MATCH_STATUS_WAITING, created.getStatus());
+      assertEquals(64, created.getSeedCommitment().length());
+      List<MatchHandle> handles = joinAll(client, created.getMatchId(), 2);
+      assertEquals(List.of(1, 2), handles.stream().map(MatchHandle::seat).sorted().toList());
+
+      List<Played> results = playAll(client, handles, seat -> random(seat));
+      MatchRecord record = client.record(created.getMatchId());
+      assertConsistent(record, results);
+      List<Integer> ranks = new ArrayList<>(record.getOutcome().getRanksList());
+      Collections.sort(ranks);
+      assertTrue(ranks.equals(List.of(1, 2)) || ranks.equals(List.of(1, 1)), ranks.toString());
+      Match finished = client.getMatch(created.getMatchId(), null);
+      assertEquals(MatchStatus.MATCH_STATUS_FINISHED, finished.getStatus());
+      assertEquals(record.getRevealedSeed(), finished.getRevealedSeed());
+      assertTrue(server.verify(created.getMatchId()).contains("verified"));
+    }
+  }
+
+  @Test
+  void playsAFullKabaleoMatchWithASpectator() throws Exception {
+    try (ServerProcess server = new ServerProcess(dir);
+        ZigguratClient client = ZigguratClient.connect(server.address)) {
+      Match created = client.createMatch(ZigguratClient.kabaleo(4));
+      Future<List<Event>> watching =
+          threads.submit(
+              () -> {
+                List<Event> events = new ArrayList<>();
+                try (EventStream stream = client.follow(created.getMatchId(), null, 0, Backoff.standard())) {
+                  stream.forEachRemaining(events::add);
+                }
+                return events;
+              });
+      List<MatchHandle> handles = joinAll(client, created.getMatchId(), 4);
+      List<Played> results = playAll(client, handles, seat -> random(100 + seat));
+      MatchRecord record = client.record(created.getMatchId());
+      assertConsistent(record, results);
+      assertEquals(4, record.getOutcome().getRanksCount());
+
+      List<Event> events = watching.get(60, TimeUnit.SECONDS);
+      for (int i = 0; i < events.size(); i++) {
+        assertEquals(i + 1, events.get(i).getSeq(), "every event once, in order");
+      }
+      assertTrue(events.get(events.size() - 1).hasMatchEnded());
+      int hidden = 0;
+      for (Event event : events) {
+        if (event.hasMovePlayed()) {
+          GameView view = event.getMovePlayed().getView();
+          assertEquals(0, view.getViewerSeat());
+          // The view after the last move is the end of the game: it reveals everything.
+          if (!view.hasOutcome()) {
+            KabaleoView table = view.getKabaleo();
+            assertTrue(table.getObjectivesList().stream().allMatch("?"::equals), "a spectator sees no objective");
+            hidden++;
+          }
+        }
+      }
+      assertEquals(record.getMovesCount() - 1, hidden);
+      KabaleoView last = events.get(events.size() - 1).getMatchEnded().getView().getKabaleo();
+      assertTrue(last.getObjectivesList().stream().noneMatch("?"::equals), "the end reveals every objective");
+      server.verify(created.getMatchId());
+    }
+  }
+
+  @Test
+  void refusalsCarryTheirReasonAndChangeNothing() throws Exception {
+    try (ServerProcess server = new ServerProcess(dir);
+        ZigguratClient client = ZigguratClient.connect(server.address)) {
+      ZigguratException missing = assertThrows(ZigguratException.class, () -> client.join("no-such-match", "x"));
+      assertEquals(Status.Code.NOT_FOUND, missing.code());
+      assertEquals(Reason.MATCH_NOT_FOUND, missing.reason());
+
+      ZigguratException badConfig =
+          assertThrows(
+              ZigguratException.class, () -> client.createMatch(ZigguratClient.gameConfig(Game.GAME_PYLOS, 3)));
+      assertEquals(Status.Code.INVALID_ARGUMENT, badConfig.code());
+      assertEquals(Reason.INVALID_CONFIG, badConfig.reason());
+
+      Match created = client.createMatch(ZigguratClient.pylos());
+      List<MatchHandle> handles = joinAll(client, created.getMatchId(), 2);
+      ZigguratException full = assertThrows(ZigguratException.class, () -> client.join(created.getMatchId(), "late"));
+      assertEquals(Reason.MATCH_FULL, full.reason());
+
+      Match before = client.getMatch(created.getMatchId(), null);
+      int toMove = before.getView().getToMove();
+      MatchHandle mover = handles.stream().filter(h -> h.seat() == toMove).findFirst().orElseThrow();
+      MatchHandle other = handles.stream().filter(h -> h.seat() != toMove).findFirst().orElseThrow();
+
+      record Case(MatchHandle handle, String move, Integer ply, Status.Code code, Reason reason) {}
+      List<Case> cases =
+          List.of(
+              new Case(mover, "zz", null, Status.Code.INVALID_ARGUMENT, Reason.MALFORMED_MOVE),
+              new Case(mover, "2a1", null, Status.Code.FAILED_PRECONDITION, Reason.ILLEGAL_MOVE),
+              new Case(mover, "1a1", 7, Status.Code.FAILED_PRECONDITION, Reason.STALE_PLY),
+              new Case(other, "1a1", null, Status.Code.FAILED_PRECONDITION, Reason.NOT_YOUR_TURN),
+              new Case(
+                  new MatchHandle(mover.matchId(), mover.seat(), "forged"),
+                  "1a1",
+                  null,
+                  Status.Code.PERMISSION_DENIED,
+                  Reason.BAD_TOKEN));
+      for (Case c : cases) {
+        ZigguratException error =
+            assertThrows(ZigguratException.class, () -> client.submitMove(c.handle(), c.move(), c.ply()));
+        assertEquals(c.code(), error.code(), c.move() + ": " + error.getMessage());
+        assertEquals(c.reason(), error.reason(), c.move() + ": " + error.getMessage());
+        assertEquals(c.reason().name(), error.reasonText());
+      }
+      Match after = client.getMatch(created.getMatchId(), null);
+      assertEquals(before.getLastSeq(), after.getLastSeq(), "refusals change nothing");
+      assertEquals(0, after.getView().getPly());
+
+      // On the Play stream a refusal is a MoveRejected; the bot is asked again and sees why.
+      List<String> seen = Collections.synchronizedList(new ArrayList<>());
+      List<Played> results =
+          playAll(
+              client,
+              handles,
+              seat -> {
+                Random random = new Random(seat);
+                boolean[] first = {seat == mover.seat()};
+                return turn -> {
+                  turn.rejected().forEach(r -> seen.add(r.getReason()));
+                  if (first[0]) {
+                    first[0] = false;
+                    return "2a1";
+                  }
+                  return turn.legalMoves().get(random.nextInt(turn.legalMoves().size()));
+                };
+              });
+      SeatRunner runner =
+          results.stream().map(Played::runner).filter(r -> r.handle().seat() == mover.seat()).findFirst().orElseThrow();
+      assertEquals(1, runner.rejections().size());
+      assertEquals("ILLEGAL_MOVE", runner.rejections().get(0).getReason());
+      assertEquals("2a1", runner.rejections().get(0).getMove());
+      assertEquals(List.of("ILLEGAL_MOVE"), seen);
+      server.verify(created.getMatchId());
+    }
+  }
+
+  @Test
+  void aLateRunnerAnswersOnlyTheCurrentTurn() throws Exception {
+    try (ServerProcess server = new ServerProcess(dir);
+        ZigguratClient client = ZigguratClient.connect(server.address)) {
+      Match created = client.createMatch(ZigguratClient.pylos());
+      List<MatchHandle> handles = joinAll(client, created.getMatchId(), 2);
+      // Six plies by hand first: the log then holds three past turns of each seat.
+      for (int i = 0; i < 6; i++) {
+        GameView board = client.getMatch(created.getMatchId(), null).getView();
+        MatchHandle handle = handles.stream().filter(h -> h.seat() == board.getToMove()).findFirst().orElseThrow();
+        List<String> legal = client.getMatch(created.getMatchId(), handle).getView().getLegalMovesList();
+        client.submitMove(handle, legal.get(0), board.getPly());
+      }
+      List<Played> results = playAll(client, handles, seat -> random(seat));
+      MatchRecord record = client.record(created.getMatchId());
+      for (Played played : results) {
+        SeatRunner runner = played.runner();
+        assertEquals(record.getMovesCount(), runner.history().size(), "replayed history is complete");
+        long ownLater =
+            record.getMovesList().subList(6, record.getMovesCount()).stream()
+                .filter(m -> m.getSeat() == runner.handle().seat())
+                .count();
+        assertEquals(ownLater, runner.decisions(), "asked only about turns after it connected");
+        assertEquals(List.of(), runner.rejections(), "never answered a past turn");
+      }
+    }
+  }
+
+  @Test
+  void survivesTheServerKilledAndRestartedMidMatch() throws Exception {
+    try (ServerProcess server = new ServerProcess(dir);
+        ZigguratClient client = ZigguratClient.connect(server.address)) {
+      Match created = client.createMatch(ZigguratClient.kabaleo(3));
+      Future<List<Event>> watching =
+          threads.submit(
+              () -> {
+                List<Event> events = new ArrayList<>();
+                try (EventStream stream = client.follow(created.getMatchId(), null, 0, quick())) {
+                  stream.forEachRemaining(events::add);
+                }
+                return events;
+              });
+      List<MatchHandle> handles = joinAll(client, created.getMatchId(), 3);
+      AtomicInteger played = new AtomicInteger();
+      List<SeatRunner> runners = new ArrayList<>();
+      for (MatchHandle handle : handles) {
+        Bot inner = random(200 + handle.seat());
+        Bot slow =
+            turn -> {
+              try {
+                Thread.sleep(40);
+              } catch (InterruptedException interrupted) {
+                Thread.currentThread().interrupt();
+              }
+              return inner.choose(turn);
+            };
+        runners.add(
+            new SeatRunner(client, handle, slow)
+                .backoff(quick())
+                .onEvent(
+                    event -> {
+                      if (event.hasMovePlayed()) {
+                        played.incrementAndGet();
+                      }
+                    }));
+      }
+      List<Future<MatchEndedEvent>> futures = new ArrayList<>();
+      for (SeatRunner runner : runners) {
+        futures.add(threads.submit(runner::run));
+      }
+      while (played.get() < 8) {
+        Thread.sleep(10);
+      }
+      server.kill9();
+      Thread.sleep(500);
+      server.restart();
+      for (Future<MatchEndedEvent> future : futures) {
+        assertNotNull(future.get(120, TimeUnit.SECONDS).getOutcome());
+      }
+      MatchRecord record = client.record(created.getMatchId());
+      for (SeatRunner runner : runners) {
+        assertEquals(moves(record), runner.history(), "no move lost or repeated");
+        // A move sent just before the kill may be refused as stale after the restart; never an illegal one.
+        assertTrue(
+            runner.rejections().stream()
+                .allMatch(r -> r.getReason().equals("STALE_PLY") || r.getReason().equals("NOT_YOUR_TURN")),
+            runner.rejections().toString());
+      }
+      assertTrue(record.getMovesList().stream().noneMatch(RecordedMove::getSubstituted));
+      List<Event> events = watching.get(60, TimeUnit.SECONDS);
+      for (int i = 0; i < events.size(); i++) {
+        assertEquals(i + 1, events.get(i).getSeq(), "the spectator saw every event once");
+      }
+      assertTrue(events.get(events.size() - 1).hasMatchEnded());
+      server.verify(created.getMatchId());
+    }
+  }
+
+  @Test
+  void playsOverTls() throws Exception {
+    // A private CA and a server certificate it signs, as for a LAN server.
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=test CA",
+        "-keyout", "ca-key.pem", "-out", "ca.pem");
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout", "key.pem",
+        "-out", "server.csr");
+    Files.writeString(dir.resolve("ext.cnf"), "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
+    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca-key.pem", "-CAcreateserial",
+        "-days", "1", "-extfile", "ext.cnf", "-out", "cert.pem");
+    Path serverDir = Files.createDirectory(dir.resolve("server"));
+    try (ServerProcess server =
+            new ServerProcess(
+                serverDir, "--tls-cert", dir.resolve("cert.pem").toString(), "--tls-key", dir.resolve("key.pem").toString());
+        ZigguratClient client = ZigguratClient.connectTls(server.address, Files.readAllBytes(dir.resolve("ca.pem")));
+        ZigguratClient plaintext = ZigguratClient.connect(server.address)) {
+      Match created = client.createMatch(ZigguratClient.pylos());
+      List<Played> results = playAll(client, joinAll(client, created.getMatchId(), 2), seat -> random(seat));
+      assertTrue(results.get(0).ended().hasOutcome());
+      ZigguratException refused =
+          assertThrows(ZigguratException.class, () -> plaintext.listMatches(MatchStatus.MATCH_STATUS_UNSPECIFIED));
+      assertEquals(Status.Code.UNAVAILABLE, refused.code());
+    }
+  }
+
+  private void openssl(String... args) throws Exception {
+    List<String> command = new ArrayList<>(List.of("openssl"));
+    command.addAll(List.of(args));
+    Process process =
+        new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).start();
+    String output = new String(process.getInputStream().readAllBytes());
+    assertEquals(0, process.waitFor(), output);
+  }
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds the Rust client and runs its tests (cargo test) against real `ziggurat serve`
+# processes. Dependencies come from crates.io as pinned by Cargo.lock; protoc comes from the
+# protoc-bin-vendored crate. Compiled dependencies are cached in $CARGO_TARGET_DIR (default
+# ~/.cache/ziggurat/rust-target), shared by every checkout on the machine.
+set -euo pipefail
+cd "$(dirname "$0")"
+if ! command -v cargo >/dev/null; then
+  echo "clients/rust/test.sh: cargo not found (install Rust ≥ 1.88 with rustup)" >&2
+  exit 1
+fi
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/ziggurat/rust-target}"
+export ZIGGURAT="${ZIGGURAT:-$(cd ../.. && pwd)/.venv/bin/ziggurat}"
+cargo fetch --locked
+cargo test --locked -j "${CARGO_BUILD_JOBS:-2}" -- --test-threads "${ZIGGURAT_TEST_WORKERS:-2}"
