@@ -1,5 +1,7 @@
 use std::time::Duration;
 
+use hyper_util::rt::TokioIo;
+use tokio::net::UnixStream;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::metadata::MetadataValue;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
@@ -21,6 +23,32 @@ pub struct ConnectOptions {
     pub ca_pem: Option<Vec<u8>>,
     /// The name to check the server's certificate against (default: the host of the address).
     pub domain: Option<String>,
+}
+
+/// The optional parts of [`Client::create_match`].
+#[derive(Debug, Clone, Default)]
+pub struct CreateOptions {
+    /// Clocks; `None` = untimed.
+    pub time_control: Option<pb::TimeControl>,
+    /// How joiners get seats (default: by lot).
+    pub seat_assignment: pb::SeatAssignment,
+    /// For a server started with `--create-token-file`: its create token (or the operator token).
+    pub create_token: Option<String>,
+}
+
+/// A match just created, and the secret that cancels it while it waits for players.
+#[derive(Debug, Clone)]
+pub struct CreatedMatch {
+    /// The match as a spectator sees it.
+    pub r#match: pb::Match,
+    /// Secret: lets its holder cancel the match while it is waiting.
+    pub creator_token: String,
+}
+
+impl CreatedMatch {
+    pub fn match_id(&self) -> &str {
+        &self.r#match.match_id
+    }
 }
 
 /// A joined seat: the match, the 1-based seat and its secret token.
@@ -77,7 +105,21 @@ impl Client {
     ///
     /// The first connection is made now (so a wrong address fails here); after that the
     /// channel reconnects by itself whenever a call needs it.
+    ///
+    /// `unix:PATH` (or `unix:///PATH`) connects to a Unix socket instead, as tournaments give
+    /// their sandboxed programs in `ZIGGURAT_SERVER`.
     pub async fn connect_with(address: &str, options: ConnectOptions) -> Result<Client, Error> {
+        if let Some(path) = address.strip_prefix("unix:") {
+            let path = std::path::PathBuf::from(path.strip_prefix("//").unwrap_or(path));
+            let connector = tower::service_fn(move |_: tonic::transport::Uri| {
+                let path = path.clone();
+                async move { Ok::<_, std::io::Error>(TokioIo::new(UnixStream::connect(path).await?)) }
+            });
+            let channel = Endpoint::from_static("http://localhost")
+                .connect_with_connector(connector)
+                .await?;
+            return Ok(Client::from_channel(channel));
+        }
         let tls = options.tls || options.ca_pem.is_some();
         let uri = if address.contains("://") {
             address.to_string()
@@ -129,23 +171,44 @@ impl Client {
         BotServiceClient::new(self.channel.clone())
     }
 
-    /// Creates a match (lot seating, untimed unless `time_control` says otherwise); returns
-    /// it as a spectator sees it.
+    /// Creates a match with open seats (untimed, seats by lot, unless `options` say
+    /// otherwise). The result holds the match as a spectator sees it and the secret
+    /// creator token that [`Client::cancel_match`] needs.
     pub async fn create_match(
         &self,
         config: pb::GameConfig,
-        time_control: Option<pb::TimeControl>,
-        seat_assignment: pb::SeatAssignment,
-    ) -> Result<pb::Match, Error> {
-        let request = pb::CreateMatchRequest {
+        options: CreateOptions,
+    ) -> Result<CreatedMatch, Error> {
+        let message = pb::CreateMatchRequest {
             config: Some(config),
-            time_control,
-            seat_assignment: seat_assignment as i32,
+            time_control: options.time_control,
+            seat_assignment: options.seat_assignment as i32,
         };
+        let request = authorized(message, options.create_token.as_deref());
         let response = self.matches.clone().create_match(request).await?.into_inner();
+        let created = response
+            .r#match
+            .ok_or_else(|| Error::new(Code::Internal, None, "CreateMatch returned no match"))?;
+        Ok(CreatedMatch {
+            r#match: created,
+            creator_token: response.creator_token,
+        })
+    }
+
+    /// Cancels a match that is still waiting for players, with the creator token from
+    /// [`Client::create_match`]; returns it, now finished (aborted). A match that has
+    /// started is refused with `NOT_WAITING`.
+    pub async fn cancel_match(&self, match_id: &str, creator_token: &str) -> Result<pb::Match, Error> {
+        let request = authorized(
+            pb::CancelMatchRequest {
+                match_id: match_id.to_string(),
+            },
+            Some(creator_token),
+        );
+        let response = self.matches.clone().cancel_match(request).await?.into_inner();
         response
             .r#match
-            .ok_or_else(|| Error::new(Code::Internal, None, "CreateMatch returned no match"))
+            .ok_or_else(|| Error::new(Code::Internal, None, "CancelMatch returned no match"))
     }
 
     /// Takes a seat under `name`; `seat` (1-based) only for `SEAT_ASSIGNMENT_CHOSEN` matches, 0 otherwise.
@@ -177,24 +240,28 @@ impl Client {
             .ok_or_else(|| Error::new(Code::Internal, None, "GetMatch returned no match"))
     }
 
-    /// Matches, newest first (`MatchStatus::Unspecified` = all).
+    /// Every match, newest first, fetching page after page (`Unspecified` = no filter).
     pub async fn list_matches(
         &self,
         status: pb::MatchStatus,
         game: pb::Game,
     ) -> Result<Vec<pb::Match>, Error> {
-        let request = pb::ListMatchesRequest {
-            status: status as i32,
-            game: game as i32,
-            ..Default::default()
-        };
-        Ok(self
-            .matches
-            .clone()
-            .list_matches(request)
-            .await?
-            .into_inner()
-            .matches)
+        let mut matches = Vec::new();
+        let mut page_token = String::new();
+        loop {
+            let request = pb::ListMatchesRequest {
+                status: status as i32,
+                game: game as i32,
+                page_token: page_token.clone(),
+                ..Default::default()
+            };
+            let page = self.matches.clone().list_matches(request).await?.into_inner();
+            matches.extend(page.matches);
+            if page.next_page_token.is_empty() {
+                return Ok(matches);
+            }
+            page_token = page.next_page_token;
+        }
     }
 
     /// Plays `mv` for `handle`'s seat. `ply` (from the turn) guards against playing it on a

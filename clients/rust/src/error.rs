@@ -4,36 +4,48 @@ use tonic::Code;
 use tonic_types::StatusExt;
 
 /// The machine-readable reason of a refusal (`google.rpc.ErrorInfo.reason`, domain
-/// `ziggurat`, or `MoveRejected.reason` on the Play stream); see docs/protocol.md, "Errors".
+/// `ziggurat`, or `MoveRejected.reason` on the Play stream): the list of
+/// `server/ziggurat/wire/reasons.py`, explained in docs/protocol.md, "Errors".
 ///
 /// Reasons this version does not know arrive as [`Reason::Other`] with the server's text.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Reason {
+    MalformedRequest,
     MalformedMove,
     InvalidConfig,
+    InvalidPosition,
     BadName,
     BadSeat,
     SeatByLot,
     BadFilter,
+    BadPageToken,
     IllegalMove,
     NotYourTurn,
-    GameOver,
-    NotStarted,
     StalePly,
     TimeExpired,
     SeatForfeited,
+    NotStarted,
+    GameOver,
     MatchFull,
     SeatTaken,
+    NotWaiting,
+    CreationClosed,
     NotFinished,
+    AlreadyConnected,
+    BotNotConnected,
+    BotGame,
+    BotBusy,
     MatchNotFound,
     MissingToken,
+    AdminDisabled,
     BadToken,
     RateLimited,
     TooManyMatches,
+    TooManyStreams,
     BadSeq,
-    SlowConsumer,
-    AlreadyConnected,
+    StoreUnavailable,
+    ServerError,
     /// Not sent by the server: the client gave up reconnecting.
     GaveUp,
     /// A reason this client version does not name.
@@ -41,30 +53,41 @@ pub enum Reason {
 }
 
 const NAMES: &[(&str, Reason)] = &[
+    ("MALFORMED_REQUEST", Reason::MalformedRequest),
     ("MALFORMED_MOVE", Reason::MalformedMove),
     ("INVALID_CONFIG", Reason::InvalidConfig),
+    ("INVALID_POSITION", Reason::InvalidPosition),
     ("BAD_NAME", Reason::BadName),
     ("BAD_SEAT", Reason::BadSeat),
     ("SEAT_BY_LOT", Reason::SeatByLot),
     ("BAD_FILTER", Reason::BadFilter),
+    ("BAD_PAGE_TOKEN", Reason::BadPageToken),
     ("ILLEGAL_MOVE", Reason::IllegalMove),
     ("NOT_YOUR_TURN", Reason::NotYourTurn),
-    ("GAME_OVER", Reason::GameOver),
-    ("NOT_STARTED", Reason::NotStarted),
     ("STALE_PLY", Reason::StalePly),
     ("TIME_EXPIRED", Reason::TimeExpired),
     ("SEAT_FORFEITED", Reason::SeatForfeited),
+    ("NOT_STARTED", Reason::NotStarted),
+    ("GAME_OVER", Reason::GameOver),
     ("MATCH_FULL", Reason::MatchFull),
     ("SEAT_TAKEN", Reason::SeatTaken),
+    ("NOT_WAITING", Reason::NotWaiting),
+    ("CREATION_CLOSED", Reason::CreationClosed),
     ("NOT_FINISHED", Reason::NotFinished),
+    ("ALREADY_CONNECTED", Reason::AlreadyConnected),
+    ("BOT_NOT_CONNECTED", Reason::BotNotConnected),
+    ("BOT_GAME", Reason::BotGame),
+    ("BOT_BUSY", Reason::BotBusy),
     ("MATCH_NOT_FOUND", Reason::MatchNotFound),
     ("MISSING_TOKEN", Reason::MissingToken),
+    ("ADMIN_DISABLED", Reason::AdminDisabled),
     ("BAD_TOKEN", Reason::BadToken),
     ("RATE_LIMITED", Reason::RateLimited),
     ("TOO_MANY_MATCHES", Reason::TooManyMatches),
+    ("TOO_MANY_STREAMS", Reason::TooManyStreams),
     ("BAD_SEQ", Reason::BadSeq),
-    ("SLOW_CONSUMER", Reason::SlowConsumer),
-    ("ALREADY_CONNECTED", Reason::AlreadyConnected),
+    ("STORE_UNAVAILABLE", Reason::StoreUnavailable),
+    ("SERVER_ERROR", Reason::ServerError),
     ("GAVE_UP", Reason::GaveUp),
 ];
 
@@ -121,7 +144,7 @@ impl Error {
         matches!(
             self.code,
             Code::Unavailable | Code::Cancelled | Code::DeadlineExceeded | Code::Internal | Code::Unknown
-        ) || self.reason == Some(Reason::SlowConsumer)
+        )
     }
 }
 

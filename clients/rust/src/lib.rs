@@ -27,7 +27,9 @@ pub mod pb {
 }
 
 pub use backoff::Backoff;
-pub use client::{Client, ConnectOptions, MatchHandle, game_config, kabaleo, pylos};
+pub use client::{
+    Client, ConnectOptions, CreateOptions, CreatedMatch, MatchHandle, game_config, kabaleo, pylos,
+};
 pub use error::{Error, Reason};
 pub use play::{PlayOptions, SeatRunner};
 pub use remote::{Finished, RemoteBot};

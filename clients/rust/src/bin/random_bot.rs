@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
-use ziggurat_client::{Client, ConnectOptions, MatchHandle, RemoteBot, Turn, pb};
+use ziggurat_client::{Client, ConnectOptions, CreateOptions, MatchHandle, RemoteBot, Turn};
 
 /// The whole bot: pick one of the legal moves.
 fn choose(rng: &mut StdRng, turn: &Turn) -> String {
@@ -108,12 +108,13 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
                 "kabaleo" => ziggurat_client::kabaleo(if args.seats == 0 { 2 } else { args.seats }),
                 other => return Err(format!("unknown game {other:?} (pylos or kabaleo)").into()),
             };
-            let created = client.create_match(config, None, pb::SeatAssignment::Lot).await?;
+            let created = client.create_match(config, CreateOptions::default()).await?;
             println!(
                 "created match {} (commitment {})",
-                created.match_id, created.seed_commitment
+                created.match_id(),
+                created.r#match.seed_commitment
             );
-            client.join(&created.match_id, &args.name, 0).await?
+            client.join(created.match_id(), &args.name, 0).await?
         }
         (None, Some(id), Some(token)) if args.seat > 0 => MatchHandle {
             match_id: id.clone(),
