@@ -2,35 +2,46 @@ package org.ziggurat.client;
 
 /**
  * The machine-readable reason of a refusal: {@code google.rpc.ErrorInfo.reason} (domain
- * {@code ziggurat}) or {@code MoveRejected.reason} on the Play stream; see docs/protocol.md,
- * "Errors". A reason this version does not name is {@link #OTHER}; the exception keeps the
+ * {@code ziggurat}) or {@code MoveRejected.reason} on the Play stream: the list of
+ * {@code server/ziggurat/wire/reasons.py}, explained in docs/protocol.md, "Errors". A reason this version does not name is {@link #OTHER}; the exception keeps the
  * server's text.
  */
 public enum Reason {
+  MALFORMED_REQUEST,
   MALFORMED_MOVE,
   INVALID_CONFIG,
+  INVALID_POSITION,
   BAD_NAME,
   BAD_SEAT,
   SEAT_BY_LOT,
   BAD_FILTER,
+  BAD_PAGE_TOKEN,
   ILLEGAL_MOVE,
   NOT_YOUR_TURN,
-  GAME_OVER,
-  NOT_STARTED,
   STALE_PLY,
   TIME_EXPIRED,
   SEAT_FORFEITED,
+  NOT_STARTED,
+  GAME_OVER,
   MATCH_FULL,
   SEAT_TAKEN,
+  NOT_WAITING,
+  CREATION_CLOSED,
   NOT_FINISHED,
+  ALREADY_CONNECTED,
+  BOT_NOT_CONNECTED,
+  BOT_GAME,
+  BOT_BUSY,
   MATCH_NOT_FOUND,
   MISSING_TOKEN,
+  ADMIN_DISABLED,
   BAD_TOKEN,
   RATE_LIMITED,
   TOO_MANY_MATCHES,
+  TOO_MANY_STREAMS,
   BAD_SEQ,
-  SLOW_CONSUMER,
-  ALREADY_CONNECTED,
+  STORE_UNAVAILABLE,
+  SERVER_ERROR,
   /** Not sent by the server: the client gave up reconnecting. */
   GAVE_UP,
   /** A reason this client version does not name. */

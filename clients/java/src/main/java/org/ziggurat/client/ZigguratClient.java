@@ -11,11 +11,14 @@ import io.grpc.stub.AbstractStub;
 import io.grpc.stub.MetadataUtils;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.ziggurat.v1.BotServiceGrpc;
+import org.ziggurat.v1.CancelMatchRequest;
 import org.ziggurat.v1.CreateMatchRequest;
+import org.ziggurat.v1.CreateMatchResponse;
 import org.ziggurat.v1.Game;
 import org.ziggurat.v1.GameConfig;
 import org.ziggurat.v1.GetMatchRecordRequest;
@@ -23,6 +26,7 @@ import org.ziggurat.v1.GetMatchRequest;
 import org.ziggurat.v1.JoinMatchRequest;
 import org.ziggurat.v1.JoinMatchResponse;
 import org.ziggurat.v1.ListMatchesRequest;
+import org.ziggurat.v1.ListMatchesResponse;
 import org.ziggurat.v1.Match;
 import org.ziggurat.v1.MatchEndedEvent;
 import org.ziggurat.v1.MatchRecord;
@@ -54,7 +58,10 @@ public final class ZigguratClient implements AutoCloseable {
     this.blocking = MatchServiceGrpc.newBlockingStub(channel);
   }
 
-  /** Connects to {@code address} ({@code HOST:PORT}) in plaintext. */
+  /**
+   * Connects to {@code address} ({@code HOST:PORT}) in plaintext. {@code unix:PATH} connects to
+   * a Unix socket instead, as tournaments give their sandboxed programs in {@code ZIGGURAT_SERVER}.
+   */
   public static ZigguratClient connect(String address) {
     return connect(address, InsecureChannelCredentials.create());
   }
@@ -132,20 +139,36 @@ public final class ZigguratClient implements AutoCloseable {
     }
   }
 
-  /** Creates an untimed match with seats drawn by lot; returns it as a spectator sees it. */
-  public Match createMatch(GameConfig config) {
-    return createMatch(config, TimeControl.getDefaultInstance(), SeatAssignment.SEAT_ASSIGNMENT_LOT);
+  /** Creates an untimed match with seats drawn by lot. */
+  public CreatedMatch createMatch(GameConfig config) {
+    return createMatch(config, TimeControl.getDefaultInstance(), SeatAssignment.SEAT_ASSIGNMENT_LOT, null);
   }
 
-  /** Creates a match; returns it as a spectator sees it. */
-  public Match createMatch(GameConfig config, TimeControl timeControl, SeatAssignment seating) {
+  /**
+   * Creates a match with open seats. {@code createToken} is for a server started with {@code
+   * --create-token-file} (its create token, or the operator token); null otherwise.
+   */
+  public CreatedMatch createMatch(
+      GameConfig config, TimeControl timeControl, SeatAssignment seating, String createToken) {
     CreateMatchRequest request =
         CreateMatchRequest.newBuilder()
             .setConfig(config)
             .setTimeControl(timeControl)
             .setSeatAssignment(seating)
             .build();
-    return call(() -> blocking.createMatch(request).getMatch());
+    MatchServiceGrpc.MatchServiceBlockingStub stub = createToken == null ? blocking : withToken(blocking, createToken);
+    CreateMatchResponse response = call(() -> stub.createMatch(request));
+    return new CreatedMatch(response.getMatch(), response.getCreatorToken());
+  }
+
+  /**
+   * Cancels a match that is still waiting for players, with the creator token of {@link
+   * #createMatch}; returns it, now finished (aborted). A match that has started is refused
+   * with {@code NOT_WAITING}.
+   */
+  public Match cancelMatch(String matchId, String creatorToken) {
+    CancelMatchRequest request = CancelMatchRequest.newBuilder().setMatchId(matchId).build();
+    return call(() -> withToken(blocking, creatorToken).cancelMatch(request).getMatch());
   }
 
   /** Takes a seat under {@code name} (seats drawn by lot, or the lowest free one). */
@@ -167,10 +190,18 @@ public final class ZigguratClient implements AutoCloseable {
     return call(() -> as(blocking, handle).getMatch(request).getMatch());
   }
 
-  /** Matches, newest first ({@code MATCH_STATUS_UNSPECIFIED} = all). */
-  public List<Match> listMatches(MatchStatus status) {
-    ListMatchesRequest request = ListMatchesRequest.newBuilder().setStatus(status).build();
-    return call(() -> blocking.listMatches(request).getMatchesList());
+  /** Every match, newest first, fetching page after page ({@code *_UNSPECIFIED} = no filter). */
+  public List<Match> listMatches(MatchStatus status, Game game) {
+    List<Match> matches = new ArrayList<>();
+    String pageToken = "";
+    do {
+      ListMatchesRequest request =
+          ListMatchesRequest.newBuilder().setStatus(status).setGame(game).setPageToken(pageToken).build();
+      ListMatchesResponse page = call(() -> blocking.listMatches(request));
+      matches.addAll(page.getMatchesList());
+      pageToken = page.getNextPageToken();
+    } while (!pageToken.isEmpty());
+    return matches;
   }
 
   /**
@@ -243,5 +274,4 @@ public final class ZigguratClient implements AutoCloseable {
       Thread.currentThread().interrupt();
     }
   }
-
 }

@@ -89,6 +89,6 @@ public class ZigguratException extends RuntimeException {
    * the request itself: the call may be retried.
    */
   public boolean isRetryable() {
-    return RETRYABLE.contains(code) || reason() == Reason.SLOW_CONSUMER;
+    return RETRYABLE.contains(code);
   }
 }

@@ -6,13 +6,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import org.ziggurat.client.Bot;
+import org.ziggurat.client.CreatedMatch;
 import org.ziggurat.client.MatchHandle;
 import org.ziggurat.client.RemoteBot;
 import org.ziggurat.client.Turn;
 import org.ziggurat.client.ZigguratClient;
 import org.ziggurat.client.ZigguratException;
 import org.ziggurat.v1.GameConfig;
-import org.ziggurat.v1.Match;
 import org.ziggurat.v1.MatchEndedEvent;
 
 /**
@@ -102,10 +102,10 @@ public final class RandomBot {
               case "kabaleo" -> ZigguratClient.kabaleo(seats == 0 ? 2 : seats);
               default -> throw new IllegalArgumentException("unknown game " + create + " (pylos or kabaleo)");
             };
-        Match created = client.createMatch(config);
+        CreatedMatch created = client.createMatch(config);
         System.out.println(
-            "created match " + created.getMatchId() + " (commitment " + created.getSeedCommitment() + ")");
-        handle = client.join(created.getMatchId(), name);
+            "created match " + created.matchId() + " (commitment " + created.match().getSeedCommitment() + ")");
+        handle = client.join(created.matchId(), name);
       } else if (matchId != null && token != null && seat > 0) {
         handle = new MatchHandle(matchId, seat, token);
       } else if (matchId != null) {

@@ -32,6 +32,7 @@ import org.ziggurat.v1.MatchEndedEvent;
 import org.ziggurat.v1.MatchRecord;
 import org.ziggurat.v1.MatchStatus;
 import org.ziggurat.v1.RecordedMove;
+import org.ziggurat.v1.Termination;
 
 /**
  * The client against a real {@code ziggurat serve}: full matches, refusals, catching up, a
@@ -107,22 +108,22 @@ class MatchesTest {
   void playsAFullPylosMatch() throws Exception {
     try (ServerProcess server = new ServerProcess(dir);
         ZigguratClient client = ZigguratClient.connect(server.address)) {
-      Match created = client.createMatch(ZigguratClient.pylos());
-      assertEquals(MatchStatus.MATCH_STATUS_WAITING, created.getStatus());
-      assertEquals(64, created.getSeedCommitment().length());
-      List<MatchHandle> handles = joinAll(client, created.getMatchId(), 2);
+      CreatedMatch created = client.createMatch(ZigguratClient.pylos());
+      assertEquals(MatchStatus.MATCH_STATUS_WAITING, created.match().getStatus());
+      assertEquals(64, created.match().getSeedCommitment().length());
+      List<MatchHandle> handles = joinAll(client, created.matchId(), 2);
       assertEquals(List.of(1, 2), handles.stream().map(MatchHandle::seat).sorted().toList());
 
       List<Played> results = playAll(client, handles, seat -> random(seat));
-      MatchRecord record = client.record(created.getMatchId());
+      MatchRecord record = client.record(created.matchId());
       assertConsistent(record, results);
       List<Integer> ranks = new ArrayList<>(record.getOutcome().getRanksList());
       Collections.sort(ranks);
       assertTrue(ranks.equals(List.of(1, 2)) || ranks.equals(List.of(1, 1)), ranks.toString());
-      Match finished = client.getMatch(created.getMatchId(), null);
+      Match finished = client.getMatch(created.matchId(), null);
       assertEquals(MatchStatus.MATCH_STATUS_FINISHED, finished.getStatus());
       assertEquals(record.getRevealedSeed(), finished.getRevealedSeed());
-      assertTrue(server.verify(created.getMatchId()).contains("verified"));
+      assertTrue(server.verify(created.matchId()).contains("verified"));
     }
   }
 
@@ -130,19 +131,19 @@ class MatchesTest {
   void playsAFullKabaleoMatchWithASpectator() throws Exception {
     try (ServerProcess server = new ServerProcess(dir);
         ZigguratClient client = ZigguratClient.connect(server.address)) {
-      Match created = client.createMatch(ZigguratClient.kabaleo(4));
+      CreatedMatch created = client.createMatch(ZigguratClient.kabaleo(4));
       Future<List<Event>> watching =
           threads.submit(
               () -> {
                 List<Event> events = new ArrayList<>();
-                try (EventStream stream = client.follow(created.getMatchId(), null, 0, Backoff.standard())) {
+                try (EventStream stream = client.follow(created.matchId(), null, 0, Backoff.standard())) {
                   stream.forEachRemaining(events::add);
                 }
                 return events;
               });
-      List<MatchHandle> handles = joinAll(client, created.getMatchId(), 4);
+      List<MatchHandle> handles = joinAll(client, created.matchId(), 4);
       List<Played> results = playAll(client, handles, seat -> random(100 + seat));
-      MatchRecord record = client.record(created.getMatchId());
+      MatchRecord record = client.record(created.matchId());
       assertConsistent(record, results);
       assertEquals(4, record.getOutcome().getRanksCount());
 
@@ -167,7 +168,7 @@ class MatchesTest {
       assertEquals(record.getMovesCount() - 1, hidden);
       KabaleoView last = events.get(events.size() - 1).getMatchEnded().getView().getKabaleo();
       assertTrue(last.getObjectivesList().stream().noneMatch("?"::equals), "the end reveals every objective");
-      server.verify(created.getMatchId());
+      server.verify(created.matchId());
     }
   }
 
@@ -185,12 +186,12 @@ class MatchesTest {
       assertEquals(Status.Code.INVALID_ARGUMENT, badConfig.code());
       assertEquals(Reason.INVALID_CONFIG, badConfig.reason());
 
-      Match created = client.createMatch(ZigguratClient.pylos());
-      List<MatchHandle> handles = joinAll(client, created.getMatchId(), 2);
-      ZigguratException full = assertThrows(ZigguratException.class, () -> client.join(created.getMatchId(), "late"));
+      CreatedMatch created = client.createMatch(ZigguratClient.pylos());
+      List<MatchHandle> handles = joinAll(client, created.matchId(), 2);
+      ZigguratException full = assertThrows(ZigguratException.class, () -> client.join(created.matchId(), "late"));
       assertEquals(Reason.MATCH_FULL, full.reason());
 
-      Match before = client.getMatch(created.getMatchId(), null);
+      Match before = client.getMatch(created.matchId(), null);
       int toMove = before.getView().getToMove();
       MatchHandle mover = handles.stream().filter(h -> h.seat() == toMove).findFirst().orElseThrow();
       MatchHandle other = handles.stream().filter(h -> h.seat() != toMove).findFirst().orElseThrow();
@@ -215,7 +216,7 @@ class MatchesTest {
         assertEquals(c.reason(), error.reason(), c.move() + ": " + error.getMessage());
         assertEquals(c.reason().name(), error.reasonText());
       }
-      Match after = client.getMatch(created.getMatchId(), null);
+      Match after = client.getMatch(created.matchId(), null);
       assertEquals(before.getLastSeq(), after.getLastSeq(), "refusals change nothing");
       assertEquals(0, after.getView().getPly());
 
@@ -243,7 +244,7 @@ class MatchesTest {
       assertEquals("ILLEGAL_MOVE", runner.rejections().get(0).getReason());
       assertEquals("2a1", runner.rejections().get(0).getMove());
       assertEquals(List.of("ILLEGAL_MOVE"), seen);
-      server.verify(created.getMatchId());
+      server.verify(created.matchId());
     }
   }
 
@@ -251,17 +252,17 @@ class MatchesTest {
   void aLateRunnerAnswersOnlyTheCurrentTurn() throws Exception {
     try (ServerProcess server = new ServerProcess(dir);
         ZigguratClient client = ZigguratClient.connect(server.address)) {
-      Match created = client.createMatch(ZigguratClient.pylos());
-      List<MatchHandle> handles = joinAll(client, created.getMatchId(), 2);
+      CreatedMatch created = client.createMatch(ZigguratClient.pylos());
+      List<MatchHandle> handles = joinAll(client, created.matchId(), 2);
       // Six plies by hand first: the log then holds three past turns of each seat.
       for (int i = 0; i < 6; i++) {
-        GameView board = client.getMatch(created.getMatchId(), null).getView();
+        GameView board = client.getMatch(created.matchId(), null).getView();
         MatchHandle handle = handles.stream().filter(h -> h.seat() == board.getToMove()).findFirst().orElseThrow();
-        List<String> legal = client.getMatch(created.getMatchId(), handle).getView().getLegalMovesList();
+        List<String> legal = client.getMatch(created.matchId(), handle).getView().getLegalMovesList();
         client.submitMove(handle, legal.get(0), board.getPly());
       }
       List<Played> results = playAll(client, handles, seat -> random(seat));
-      MatchRecord record = client.record(created.getMatchId());
+      MatchRecord record = client.record(created.matchId());
       for (Played played : results) {
         SeatRunner runner = played.runner();
         assertEquals(record.getMovesCount(), runner.history().size(), "replayed history is complete");
@@ -279,17 +280,17 @@ class MatchesTest {
   void survivesTheServerKilledAndRestartedMidMatch() throws Exception {
     try (ServerProcess server = new ServerProcess(dir);
         ZigguratClient client = ZigguratClient.connect(server.address)) {
-      Match created = client.createMatch(ZigguratClient.kabaleo(3));
+      CreatedMatch created = client.createMatch(ZigguratClient.kabaleo(3));
       Future<List<Event>> watching =
           threads.submit(
               () -> {
                 List<Event> events = new ArrayList<>();
-                try (EventStream stream = client.follow(created.getMatchId(), null, 0, quick())) {
+                try (EventStream stream = client.follow(created.matchId(), null, 0, quick())) {
                   stream.forEachRemaining(events::add);
                 }
                 return events;
               });
-      List<MatchHandle> handles = joinAll(client, created.getMatchId(), 3);
+      List<MatchHandle> handles = joinAll(client, created.matchId(), 3);
       AtomicInteger played = new AtomicInteger();
       List<SeatRunner> runners = new ArrayList<>();
       for (MatchHandle handle : handles) {
@@ -326,7 +327,7 @@ class MatchesTest {
       for (Future<MatchEndedEvent> future : futures) {
         assertNotNull(future.get(120, TimeUnit.SECONDS).getOutcome());
       }
-      MatchRecord record = client.record(created.getMatchId());
+      MatchRecord record = client.record(created.matchId());
       for (SeatRunner runner : runners) {
         assertEquals(moves(record), runner.history(), "no move lost or repeated");
         // A move sent just before the kill may be refused as stale after the restart; never an illegal one.
@@ -341,7 +342,7 @@ class MatchesTest {
         assertEquals(i + 1, events.get(i).getSeq(), "the spectator saw every event once");
       }
       assertTrue(events.get(events.size() - 1).hasMatchEnded());
-      server.verify(created.getMatchId());
+      server.verify(created.matchId());
     }
   }
 
@@ -361,11 +362,11 @@ class MatchesTest {
                 serverDir, "--tls-cert", dir.resolve("cert.pem").toString(), "--tls-key", dir.resolve("key.pem").toString());
         ZigguratClient client = ZigguratClient.connectTls(server.address, Files.readAllBytes(dir.resolve("ca.pem")));
         ZigguratClient plaintext = ZigguratClient.connect(server.address)) {
-      Match created = client.createMatch(ZigguratClient.pylos());
-      List<Played> results = playAll(client, joinAll(client, created.getMatchId(), 2), seat -> random(seat));
+      CreatedMatch created = client.createMatch(ZigguratClient.pylos());
+      List<Played> results = playAll(client, joinAll(client, created.matchId(), 2), seat -> random(seat));
       assertTrue(results.get(0).ended().hasOutcome());
       ZigguratException refused =
-          assertThrows(ZigguratException.class, () -> plaintext.listMatches(MatchStatus.MATCH_STATUS_UNSPECIFIED));
+          assertThrows(ZigguratException.class, () -> plaintext.listMatches(MatchStatus.MATCH_STATUS_UNSPECIFIED, Game.GAME_UNSPECIFIED));
       assertEquals(Status.Code.UNAVAILABLE, refused.code());
     }
   }
@@ -377,5 +378,33 @@ class MatchesTest {
         new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).start();
     String output = new String(process.getInputStream().readAllBytes());
     assertEquals(0, process.waitFor(), output);
+  }
+
+  @Test
+  void theCreatorCancelsAWaitingMatch() throws Exception {
+    try (ServerProcess server = new ServerProcess(dir);
+        ZigguratClient client = ZigguratClient.connect(server.address)) {
+      CreatedMatch created = client.createMatch(ZigguratClient.kabaleo(3));
+      assertFalse(created.creatorToken().isEmpty());
+      client.join(created.matchId(), "early");
+
+      ZigguratException forged =
+          assertThrows(ZigguratException.class, () -> client.cancelMatch(created.matchId(), "not-the-creator"));
+      assertEquals(Status.Code.PERMISSION_DENIED, forged.code());
+      assertEquals(Reason.BAD_TOKEN, forged.reason());
+      Match cancelled = client.cancelMatch(created.matchId(), created.creatorToken());
+      assertEquals(MatchStatus.MATCH_STATUS_FINISHED, cancelled.getStatus());
+      assertFalse(cancelled.getRevealedSeed().isEmpty());
+      assertEquals(Termination.TERMINATION_ABORTED, client.record(created.matchId()).getOutcome().getTermination());
+      ZigguratException late = assertThrows(ZigguratException.class, () -> client.join(created.matchId(), "late"));
+      assertEquals(Status.Code.FAILED_PRECONDITION, late.code());
+
+      CreatedMatch started = client.createMatch(ZigguratClient.pylos());
+      joinAll(client, started.matchId(), 2);
+      ZigguratException refused =
+          assertThrows(ZigguratException.class, () -> client.cancelMatch(started.matchId(), started.creatorToken()));
+      assertEquals(Status.Code.FAILED_PRECONDITION, refused.code());
+      assertEquals(Reason.NOT_WAITING, refused.reason());
+    }
   }
 }

@@ -95,7 +95,10 @@ class StarterBotIT {
 
         [[participants]]
         name = "java-starter"
-        command = ["%s", "-jar", "%s"]
+        # The tournament's sandbox caps each process's address space (4 GiB): size the JVM.
+        command = ["%s", "-Xmx256m", "-XX:+UseSerialGC", "-XX:ReservedCodeCacheSize=64m",
+                   "-XX:MaxMetaspaceSize=128m", "-XX:CompressedClassSpaceSize=64m", "-jar", "%s"]
+        env = { MALLOC_ARENA_MAX = "2" }
         keep_alive = true
 
         [[participants]]

@@ -1,0 +1,20 @@
+package org.ziggurat.client;
+
+import org.ziggurat.v1.Match;
+
+/**
+ * A match just created, and the secret that cancels it while it waits for players.
+ *
+ * @param match the match as a spectator sees it
+ * @param creatorToken secret: lets its holder cancel the match while it is waiting
+ */
+public record CreatedMatch(Match match, String creatorToken) {
+  public String matchId() {
+    return match.getMatchId();
+  }
+
+  @Override
+  public String toString() {
+    return "CreatedMatch[matchId=" + matchId() + "]";
+  }
+}
