@@ -310,6 +310,37 @@ impl Client {
             .ok_or_else(|| Error::new(Code::Internal, None, "GetMatchRecord returned no record"))
     }
 
+    /// Invites a connected remote bot into a match that waits for players ("challenge a
+    /// bot"): it takes a seat (`seat` only for `SEAT_ASSIGNMENT_CHOSEN`, else 0) and gets it
+    /// as an assignment. Returns the seat and the match after it sat down.
+    pub async fn invite_bot(
+        &self,
+        match_id: &str,
+        bot_name: &str,
+        seat: u32,
+    ) -> Result<(u32, pb::Match), Error> {
+        let request = pb::InviteBotRequest {
+            match_id: match_id.to_string(),
+            bot_name: bot_name.to_string(),
+            seat,
+        };
+        let response = self.bot_service().invite_bot(request).await?.into_inner();
+        let invited = response
+            .r#match
+            .ok_or_else(|| Error::new(Code::Internal, None, "InviteBot returned no match"))?;
+        Ok((response.seat, invited))
+    }
+
+    /// The remote bots connected now, with what they accept.
+    pub async fn list_bots(&self) -> Result<Vec<pb::ConnectedBot>, Error> {
+        Ok(self
+            .bot_service()
+            .list_bots(pb::ListBotsRequest {})
+            .await?
+            .into_inner()
+            .bots)
+    }
+
     /// One `WatchMatch` stream: the events after `after_seq` as the seat (or a spectator)
     /// sees them, batched as the server recorded them. It ends when the match ends or the
     /// connection drops; [`Client::follow`] resumes by itself.

@@ -194,3 +194,30 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every reason this client names is one the server's registry lists (reasons added to
+    /// the registry later still arrive, as `Reason::Other`).
+    #[test]
+    fn reasons_are_the_servers() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../server/ziggurat/wire/reasons.py");
+        let registry = std::fs::read_to_string(path).expect("server/ziggurat/wire/reasons.py");
+        let listed: Vec<&str> = registry
+            .lines()
+            .filter_map(|line| line.strip_prefix("    ")?.split_once(" = (").map(|(name, _)| name))
+            .filter(|name| name.chars().all(|c| c.is_ascii_uppercase() || c == '_'))
+            .collect();
+        assert!(listed.len() > 20, "parsed the registry: {listed:?}");
+        for (name, reason) in NAMES {
+            assert_eq!(Reason::parse(name), *reason);
+            assert_eq!(reason.as_str(), *name);
+            if *reason != Reason::GaveUp {
+                assert!(listed.contains(name), "{name} is not in the server's registry");
+            }
+        }
+        assert_eq!(Reason::parse("SOMETHING_NEW"), Reason::Other("SOMETHING_NEW".into()));
+    }
+}

@@ -181,3 +181,77 @@ builtin = "random"
         assert!(!row.contains("DISQUALIFIED"), "{standings}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_remote_bot_is_invited_into_a_match() {
+    let server = common::Server::start();
+    let client = Client::connect(&server.address).await.expect("connect");
+    let (finished, mut results) = tokio::sync::mpsc::unbounded_channel();
+    let bot = RemoteBot::new(&client, "rust-invited", "invited-secret")
+        .games([pb::Game::Kabaleo])
+        .max_matches(1)
+        .on_finished(finished);
+    let serving = tokio::spawn(bot.run(|assignment: &pb::Assignment| {
+        let mut rng = StdRng::seed_from_u64(assignment.bot_seed);
+        move |turn: &Turn| turn.legal_moves.choose(&mut rng).expect("move").clone()
+    }));
+    // Wait until the server lists it.
+    let listed = loop {
+        let bots = client.list_bots().await.expect("list bots");
+        if let Some(bot) = bots.into_iter().find(|b| b.name == "rust-invited") {
+            break bot;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(listed.max_matches, 1);
+
+    let options = ziggurat_client::CreateOptions::default();
+    let pylos = client
+        .create_match(ziggurat_client::pylos(), options.clone())
+        .await
+        .expect("create");
+    let refused = client
+        .invite_bot(pylos.match_id(), "rust-invited", 0)
+        .await
+        .expect_err("plays Kabaleo only");
+    assert_eq!(refused.reason, Some(ziggurat_client::Reason::BotGame));
+    let nobody = client
+        .invite_bot(pylos.match_id(), "nobody", 0)
+        .await
+        .expect_err("not connected");
+    assert_eq!(nobody.reason, Some(ziggurat_client::Reason::BotNotConnected));
+
+    let created = client
+        .create_match(ziggurat_client::kabaleo(2), options)
+        .await
+        .expect("create");
+    let (seat, _) = client
+        .invite_bot(created.match_id(), "rust-invited", 0)
+        .await
+        .expect("invite");
+    let me = client.join(created.match_id(), "me", 0).await.expect("join");
+    assert_ne!(me.seat, seat);
+    let mut rng = StdRng::seed_from_u64(1);
+    let ended = client
+        .play(&me, |turn| {
+            turn.legal_moves.choose(&mut rng).expect("move").clone()
+        })
+        .await;
+    let ended = ended.expect("the match ends");
+    let (assignment, result) = tokio::time::timeout(Duration::from_secs(30), results.recv())
+        .await
+        .expect("in time")
+        .expect("a result");
+    serving.abort();
+    assert_eq!(
+        (assignment.match_id.as_str(), assignment.seat),
+        (created.match_id(), seat)
+    );
+    assert_eq!(result.expect("the bot's match ends").outcome, ended.outcome);
+    let record = client.record(created.match_id()).await.expect("record");
+    assert!(
+        record.moves.iter().any(|m| m.seat == seat && !m.substituted),
+        "the bot played its own moves"
+    );
+    server.verify(created.match_id());
+}

@@ -17,14 +17,18 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.ziggurat.v1.BotServiceGrpc;
 import org.ziggurat.v1.CancelMatchRequest;
+import org.ziggurat.v1.ConnectedBot;
 import org.ziggurat.v1.CreateMatchRequest;
 import org.ziggurat.v1.CreateMatchResponse;
 import org.ziggurat.v1.Game;
 import org.ziggurat.v1.GameConfig;
 import org.ziggurat.v1.GetMatchRecordRequest;
 import org.ziggurat.v1.GetMatchRequest;
+import org.ziggurat.v1.InviteBotRequest;
+import org.ziggurat.v1.InviteBotResponse;
 import org.ziggurat.v1.JoinMatchRequest;
 import org.ziggurat.v1.JoinMatchResponse;
+import org.ziggurat.v1.ListBotsRequest;
 import org.ziggurat.v1.ListMatchesRequest;
 import org.ziggurat.v1.ListMatchesResponse;
 import org.ziggurat.v1.Match;
@@ -227,6 +231,22 @@ public final class ZigguratClient implements AutoCloseable {
   public MatchRecord record(String matchId) {
     GetMatchRecordRequest request = GetMatchRecordRequest.newBuilder().setMatchId(matchId).build();
     return call(() -> blocking.getMatchRecord(request).getRecord());
+  }
+
+  /**
+   * Invites a connected remote bot into a match that waits for players ("challenge a bot"): it
+   * takes a seat ({@code seat} only for {@code SEAT_ASSIGNMENT_CHOSEN}, else 0) and gets it as
+   * an assignment. Returns the seat and the match after it sat down.
+   */
+  public InviteBotResponse inviteBot(String matchId, String botName, int seat) {
+    InviteBotRequest request =
+        InviteBotRequest.newBuilder().setMatchId(matchId).setBotName(botName).setSeat(seat).build();
+    return call(() -> botStub().inviteBot(request));
+  }
+
+  /** The remote bots connected now, with what they accept. */
+  public List<ConnectedBot> listBots() {
+    return call(() -> botStub().listBots(ListBotsRequest.getDefaultInstance()).getBotsList());
   }
 
   /**

@@ -407,4 +407,62 @@ class MatchesTest {
       assertEquals(Reason.NOT_WAITING, refused.reason());
     }
   }
+
+  @Test
+  void aRemoteBotIsInvitedIntoAMatch() throws Exception {
+    try (ServerProcess server = new ServerProcess(dir);
+        ZigguratClient client = ZigguratClient.connect(server.address);
+        RemoteBot bot = new RemoteBot(client, "java-invited", "invited-secret").games(Game.GAME_KABALEO)) {
+      java.util.concurrent.CompletableFuture<Object[]> finished = new java.util.concurrent.CompletableFuture<>();
+      bot.onFinished((assignment, ended, error) -> finished.complete(new Object[] {assignment, ended, error}));
+      threads.submit(
+          () -> {
+            bot.run(assignment -> random(assignment.getBotSeed()));
+            return null;
+          });
+      while (client.listBots().stream().noneMatch(b -> b.getName().equals("java-invited"))) {
+        Thread.sleep(50);
+      }
+      CreatedMatch pylos = client.createMatch(ZigguratClient.pylos());
+      ZigguratException refused =
+          assertThrows(ZigguratException.class, () -> client.inviteBot(pylos.matchId(), "java-invited", 0));
+      assertEquals(Reason.BOT_GAME, refused.reason());
+      ZigguratException nobody =
+          assertThrows(ZigguratException.class, () -> client.inviteBot(pylos.matchId(), "nobody", 0));
+      assertEquals(Reason.BOT_NOT_CONNECTED, nobody.reason());
+
+      CreatedMatch created = client.createMatch(ZigguratClient.kabaleo(2));
+      int seat = client.inviteBot(created.matchId(), "java-invited", 0).getSeat();
+      MatchHandle me = client.join(created.matchId(), "me");
+      assertTrue(me.seat() != seat);
+      MatchEndedEvent ended = client.play(me, random(1));
+      Object[] result = finished.get(30, TimeUnit.SECONDS);
+      org.ziggurat.v1.Assignment assignment = (org.ziggurat.v1.Assignment) result[0];
+      assertEquals(created.matchId(), assignment.getMatchId());
+      assertEquals(seat, assignment.getSeat());
+      assertEquals(null, result[2]);
+      assertEquals(ended.getOutcome(), ((MatchEndedEvent) result[1]).getOutcome());
+      MatchRecord record = client.record(created.matchId());
+      assertTrue(record.getMovesList().stream().anyMatch(m -> m.getSeat() == seat && !m.getSubstituted()));
+      server.verify(created.matchId());
+    }
+  }
+
+  /** Every reason this client names is in the server's registry (later ones arrive as OTHER). */
+  @Test
+  void reasonsAreTheServers() throws Exception {
+    List<String> listed =
+        Files.readAllLines(Path.of("../../server/ziggurat/wire/reasons.py")).stream()
+            .filter(line -> line.matches("    [A-Z_]+ = \\(.*"))
+            .map(line -> line.strip().split(" ")[0])
+            .toList();
+    assertTrue(listed.size() > 20, listed.toString());
+    for (Reason reason : Reason.values()) {
+      assertEquals(reason, Reason.parse(reason.name()));
+      if (reason != Reason.GAVE_UP && reason != Reason.OTHER) {
+        assertTrue(listed.contains(reason.name()), reason + " is not in the server's registry");
+      }
+    }
+    assertEquals(Reason.OTHER, Reason.parse("SOMETHING_NEW"));
+  }
 }
