@@ -12,4 +12,4 @@ for tool in java mvn; do
   fi
 done
 export ZIGGURAT="${ZIGGURAT:-$(cd ../.. && pwd)/.venv/bin/ziggurat}"
-mvn --batch-mode --no-transfer-progress verify
+mvn --batch-mode --no-transfer-progress -Dstyle.color=never verify

@@ -203,11 +203,18 @@ mod tests {
     /// the registry later still arrive, as `Reason::Other`).
     #[test]
     fn reasons_are_the_servers() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../server/ziggurat/wire/reasons.py");
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../server/ziggurat/wire/reasons.py"
+        );
         let registry = std::fs::read_to_string(path).expect("server/ziggurat/wire/reasons.py");
         let listed: Vec<&str> = registry
             .lines()
-            .filter_map(|line| line.strip_prefix("    ")?.split_once(" = (").map(|(name, _)| name))
+            .filter_map(|line| {
+                line.strip_prefix("    ")?
+                    .split_once(" = (")
+                    .map(|(name, _)| name)
+            })
             .filter(|name| name.chars().all(|c| c.is_ascii_uppercase() || c == '_'))
             .collect();
         assert!(listed.len() > 20, "parsed the registry: {listed:?}");
@@ -218,6 +225,9 @@ mod tests {
                 assert!(listed.contains(name), "{name} is not in the server's registry");
             }
         }
-        assert_eq!(Reason::parse("SOMETHING_NEW"), Reason::Other("SOMETHING_NEW".into()));
+        assert_eq!(
+            Reason::parse("SOMETHING_NEW"),
+            Reason::Other("SOMETHING_NEW".into())
+        );
     }
 }

@@ -174,7 +174,11 @@ builtin = "random"
     for name in ["rust-library", "rust-starter", "random"] {
         let row = standings
             .lines()
-            .find(|l| l.contains(name))
+            // the standings row: rank, bot, games, …
+            .find(|l| {
+                l.split_whitespace().nth(1) == Some(name)
+                    && l.trim_start().starts_with(|c: char| c.is_ascii_digit())
+            })
             .unwrap_or_else(|| panic!("{name}: {standings}"));
         let games: Vec<&str> = row.split_whitespace().collect();
         assert_eq!(games[2], "4", "{name} played 4 games: {standings}");

@@ -179,7 +179,13 @@ class StarterBotIT {
       assertEquals(4, played.size(), table);
       assertEquals(List.of(1, 1, 2, 2), played.stream().map(Assignment::getSeat).sorted().toList());
       for (String name : List.of("java-library", "java-starter", "random")) {
-        String row = table.lines().filter(l -> l.contains(name)).findFirst().orElseThrow(() -> new AssertionError(table));
+        // The standings row: rank, bot, games, …
+        String row =
+            table
+                .lines()
+                .filter(l -> l.trim().matches("\\d+\\s+" + name + "\\s.*"))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError(table));
         assertEquals("4", row.trim().split("\\s+")[2], name + " played 4 games:\n" + table);
         assertFalse(row.contains("DISQUALIFIED"), table);
       }
