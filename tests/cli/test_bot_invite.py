@@ -4,6 +4,7 @@ ConnectBot), a human seat, ``ziggurat bot invite``, and the match played to its 
 from __future__ import annotations
 
 import asyncio
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ from pathlib import Path
 from tests.service.conftest import ServerProcess
 from ziggurat.verify import verify_record
 from ziggurat_client import MatchHandle, ZigguratClient, ZigguratError, game_config
-from ziggurat_client.v1 import match_pb2
+from ziggurat_client.v1 import game_pb2, match_pb2
 
 CLI = [sys.executable, "-m", "ziggurat.cli.main", "bot"]
 
@@ -29,10 +30,30 @@ async def _play_human(client: ZigguratClient, handle: MatchHandle) -> match_pb2.
     async for event in client.follow(handle.match_id, handle=handle):
         kind = event.WhichOneof("kind")
         if kind == "turn_started" and event.turn_started.seat == handle.seat:
-            await client.submit_move(handle, event.turn_started.legal_moves[0], event.turn_started.ply)
+            turn = event.turn_started
+            for _ in range(200):  # a person presses the key again while the server restarts
+                try:
+                    await client.submit_move(handle, turn.legal_moves[0], turn.ply)
+                    break
+                except ZigguratError as error:
+                    if not error.retryable:
+                        raise
+                    await asyncio.sleep(0.05)
         elif kind == "match_ended":
             return event.match_ended
     raise AssertionError("the stream ended before the match")
+
+
+async def _ply(client: ZigguratClient, match_id: str) -> int:
+    """The match's ply, asked again while the channel reconnects after a restart."""
+    for _ in range(200):
+        try:
+            return (await client.get_match(match_id)).view.ply
+        except ZigguratError as error:
+            if not error.retryable:
+                raise
+            await asyncio.sleep(0.05)
+    raise AssertionError("the server did not come back")
 
 
 def _remote_bot(address: str, name: str, token: str) -> subprocess.Popen[str]:
@@ -115,6 +136,43 @@ async def test_invitations_respect_the_bots_games_and_max_matches(tmp_path: Path
             for match_id in (kabaleo.match_id, second.match_id):
                 seats = (await client.get_match(match_id)).seats
                 assert all(s.state == match_pb2.SEAT_STATE_OPEN for s in seats), seats
+    finally:
+        bot.terminate()
+        bot.wait(10)
+        server.stop()
+
+
+async def test_an_invited_bot_plays_on_through_server_restarts(tmp_path: Path) -> None:
+    """The remote bot's seat uses the same runner as ``ziggurat bot``: it reconnects (ConnectBot and
+    Play) after a kill -9 and a SIGTERM of the server and the match still ends normally."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = ServerProcess(tmp_path / "z.db", ["--port", str(port)])
+    address = server.start()
+    bot = _remote_bot(address, "sturdy", "sturdy-token")
+    try:
+        async with ZigguratClient(address) as client:
+            await _connected(client, "sturdy")
+            match = await client.create_match(game_config("pylos"))
+            human = await client.join(match.match_id, "human")
+            await client.invite_bot(match.match_id, "sturdy")
+            playing = asyncio.create_task(_play_human(client, human))
+            for stop in (server.kill9, server.terminate):
+                ply = await _ply(client, match.match_id)
+                for _ in range(600):
+                    await asyncio.sleep(0.05)
+                    if playing.done() or await _ply(client, match.match_id) >= ply + 3:
+                        break
+                else:
+                    raise AssertionError(f"no move since ply {ply}")
+                assert not playing.done(), "the restart must land mid-game"
+                stop()
+                server.start()
+            ended = await asyncio.wait_for(playing, 120)
+            assert ended.outcome.termination != game_pb2.TERMINATION_ABORTED
+            assert verify_record(await client.record(match.match_id)).ok
+        assert bot.poll() is None, "the remote bot gave up"
     finally:
         bot.terminate()
         bot.wait(10)
