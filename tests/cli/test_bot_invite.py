@@ -31,6 +31,7 @@ async def _play_human(client: ZigguratClient, handle: MatchHandle) -> match_pb2.
         kind = event.WhichOneof("kind")
         if kind == "turn_started" and event.turn_started.seat == handle.seat:
             turn = event.turn_started
+            await asyncio.sleep(0.1)  # a person takes a moment (and restarts land mid-game)
             for _ in range(200):  # a person presses the key again while the server restarts
                 try:
                     await client.submit_move(handle, turn.legal_moves[0], turn.ply)
@@ -166,7 +167,7 @@ async def test_an_invited_bot_plays_on_through_server_restarts(tmp_path: Path) -
                         break
                 else:
                     raise AssertionError(f"no move since ply {ply}")
-                assert not playing.done(), "the restart must land mid-game"
+                assert not playing.done(), f"the restart must land mid-game: {playing.result()}"
                 stop()
                 server.start()
             ended = await asyncio.wait_for(playing, 120)
