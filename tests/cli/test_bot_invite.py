@@ -7,6 +7,8 @@ import asyncio
 import socket
 import subprocess
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from tests.service.conftest import ServerProcess
@@ -77,70 +79,70 @@ def _invite(address: str, name: str, match_id: str) -> subprocess.CompletedProce
     )
 
 
-async def test_an_invited_remote_bot_plays_a_human_to_the_end(tmp_path: Path) -> None:
-    server = ServerProcess(tmp_path / "z.db")
-    address = server.start()
-    bot = _remote_bot(address, "robo", "secret-robo")
+@asynccontextmanager
+async def _server_and_remote_bot(
+    tmp_path: Path, name: str, token: str, port: int = 0
+) -> AsyncIterator[tuple[ServerProcess, ZigguratClient, subprocess.Popen[str]]]:
+    """A ``ziggurat serve`` subprocess, a remote bot process connected to it, and a client."""
+    server = ServerProcess(tmp_path / "z.db", ["--port", str(port)])
+    server.start()
+    bot = _remote_bot(server.address, name, token)
     try:
-        async with ZigguratClient(address) as client:
-            await _connected(client, "robo")
-            match = await client.create_match(game_config("pylos"))
-            human = await client.join(match.match_id, "human")
-            invited = await asyncio.to_thread(_invite, address, "robo", match.match_id)
-            assert invited.returncode == 0, invited.stderr
-            assert f"took seat {3 - human.seat} of match {match.match_id}" in invited.stdout
-            ended = await asyncio.wait_for(_play_human(client, human), 120)
-            assert sorted(ended.outcome.ranks) in ([1, 2], [1, 1])
-            record = await client.record(match.match_id)
-            assert verify_record(record).ok
-            assert {s.player_name for s in record.seats} == {"human", "robo"}
-            # The bot is free again once the match is over (max_matches respected, then released).
-            for _ in range(100):
-                (robo,) = [b for b in await client.list_bots() if b.name == "robo"]
-                if robo.active_matches == 0:
-                    break
-                await asyncio.sleep(0.05)
-            assert robo.active_matches == 0
+        async with ZigguratClient(server.address) as client:
+            await _connected(client, name)
+            yield server, client, bot
     finally:
         bot.terminate()
         bot.wait(10)
         server.stop()
+
+
+async def test_an_invited_remote_bot_plays_a_human_to_the_end(tmp_path: Path) -> None:
+    async with _server_and_remote_bot(tmp_path, "robo", "secret-robo") as (server, client, _):
+        match = await client.create_match(game_config("pylos"))
+        human = await client.join(match.match_id, "human")
+        invited = await asyncio.to_thread(_invite, server.address, "robo", match.match_id)
+        assert invited.returncode == 0, invited.stderr
+        assert f"took seat {3 - human.seat} of match {match.match_id}" in invited.stdout
+        ended = await asyncio.wait_for(_play_human(client, human), 120)
+        assert sorted(ended.outcome.ranks) in ([1, 2], [1, 1])
+        record = await client.record(match.match_id)
+        assert verify_record(record).ok
+        assert {s.player_name for s in record.seats} == {"human", "robo"}
+        # The bot is free again once the match is over (max_matches respected, then released).
+        for _ in range(100):
+            (robo,) = [b for b in await client.list_bots() if b.name == "robo"]
+            if robo.active_matches == 0:
+                break
+            await asyncio.sleep(0.05)
+        assert robo.active_matches == 0
 
 
 async def test_invitations_respect_the_bots_games_and_max_matches(tmp_path: Path) -> None:
-    server = ServerProcess(tmp_path / "z.db")
-    address = server.start()
-    bot = _remote_bot(address, "solo", "t")
-    try:
-        async with ZigguratClient(address) as client:
-            await _connected(client, "solo")
-            kabaleo = await client.create_match(game_config("kabaleo", 3))
-            first = await client.create_match(game_config("pylos"))
-            second = await client.create_match(game_config("pylos"))
-            refusals = {}
-            for label, match_id, name in [
-                ("game", kabaleo.match_id, "solo"),
-                ("unknown", first.match_id, "nobody"),
-            ]:
-                try:
-                    await client.invite_bot(match_id, name)
-                except ZigguratError as error:
-                    refusals[label] = (error.code.name, error.reason)
-            assert refusals == {
-                "game": ("FAILED_PRECONDITION", "BOT_GAME"),
-                "unknown": ("FAILED_PRECONDITION", "BOT_NOT_CONNECTED"),
-            }
-            assert await client.invite_bot(first.match_id, "solo") in (1, 2)
-            busy = await asyncio.to_thread(_invite, address, "solo", second.match_id)
-            assert busy.returncode == 1 and "BOT_BUSY" in busy.stderr
-            # Refusals changed nothing: every seat of the refused matches is still open.
-            for match_id in (kabaleo.match_id, second.match_id):
-                seats = (await client.get_match(match_id)).seats
-                assert all(s.state == match_pb2.SEAT_STATE_OPEN for s in seats), seats
-    finally:
-        bot.terminate()
-        bot.wait(10)
-        server.stop()
+    async with _server_and_remote_bot(tmp_path, "solo", "t") as (server, client, _):
+        kabaleo = await client.create_match(game_config("kabaleo", 3))
+        first = await client.create_match(game_config("pylos"))
+        second = await client.create_match(game_config("pylos"))
+        refusals = {}
+        for label, match_id, name in [
+            ("game", kabaleo.match_id, "solo"),
+            ("unknown", first.match_id, "nobody"),
+        ]:
+            try:
+                await client.invite_bot(match_id, name)
+            except ZigguratError as error:
+                refusals[label] = (error.code.name, error.reason)
+        assert refusals == {
+            "game": ("FAILED_PRECONDITION", "BOT_GAME"),
+            "unknown": ("FAILED_PRECONDITION", "BOT_NOT_CONNECTED"),
+        }
+        assert await client.invite_bot(first.match_id, "solo") in (1, 2)
+        busy = await asyncio.to_thread(_invite, server.address, "solo", second.match_id)
+        assert busy.returncode == 1 and "BOT_BUSY" in busy.stderr
+        # Refusals changed nothing: every seat of the refused matches is still open.
+        for match_id in (kabaleo.match_id, second.match_id):
+            seats = (await client.get_match(match_id)).seats
+            assert all(s.state == match_pb2.SEAT_STATE_OPEN for s in seats), seats
 
 
 async def test_an_invited_bot_plays_on_through_server_restarts(tmp_path: Path) -> None:
@@ -149,32 +151,23 @@ async def test_an_invited_bot_plays_on_through_server_restarts(tmp_path: Path) -
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    server = ServerProcess(tmp_path / "z.db", ["--port", str(port)])
-    address = server.start()
-    bot = _remote_bot(address, "sturdy", "sturdy-token")
-    try:
-        async with ZigguratClient(address) as client:
-            await _connected(client, "sturdy")
-            match = await client.create_match(game_config("pylos"))
-            human = await client.join(match.match_id, "human")
-            await client.invite_bot(match.match_id, "sturdy")
-            playing = asyncio.create_task(_play_human(client, human))
-            for stop in (server.kill9, server.terminate):
-                ply = await _ply(client, match.match_id)
-                for _ in range(600):
-                    await asyncio.sleep(0.05)
-                    if playing.done() or await _ply(client, match.match_id) >= ply + 3:
-                        break
-                else:
-                    raise AssertionError(f"no move since ply {ply}")
-                assert not playing.done(), f"the restart must land mid-game: {playing.result()}"
-                stop()
-                server.start()
-            ended = await asyncio.wait_for(playing, 120)
-            assert ended.outcome.termination != game_pb2.TERMINATION_ABORTED
-            assert verify_record(await client.record(match.match_id)).ok
+    async with _server_and_remote_bot(tmp_path, "sturdy", "sturdy-token", port) as (server, client, bot):
+        match = await client.create_match(game_config("pylos"))
+        human = await client.join(match.match_id, "human")
+        await client.invite_bot(match.match_id, "sturdy")
+        playing = asyncio.create_task(_play_human(client, human))
+        for stop in (server.kill9, server.terminate):
+            ply = await _ply(client, match.match_id)
+            for _ in range(600):
+                await asyncio.sleep(0.05)
+                if playing.done() or await _ply(client, match.match_id) >= ply + 3:
+                    break
+            else:
+                raise AssertionError(f"no move since ply {ply}")
+            assert not playing.done(), f"the restart must land mid-game: {playing.result()}"
+            stop()
+            server.start()
+        ended = await asyncio.wait_for(playing, 120)
+        assert ended.outcome.termination != game_pb2.TERMINATION_ABORTED
+        assert verify_record(await client.record(match.match_id)).ok
         assert bot.poll() is None, "the remote bot gave up"
-    finally:
-        bot.terminate()
-        bot.wait(10)
-        server.stop()
