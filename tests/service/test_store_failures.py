@@ -307,3 +307,38 @@ async def test_what_a_restart_owes_a_match_waits_for_the_store(tmp_path: Path) -
     finally:
         fault.off()
         await server.stop()
+
+
+async def test_a_random_move_owed_to_a_match_is_played_once_the_store_is_back(tmp_path: Path) -> None:
+    """Under TIMEOUT_POLICY_RANDOM_MOVE the server's substitute move waits for the store, then
+    comes exactly once, and the match plays on to its end.
+    """
+    db = tmp_path / "z.db"
+    fault = LockedDatabase(db)
+    async with serving(db) as (_, client):
+        match = await client.create_match(
+            kabaleo_config(2),
+            time_control=match_pb2.TimeControl(
+                per_move_ms=300, on_timeout=match_pb2.TIMEOUT_POLICY_RANDOM_MOVE
+            ),
+            seat_assignment=CHOSEN,
+        )
+        handles = [await client.join(match.match_id, f"p{s}", s) for s in (1, 2)]
+        before = await client.get_match(match.match_id)
+        fault.on()
+        try:
+            await asyncio.sleep(0.7)  # the first turn's time ran out while the store refused writes
+            during = await client.get_match(match.match_id)
+            assert during.last_seq == before.last_seq and during.view == before.view
+        finally:
+            fault.off()
+        stalled = handles[before.view.to_move - 1]
+        player = handles[2 - before.view.to_move]
+        ended = await asyncio.wait_for(client.play(player, random_chooser(1)), 30)
+        assert ended is not None
+        events = [e async for e in client.watch(match.match_id)]
+        substituted = [e.move_played for e in events if e.move_played.substituted]
+        assert substituted and all(m.seat == stalled.seat for m in substituted)
+        played = [e.move_played for e in events if e.WhichOneof("kind") == "move_played"]
+        assert played[0].substituted and played[0].seat == stalled.seat, "the owed move was played"
+        assert played[1].seat == player.seat, "once: then the other seat moved"
