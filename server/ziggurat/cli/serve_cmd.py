@@ -12,8 +12,35 @@ from typing import Any
 from ziggurat.service.access import Access
 from ziggurat.service.manager import DEFAULT_WAITING_TTL_S
 from ziggurat.service.server import ServeOptions, run
+from ziggurat.store.startup import StartupError
 
 DEFAULT_PORT = 50051
+DEFAULTS = ServeOptions()
+
+
+def port_number(text: str) -> int:
+    """A TCP port 0..65535 (0 picks a free one); anything else is refused, never wrapped."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number (0..65535; 0 picks a free one)")
+    return port
+
+
+def _count(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
+    return value
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError("must be 0 or more seconds")
+    return value
 
 
 def register(commands: Any) -> None:
@@ -33,8 +60,8 @@ def register(commands: Any) -> None:
     )
     parser.add_argument(
         "--port",
-        type=int,
-        default=int(os.environ.get("ZIGGURAT_PORT", DEFAULT_PORT)),
+        type=port_number,
+        default=os.environ.get("ZIGGURAT_PORT", str(DEFAULT_PORT)),
         help=f"port to listen on; 0 picks a free one (default {DEFAULT_PORT})",
     )
     parser.add_argument(
@@ -90,7 +117,87 @@ def register(commands: Any) -> None:
         help="open streams with one seat's token (default 8)",
     )
     parser.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
+    _limits(parser)
     parser.set_defaults(handler=_serve)
+
+
+def _limits(parser: argparse.ArgumentParser) -> None:
+    """The operator's limits; docs/operations.md says what happens when each is reached."""
+    group = parser.add_argument_group("limits (docs/operations.md; 0 = no limit unless said)")
+    d = DEFAULTS
+    group.add_argument(
+        "--max-message-bytes",
+        type=_count,
+        default=d.max_message_bytes,
+        help=f"largest request a client may send (default {d.max_message_bytes})",
+    )
+    group.add_argument(
+        "--max-streams-per-connection",
+        type=_count,
+        default=d.max_streams_per_connection,
+        help=f"concurrent calls on one connection (HTTP/2; default {d.max_streams_per_connection})",
+    )
+    group.add_argument(
+        "--max-connections-per-address",
+        type=_count,
+        default=d.max_connections_per_address,
+        help=f"connections with calls open from one IP address (default {d.max_connections_per_address})",
+    )
+    group.add_argument(
+        "--max-streams-per-address",
+        type=_count,
+        default=d.max_streams_per_address,
+        help=f"calls open at once from one IP address (default {d.max_streams_per_address})",
+    )
+    group.add_argument(
+        "--first-message-timeout",
+        type=_seconds,
+        default=d.first_message_timeout,
+        metavar="SECONDS",
+        help=f"a Play stream must send its first message within this (default {d.first_message_timeout:g})",
+    )
+    group.add_argument(
+        "--keepalive",
+        type=_seconds,
+        default=d.keepalive_time,
+        metavar="SECONDS",
+        help=f"ping a quiet connection this often (default {d.keepalive_time:g})",
+    )
+    group.add_argument(
+        "--keepalive-timeout",
+        type=_seconds,
+        default=d.keepalive_timeout,
+        metavar="SECONDS",
+        help=f"close a connection whose ping is unanswered this long (default {d.keepalive_timeout:g})",
+    )
+    group.add_argument(
+        "--max-connection-idle",
+        type=_seconds,
+        default=d.max_connection_idle,
+        metavar="SECONDS",
+        help=f"close a connection without calls after this (default {d.max_connection_idle:g})",
+    )
+    group.add_argument(
+        "--max-connection-age",
+        type=_seconds,
+        default=d.max_connection_age,
+        metavar="SECONDS",
+        help=f"ask every connection to reconnect after this (default {d.max_connection_age:g})",
+    )
+    group.add_argument(
+        "--max-connection-age-grace",
+        type=_seconds,
+        default=d.max_connection_age_grace,
+        metavar="SECONDS",
+        help=f"then cut its calls still open after this (default {d.max_connection_age_grace:g})",
+    )
+    group.add_argument(
+        "--handshake-timeout",
+        type=_seconds,
+        default=d.handshake_timeout,
+        metavar="SECONDS",
+        help=f"a new connection must finish its set-up within this (default {d.handshake_timeout:g})",
+    )
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -117,6 +224,17 @@ def _serve(args: argparse.Namespace) -> int:
         waiting_ttl_s=args.waiting_ttl,
         admin_token_file=args.admin_token_file,
         create_token_file=args.create_token_file,
+        max_message_bytes=args.max_message_bytes,
+        max_streams_per_connection=args.max_streams_per_connection,
+        max_connections_per_address=args.max_connections_per_address,
+        max_streams_per_address=args.max_streams_per_address,
+        first_message_timeout=args.first_message_timeout,
+        keepalive_time=args.keepalive,
+        keepalive_timeout=args.keepalive_timeout,
+        max_connection_idle=args.max_connection_idle,
+        max_connection_age=args.max_connection_age,
+        max_connection_age_grace=args.max_connection_age_grace,
+        handshake_timeout=args.handshake_timeout,
     )
 
     if not args.waiting_ttl > 0:
@@ -136,7 +254,9 @@ def _serve(args: argparse.Namespace) -> int:
 
     try:
         asyncio.run(run(options, on_ready=ready))
-    except OSError as error:
+    except StartupError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        return 130
     return 0

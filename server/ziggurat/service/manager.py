@@ -23,14 +23,18 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
+import grpc
+
 from ziggurat.rules.core import RulesError
 from ziggurat.rules.registry import get_rules
 from ziggurat.rules.seeding import commitment
 from ziggurat.service.events import Created, SeatJoined
+from ziggurat.service.integrity import MatchDamaged, load_stored, rebuild
 from ziggurat.service.match import Match, StreamLimits, hash_token, store_unavailable
 from ziggurat.service.render import render_match
 from ziggurat.service.timecontrol import TimeControl
 from ziggurat.store.sqlite import Store, StoreUnavailableError
+from ziggurat.store.startup import is_damage
 from ziggurat.wire import errors
 from ziggurat.wire.reasons import Reason
 
@@ -73,13 +77,44 @@ class MatchManager:
         # (the immutable match state object and the seats' presence): listing live matches
         # re-renders only those that changed since they were last listed.
         self._listed: dict[str, tuple[object, tuple[str, ...], bytes]] = {}
+        # Damaged matches (id -> why): calls on them answer DATA_LOSS; the rest is served.
+        self.quarantined: dict[str, str] = {}
 
     def restore(self) -> int:
-        """Bring back every unfinished match from the store (after a restart or crash)."""
-        for stored in self.store.load_unfinished():
-            match = Match.restore(stored, self.store, log_events=log.info, limits=self.stream_limits)
-            self._track(match)
+        """Bring back every unfinished match from the store (after a restart or crash).
+
+        Each match is read and rebuilt on its own: one that cannot be is quarantined
+        (logged once) and the others come back.
+        """
+        try:
+            match_ids = self.store.match_ids(unfinished_only=True)
+        except sqlite3.Error as error:
+            if not is_damage(error):
+                raise
+            log.error("the match table is damaged; no unfinished match can be restored: %s", error)
+            return 0
+        for match_id in match_ids:
+            self._load(match_id)
         return len(self.live)
+
+    def quarantine(self, match_id: str, why: str) -> None:
+        """Take a damaged match out of service, logging it once."""
+        if match_id not in self.quarantined:
+            self.quarantined[match_id] = why
+            log.error("match %s is damaged and quarantined (calls on it answer DATA_LOSS): %s", match_id, why)
+
+    def _load(self, match_id: str) -> Match | None:
+        """Read and rebuild one match from the store; None when absent or quarantined."""
+        try:
+            stored = load_stored(self.store, match_id)
+            if stored is None:
+                return None
+            match = rebuild(stored, self.store, log_events=log.info, limits=self.stream_limits)
+        except MatchDamaged as damage:
+            self.quarantine(match_id, str(damage))
+            return None
+        self._track(match)
+        return match
 
     def create(
         self,
@@ -134,7 +169,11 @@ class MatchManager:
         return match
 
     def get(self, match_id: str) -> Match:
-        """A match by id, live or finished; NOT_FOUND otherwise."""
+        """A match by id, live or finished; NOT_FOUND, or DATA_LOSS for a damaged one."""
+        if match_id in self.quarantined:
+            raise errors.data_loss(
+                "MATCH_DAMAGED", f"match {match_id} is damaged in the server's database and cannot be served"
+            )
         match = self.live.get(match_id) or self._finished.get(match_id)
         if match is not None:
             if match.status == "finished":
@@ -142,11 +181,11 @@ class MatchManager:
             return match
         if len(match_id) > 64:
             raise errors.not_found(match_id[:64])
-        stored = self.store.load(match_id)
-        if stored is None:
+        match = self._load(match_id)
+        if match is None:
+            if match_id in self.quarantined:
+                return self.get(match_id)
             raise errors.not_found(match_id)
-        match = Match.restore(stored, self.store, log_events=log.info, limits=self.stream_limits)
-        self._track(match)
         return match
 
     def list_page(
@@ -163,14 +202,25 @@ class MatchManager:
             own = self.store.seat_of_token(hash_token(token))
             if own is None:
                 raise errors.refuse(Reason.BAD_TOKEN, "the token is not a seat token of any match")
-        rows = self.store.page_ids(status=status, game=game, limit=limit + 1, before=before)
-        listed = [match_id for _, match_id in rows[:limit]]
+        try:
+            rows = self.store.page_ids(status=status, game=game, limit=limit + 1, before=before)
+        except sqlite3.Error as error:
+            if not is_damage(error):
+                raise
+            log.error("the match table cannot be read: %s", error)
+            raise errors.refuse(Reason.DATABASE_DAMAGED, "the server's match table is damaged") from None
+        # A damaged match answers DATA_LOSS on its own; the page goes on without it.
+        listed = [match_id for _, match_id in rows[:limit] if match_id not in self.quarantined]
         stored = self.store.summaries([m for m in listed if m not in self.live and m not in self._finished])
         matches = []
         for match_id in listed:
             audience = own[1] if own is not None and own[0] == match_id else None
             data = stored.get(match_id) if audience is None else None
-            matches.append(data if data is not None else self._summary(match_id, audience))
+            try:
+                matches.append(data if data is not None else self._summary(match_id, audience))
+            except errors.ApiError as error:
+                if error.code != grpc.StatusCode.DATA_LOSS:
+                    raise
         more = len(rows) > limit
         return Page(matches, _encode_cursor(rows[limit - 1], scope) if more and limit else None)
 

@@ -1,18 +1,27 @@
 """The server process: gRPC server with health and reflection, restore, graceful shutdown.
 
-Shutdown order (SIGTERM or Ctrl-C): health → NOT_SERVING, end every event stream
-(clients resume from their last sequence number elsewhere or after a restart),
-stop accepting and drain unary calls for ``grace`` seconds, close the database
-(WAL checkpoint). A second signal forces an immediate exit.
+Start-up refuses, with one line, what it cannot serve safely: a database path it could not
+write (:mod:`ziggurat.store.startup`), a database another process owns
+(:mod:`ziggurat.store.owner`), an address it cannot bind. It then runs SQLite's integrity
+check and rebuilds every unfinished match, quarantining the ones that cannot be rebuilt.
+
+Shutdown order (SIGTERM or Ctrl-C): health → NOT_SERVING, end every stream with UNAVAILABLE
+``SERVER_SHUTTING_DOWN`` (clients resume from their last sequence number after a restart),
+stop accepting and drain unary calls for ``grace`` seconds, close the database (WAL
+checkpoint), release the database. A second signal forces an immediate exit.
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import gc
 import logging
 import os
 import signal
+import socket
+import sqlite3
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,12 +35,15 @@ from ziggurat.service.access import Access
 from ziggurat.service.admin_servicer import AdminServicer
 from ziggurat.service.bot_servicer import BotServicer
 from ziggurat.service.bots import BotRegistry
+from ziggurat.service.guard import Guard, GuardLimits
 from ziggurat.service.manager import DEFAULT_WAITING_TTL_S, MatchManager
 from ziggurat.service.match import StreamLimits
 from ziggurat.service.mdns import Advertiser
 from ziggurat.service.servicer import MatchServicer, build_handlers
 from ziggurat.service.status_guard import StatusGuard
+from ziggurat.store.owner import DatabaseOwner
 from ziggurat.store.sqlite import Store
+from ziggurat.store.startup import StartupError, check_database_path
 from ziggurat.v1 import (
     admin_service_pb2,
     admin_service_pb2_grpc,
@@ -46,16 +58,6 @@ SERVICE_NAME = match_service_pb2.DESCRIPTOR.services_by_name["MatchService"].ful
 BOT_SERVICE_NAME = bot_service_pb2.DESCRIPTOR.services_by_name["BotService"].full_name
 ADMIN_SERVICE_NAME = admin_service_pb2.DESCRIPTOR.services_by_name["AdminService"].full_name
 MAX_MESSAGE_BYTES = 64 * 1024
-
-GRPC_OPTIONS = [
-    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-    ("grpc.keepalive_time_ms", 30_000),
-    ("grpc.keepalive_timeout_ms", 10_000),
-    ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
-    ("grpc.keepalive_permit_without_calls", 1),
-    ("grpc.max_concurrent_streams", 10_000),
-    ("grpc.so_reuseport", 0),
-]
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,11 +91,47 @@ class ServeOptions:
     waiting_ttl_s: float = DEFAULT_WAITING_TTL_S
     admin_token_file: str | None = None
     create_token_file: str | None = None
+    # Limits (docs/operations.md lists each, what happens when it is reached, and its tests).
+    max_message_bytes: int = MAX_MESSAGE_BYTES
+    max_streams_per_connection: int = 10_000
+    max_connections_per_address: int = 500  # connections with calls on them; 0 = no cap
+    max_streams_per_address: int = 5_000  # calls open at once; 0 = no cap
+    first_message_timeout: float = 10.0  # seconds for a Play stream's first message; 0 = none
+    keepalive_time: float = 30.0  # seconds between the server's pings on a quiet connection
+    keepalive_timeout: float = 10.0  # a ping unanswered this long closes the connection
+    max_connection_idle: float = 60.0  # a connection without calls is closed after this; 0 = never
+    max_connection_age: float = 3600.0  # every connection is asked to go away after this; 0 = never
+    max_connection_age_grace: float = 300.0  # ...and its calls still open are cut this much later
+    handshake_timeout: float = 20.0  # a new connection must finish its HTTP/2 (and TLS) set-up
 
     @property
     def tls(self) -> bool:
         """True when the server speaks TLS."""
         return bool(self.tls_cert and self.tls_key)
+
+
+def grpc_options(options: ServeOptions) -> list[tuple[str, int]]:
+    """GRPC's own channel arguments for the limits it enforces itself."""
+
+    def ms(seconds: float) -> int:
+        return max(1, int(seconds * 1000))
+
+    out = [
+        ("grpc.max_receive_message_length", options.max_message_bytes),
+        ("grpc.keepalive_time_ms", ms(options.keepalive_time)),
+        ("grpc.keepalive_timeout_ms", ms(options.keepalive_timeout)),
+        ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.max_concurrent_streams", options.max_streams_per_connection),
+        ("grpc.server_handshake_timeout_ms", ms(options.handshake_timeout)),
+        ("grpc.so_reuseport", 0),
+    ]
+    if options.max_connection_idle > 0:
+        out.append(("grpc.max_connection_idle_ms", ms(options.max_connection_idle)))
+    if options.max_connection_age > 0:
+        out.append(("grpc.max_connection_age_ms", ms(options.max_connection_age)))
+        out.append(("grpc.max_connection_age_grace_ms", ms(options.max_connection_age_grace)))
+    return out
 
 
 GC_THRESHOLD_GEN0 = 5_000
@@ -120,9 +158,19 @@ class ZigguratServer:
     """A running server; use :meth:`start` and :meth:`stop` (or :func:`run` for the CLI)."""
 
     def __init__(self, options: ServeOptions) -> None:
+        """Check the database path, take ownership of the database, open it.
+
+        Raises :class:`StartupError` (a one-line reason) when any of that is impossible.
+        """
         self.options = options
         self.access = Access.from_files(options.admin_token_file, options.create_token_file)
-        self.store = Store(options.db_path, durable=options.durable)
+        check_database_path(options.db_path)
+        self.owner = DatabaseOwner(options.db_path)
+        try:
+            self.store = Store(options.db_path, durable=options.durable)
+        except BaseException:
+            self.owner.release()
+            raise
         self.manager = MatchManager(
             self.store,
             max_live_matches=options.max_live_matches,
@@ -131,18 +179,42 @@ class ZigguratServer:
         )
         self.bots = BotRegistry(self.store)
         self.health = health_aio.HealthServicer()
-        self.server = grpc.aio.server(options=GRPC_OPTIONS, interceptors=[StatusGuard()])
+        self.guard = Guard(
+            GuardLimits(
+                max_connections_per_address=options.max_connections_per_address,
+                max_streams_per_address=options.max_streams_per_address,
+                first_message_timeout=options.first_message_timeout,
+            )
+        )
+        # The guard is outermost: it admits or refuses a call before anything else runs.
+        self.server = grpc.aio.server(interceptors=(self.guard, StatusGuard()), options=grpc_options(options))
         self.port = 0
         self.advertiser: Advertiser | None = None
 
     async def start(self) -> int:
-        """Restore unfinished matches, bind, start serving; returns the bound port."""
+        """Check the database, restore unfinished matches, bind, start serving; returns the port."""
+        try:
+            return await self._start()
+        except BaseException:
+            self.store.close()
+            self.owner.release()
+            raise
+
+    async def _start(self) -> int:
+        self.port = self._bind()  # first: a port in use fails at once, before any long check
+        self._check_integrity()
         restored = self.manager.restore()
         if self.options.tune_gc:
             _tune_gc()
         if restored:
             log.info("restored %d unfinished matches from %s", restored, self.options.db_path)
         self.manager.start_expiry()
+        if self.manager.quarantined:
+            log.error(
+                "%d damaged matches quarantined (run `ziggurat check --db %s` for a full report)",
+                len(self.manager.quarantined),
+                self.options.db_path,
+            )
         servicer = MatchServicer(
             self.manager,
             rate=self.options.rate_per_seat,
@@ -167,19 +239,6 @@ class ZigguratServer:
             ),
             self.server,
         )
-        address = f"{self.options.host}:{self.options.port}"
-        if self.options.tls:
-            assert self.options.tls_cert is not None and self.options.tls_key is not None
-            key = Path(self.options.tls_key).read_bytes()
-            chain = Path(self.options.tls_cert).read_bytes()
-            credentials = grpc.ssl_server_credentials([(key, chain)])
-            self.port = self.server.add_secure_port(address, credentials)
-        else:
-            self.port = self.server.add_insecure_port(address)
-        if not self.port:
-            raise OSError(f"could not listen on {address}")
-        if self.options.unix_socket and not self.server.add_insecure_port(f"unix:{self.options.unix_socket}"):
-            raise OSError(f"could not listen on unix:{self.options.unix_socket}")
         await self.server.start()
         serving = health_pb2.HealthCheckResponse.SERVING
         await self.health.set("", serving)
@@ -189,6 +248,57 @@ class ZigguratServer:
             await self.advertiser.start()
         return self.port
 
+    def _check_integrity(self) -> None:
+        """SQLite's own integrity check: problems are logged, and the server still starts (the
+        matches that cannot be rebuilt are quarantined one by one by the restore that follows).
+        """
+        started = time.monotonic()
+        try:
+            problems = self.store.integrity_problems()
+        except sqlite3.Error as error:
+            problems = [str(error)]
+        took = time.monotonic() - started
+        if problems:
+            log.error(
+                "database %s fails SQLite's integrity check (%d problems, first: %s); serving what can "
+                "be read; run `ziggurat check --db %s`",
+                self.options.db_path,
+                len(problems),
+                problems[0],
+                self.options.db_path,
+            )
+        else:
+            log.info("database %s passed SQLite's integrity check in %.2f s", self.options.db_path, took)
+
+    def _bind(self) -> int:
+        """Bind the listening port, or raise a one-line StartupError saying why not."""
+        address = f"{self.options.host}:{self.options.port}"
+        if self.options.port:
+            # Asked of the OS first: gRPC would log its own multi-line error before failing.
+            problem = bind_failure(self.options.host, self.options.port)
+            if problem:
+                raise StartupError(f"cannot listen on {address}: {problem}")
+        try:
+            if self.options.tls:
+                assert self.options.tls_cert is not None and self.options.tls_key is not None
+                key = Path(self.options.tls_key).read_bytes()
+                chain = Path(self.options.tls_cert).read_bytes()
+                credentials = grpc.ssl_server_credentials([(key, chain)])
+                port = self.server.add_secure_port(address, credentials)
+            else:
+                port = self.server.add_insecure_port(address)
+        except OSError as error:
+            raise StartupError(f"cannot read the TLS files: {error}") from None
+        except RuntimeError:
+            why = bind_failure(self.options.host, self.options.port) or "gRPC could not bind it"
+            raise StartupError(f"cannot listen on {address}: {why}") from None
+        if self.options.unix_socket:
+            try:
+                self.server.add_insecure_port(f"unix:{self.options.unix_socket}")
+            except RuntimeError:
+                raise StartupError(f"cannot listen on unix:{self.options.unix_socket}") from None
+        return port
+
     async def stop(self) -> None:
         """Graceful stop: stop advertising, NOT_SERVING, end streams, drain, close the database."""
         if self.advertiser is not None:
@@ -197,13 +307,38 @@ class ZigguratServer:
         not_serving = health_pb2.HealthCheckResponse.NOT_SERVING
         await self.health.set("", not_serving)
         await self.health.set(SERVICE_NAME, not_serving)
+        ended = self.guard.shutdown()
+        if ended:
+            log.info("ending %d open streams (UNAVAILABLE SERVER_SHUTTING_DOWN)", ended)
         self.manager.close()
         await self.server.stop(self.options.grace_seconds)
         self.store.close()
+        self.owner.release()
+
+
+def bind_failure(host: str, port: int) -> str:
+    """Why ``host:port`` cannot be bound, asked of the OS ("" when it can be)."""
+    try:
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as error:
+        return f"unknown host ({error.strerror})"
+    for family, kind, proto, _, sockaddr in infos:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gRPC does
+            try:
+                probe.bind(sockaddr)
+            except OSError as error:
+                if error.errno == errno.EADDRINUSE:
+                    return "the port is already in use (another server?)"
+                return error.strerror or str(error)
+    return ""
 
 
 async def run(options: ServeOptions, *, on_ready: Callable[[int], None] | None = None) -> None:
-    """Serve until SIGTERM/SIGINT, then shut down in order; a second signal exits at once."""
+    """Serve until SIGTERM/SIGINT, then shut down in order; a second signal exits at once.
+
+    Raises :class:`StartupError` when the server cannot start.
+    """
     server = ZigguratServer(options)
     port = await server.start()
     log.info("ziggurat listening on %s:%d (database %s)", options.host, port, options.db_path)

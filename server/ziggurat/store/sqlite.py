@@ -137,14 +137,23 @@ class StoredMatch:
 class Store:
     """A SQLite database file holding every match ziggurat has hosted."""
 
-    def __init__(self, path: str | Path, *, durable: bool = False) -> None:
+    def __init__(self, path: str | Path, *, durable: bool = False, readonly: bool = False) -> None:
         """Open (creating if needed) the database at ``path``.
 
         ``durable=False`` uses ``synchronous=NORMAL``: a commit survives a crash of
         the server process (kill -9) but maybe not a power loss; ``durable=True``
-        fsyncs every commit (``synchronous=FULL``).
+        fsyncs every commit (``synchronous=FULL``). ``readonly=True`` opens an existing
+        file for inspection (``ziggurat check``, even beside a running server): every
+        write fails with SQLite's "readonly" error.
         """
         self.path = str(path)
+        self._checkpointer: _Checkpointer | None = None
+        if readonly:
+            uri = f"{Path(self.path).resolve().as_uri()}?mode=ro"
+            self._db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+            self.readonly = True
+            return
+        self.readonly = False
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         # Opening may wait for a lock as sqlite usually does (nothing is served yet); the
@@ -156,7 +165,6 @@ class Store:
         self._db.execute("PRAGMA foreign_keys=ON")
         self._db.executescript(SCHEMA)
         self._db.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
-        self._checkpointer: _Checkpointer | None = None
         if self.path != ":memory:":
             # Checkpoints copy the WAL into the database file and fsync it: on the event loop
             # they would stall every match. A background thread does them instead.
@@ -167,6 +175,9 @@ class Store:
         """Checkpoint and close; later calls fail."""
         if self._checkpointer is not None:
             self._checkpointer.stop()
+        if self.readonly:
+            self._db.close()
+            return
         try:
             self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         finally:
@@ -318,6 +329,28 @@ class Store:
             "SELECT token_hash FROM match_creators WHERE match_id=?", (match_id,)
         ).fetchone()
         return None if row is None else str(row[0])
+
+    def integrity_problems(self, limit: int = 100) -> list[str]:
+        """SQLite's own ``PRAGMA integrity_check``: an empty list when the file is sound."""
+        rows = self._db.execute(f"PRAGMA integrity_check({int(limit)})").fetchall()
+        problems = [str(row[0]) for row in rows]
+        return [] if problems == ["ok"] else problems
+
+    def match_ids(self, *, unfinished_only: bool = False) -> list[str]:
+        """Every match id (or those not finished), oldest first: read apart from the rows so
+        that one damaged row cannot hide the others.
+        """
+        where = " WHERE status != 'finished'" if unfinished_only else ""
+        query = f"SELECT match_id FROM matches{where} ORDER BY created_ms, match_id"
+        return [str(row[0]) for row in self._db.execute(query)]
+
+    def orphan_event_match_ids(self) -> list[str]:
+        """Match ids that have events but no match row (a deleted or lost row)."""
+        query = (
+            "SELECT DISTINCT match_id FROM events "
+            "WHERE match_id NOT IN (SELECT match_id FROM matches) ORDER BY match_id"
+        )
+        return [str(row[0]) for row in self._db.execute(query)]
 
     def bot_token_hash(self, name: str) -> str | None:
         """The token hash a remote bot name was registered with, if any."""

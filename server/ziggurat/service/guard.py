@@ -1,0 +1,301 @@
+"""Per-address caps, the first-message deadline and shutdown statuses, for every RPC alike.
+
+One server interceptor wraps every method handler (ours, health, reflection), so that:
+
+* an address (the client's IP) holds at most ``max_connections_per_address`` connections
+  with calls on them and ``max_streams_per_address`` calls at once; past that a new call is
+  refused with RESOURCE_EXHAUSTED (``TOO_MANY_CONNECTIONS`` / ``TOO_MANY_STREAMS``). gRPC
+  Python gives no hook when a connection is accepted, so a connection is counted from its
+  first call; connections without calls are closed by gRPC's max-connection-idle and
+  handshake timeouts (see :func:`ziggurat.service.server.grpc_options`).
+* a call that streams requests (Play, reflection) must send its first message within
+  ``first_message_timeout`` seconds, else it ends with DEADLINE_EXCEEDED
+  (``FIRST_MESSAGE_TIMEOUT``): a silent stream would otherwise hold its memory for ever.
+* on shutdown every open stream ends with UNAVAILABLE (``SERVER_SHUTTING_DOWN``), so a
+  client can tell a restart from the end of a match (which ends a WatchMatch with OK), and
+  a new call during the drain is refused the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import grpc
+
+from ziggurat.wire import errors
+
+Context = grpc.aio.ServicerContext[Any, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class GuardLimits:
+    """The caps the guard enforces (0 = no cap)."""
+
+    max_connections_per_address: int = 500
+    max_streams_per_address: int = 5_000
+    first_message_timeout: float = 10.0
+
+
+@dataclass(slots=True)
+class _Address:
+    """What one client address holds now: calls per connection (peer ``ip:port``)."""
+
+    calls_by_peer: Counter[str] = field(default_factory=Counter)
+    calls: int = 0
+
+
+@dataclass(slots=True, eq=False)
+class _Call:
+    """One admitted call: where from, the task serving it, whether shutdown ended it."""
+
+    address: str
+    peer: str
+    task: asyncio.Task[Any] | None
+    streaming: bool
+    ended_by_shutdown: bool = False
+
+
+def split_peer(peer: str) -> tuple[str, str]:
+    """(address, connection) of a gRPC peer string: ``ipv4:10.0.0.5:51234`` -> ``ipv4:10.0.0.5``."""
+    if peer.startswith(("ipv4:", "ipv6:")):
+        return peer.rsplit(":", 1)[0], peer
+    return peer, peer  # unix sockets and unknown forms: one address per peer
+
+
+def shutting_down_error() -> errors.ApiError:
+    """The status every stream ends with when the server stops."""
+    return errors.unavailable(
+        "SERVER_SHUTTING_DOWN", "the server is shutting down; reconnect and resume after it restarts"
+    )
+
+
+async def _abort(context: Context, error: errors.ApiError) -> None:
+    status = error.to_status()
+    await context.abort(status.code, status.details, status.trailing_metadata)
+
+
+if TYPE_CHECKING:
+    _Interceptor = grpc.aio.ServerInterceptor[Any, Any]
+else:  # the stubs are generic, the runtime class is not
+    _Interceptor = grpc.aio.ServerInterceptor
+
+
+class Guard(_Interceptor):
+    """The interceptor; :meth:`shutdown` ends the open streams."""
+
+    def __init__(self, limits: GuardLimits) -> None:
+        self.limits = limits
+        self.shutting_down = False
+        self._addresses: dict[str, _Address] = {}
+        self._streams: set[_Call] = set()
+
+    # ------------------------------------------------------------------ accounting
+
+    def calls_from(self, address: str) -> int:
+        """Calls open now from ``address`` (for tests and the soak benchmark)."""
+        use = self._addresses.get(address)
+        return 0 if use is None else use.calls
+
+    def _admit(self, context: Context, streaming: bool) -> _Call:
+        """Count the call in, or raise the ApiError that refuses it."""
+        if self.shutting_down:
+            raise shutting_down_error()
+        address, peer = split_peer(context.peer() or "unknown")
+        use = self._addresses.get(address)
+        if use is None:
+            use = self._addresses[address] = _Address()
+        limits = self.limits
+        if limits.max_streams_per_address and use.calls >= limits.max_streams_per_address:
+            raise errors.exhausted(
+                "TOO_MANY_STREAMS",
+                f"this address has {use.calls} calls open, the most the server allows "
+                f"({limits.max_streams_per_address}); close some first",
+            )
+        if (
+            limits.max_connections_per_address
+            and peer not in use.calls_by_peer
+            and len(use.calls_by_peer) >= limits.max_connections_per_address
+        ):
+            raise errors.exhausted(
+                "TOO_MANY_CONNECTIONS",
+                f"this address has {len(use.calls_by_peer)} connections in use, the most the server "
+                f"allows ({limits.max_connections_per_address}); share a channel",
+            )
+        use.calls += 1
+        use.calls_by_peer[peer] += 1
+        call = _Call(address, peer, asyncio.current_task(), streaming)
+        if streaming:
+            self._streams.add(call)
+        return call
+
+    def _release(self, call: _Call) -> None:
+        self._streams.discard(call)
+        use = self._addresses.get(call.address)
+        if use is None:
+            return
+        use.calls -= 1
+        use.calls_by_peer[call.peer] -= 1
+        if use.calls_by_peer[call.peer] <= 0:
+            del use.calls_by_peer[call.peer]
+        if use.calls <= 0:
+            del self._addresses[call.address]
+
+    def shutdown(self) -> int:
+        """Refuse new calls and end every open stream with SERVER_SHUTTING_DOWN; returns how many."""
+        self.shutting_down = True
+        streams = list(self._streams)
+        for call in streams:
+            call.ended_by_shutdown = True
+            if call.task is not None:
+                call.task.cancel()
+        return len(streams)
+
+    # -------------------------------------------------------------------- wrapping
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any]]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[Any, Any]:
+        """The method's handler, wrapped with the admission, deadline and shutdown rules."""
+        handler = await continuation(handler_call_details)
+        if handler is None:
+            return None
+        if handler.unary_unary is not None:
+            return grpc.unary_unary_rpc_method_handler(
+                self._unary(handler.unary_unary, request_streaming=False),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.stream_unary is not None:
+            return grpc.stream_unary_rpc_method_handler(
+                self._unary(handler.stream_unary, request_streaming=True),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.unary_stream is not None:
+            return grpc.unary_stream_rpc_method_handler(
+                self._streaming(handler.unary_stream, request_streaming=False),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        assert handler.stream_stream is not None
+        return grpc.stream_stream_rpc_method_handler(
+            self._streaming(handler.stream_stream, request_streaming=True),
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+
+    def _unary(self, inner: Callable[..., Any], *, request_streaming: bool) -> Callable[..., Any]:
+        async def behaviour(request: Any, context: Context) -> Any:
+            try:
+                call = self._admit(context, streaming=request_streaming)
+            except errors.ApiError as error:
+                await _abort(context, error)
+                return None
+            if request_streaming:
+                request = self._first_in_time(request, context)
+            try:
+                return await self._ended(call, context, inner(request, context))
+            finally:
+                self._release(call)
+
+        return behaviour
+
+    def _streaming(self, inner: Callable[..., Any], *, request_streaming: bool) -> Callable[..., Any]:
+        if not inspect.isasyncgenfunction(inner):
+            # A handler that writes with context.write() (health Watch) and returns.
+            async def writer(request: Any, context: Context) -> None:
+                try:
+                    call = self._admit(context, streaming=True)
+                except errors.ApiError as error:
+                    await _abort(context, error)
+                    return
+                if request_streaming:
+                    request = self._first_in_time(request, context)
+                try:
+                    await self._ended(call, context, inner(request, context))
+                finally:
+                    self._release(call)
+
+            return writer
+
+        async def generator(request: Any, context: Context) -> AsyncIterator[Any]:
+            try:
+                call = self._admit(context, streaming=True)
+            except errors.ApiError as error:
+                await _abort(context, error)
+                return
+            if request_streaming:
+                request = self._first_in_time(request, context)
+            responses = inner(request, context)
+            try:
+                try:
+                    async for response in responses:
+                        yield response
+                except asyncio.CancelledError:
+                    if not call.ended_by_shutdown:
+                        raise
+                    _uncancel()
+                finally:
+                    with contextlib.suppress(BaseException):
+                        await responses.aclose()
+                if call.ended_by_shutdown:
+                    # Also a stream that ended on its own because shutdown closed its match.
+                    await _abort(context, shutting_down_error())
+            finally:
+                self._release(call)
+
+        return generator
+
+    async def _ended(self, call: _Call, context: Context, work: Awaitable[Any]) -> Any:
+        """Await a handler; a stream cancelled by :meth:`shutdown` ends with SERVER_SHUTTING_DOWN."""
+        try:
+            result = await work
+        except asyncio.CancelledError:
+            if not call.ended_by_shutdown:
+                raise
+            _uncancel()
+            await _abort(context, shutting_down_error())
+            return None
+        if call.ended_by_shutdown:
+            await _abort(context, shutting_down_error())
+        return result
+
+    def _first_in_time(self, requests: AsyncIterator[Any], context: Context) -> AsyncIterator[Any]:
+        timeout = self.limits.first_message_timeout
+        return requests if timeout <= 0 else _first_within(requests, context, timeout)
+
+
+async def _first_within(requests: AsyncIterator[Any], context: Context, timeout: float) -> AsyncIterator[Any]:
+    """``requests``, but the first must arrive within ``timeout`` seconds."""
+    iterator = requests.__aiter__()
+    try:
+        first = await asyncio.wait_for(iterator.__anext__(), timeout)
+    except StopAsyncIteration:
+        return
+    except TimeoutError:
+        await _abort(
+            context,
+            errors.ApiError(
+                grpc.StatusCode.DEADLINE_EXCEEDED,
+                "FIRST_MESSAGE_TIMEOUT",
+                f"a stream must send its first message within {timeout:g} s",
+            ),
+        )
+        return
+    yield first
+    async for request in iterator:
+        yield request
+
+
+def _uncancel() -> None:
+    task = asyncio.current_task()
+    if task is not None:
+        task.uncancel()
