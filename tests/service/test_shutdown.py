@@ -1,4 +1,9 @@
-"""Graceful shutdown of a real ``ziggurat serve`` process: SIGTERM, streams, database, restart."""
+"""Graceful shutdown of a real ``ziggurat serve`` process: SIGTERM, streams, database, restart.
+
+Every stream open at shutdown (WatchMatch, Play, ConnectBot) ends with UNAVAILABLE and the
+reason SERVER_SHUTTING_DOWN (docs/operations.md), never with OK: a client can tell a restart
+from the end of a match.
+"""
 
 from __future__ import annotations
 
@@ -13,8 +18,11 @@ from typing import Any
 import grpc
 
 from tests.service.conftest import ServerProcess, kabaleo_config
-from ziggurat.v1 import match_pb2
+from ziggurat.v1 import bot_service_pb2 as bpb
+from ziggurat.v1 import bot_service_pb2_grpc as bgrpc
+from ziggurat.v1 import game_pb2, match_pb2
 from ziggurat.v1 import match_service_pb2 as spb
+from ziggurat.wire.errors import error_reason
 from ziggurat_client import ZigguratClient, ZigguratError
 from ziggurat_client.client import MatchHandle
 
@@ -47,6 +55,17 @@ async def collect(events: Any) -> tuple[list[match_pb2.Event], BaseException | N
     return seen, None
 
 
+def assert_shutting_down(error: BaseException | None) -> None:
+    """The stream ended with UNAVAILABLE and the reason SERVER_SHUTTING_DOWN."""
+    assert error is not None, "a stream cut by shutdown must not end with OK"
+    if isinstance(error, ZigguratError):
+        assert (error.code, error.reason) == (grpc.StatusCode.UNAVAILABLE, "SERVER_SHUTTING_DOWN"), error
+    else:
+        assert isinstance(error, grpc.aio.AioRpcError)
+        assert error.code() == grpc.StatusCode.UNAVAILABLE, error
+        assert error_reason(error) == "SERVER_SHUTTING_DOWN", error
+
+
 async def wait_exit(proc: ServerProcess, timeout: float) -> int:
     assert proc.proc is not None
     return await asyncio.to_thread(proc.proc.wait, timeout)
@@ -75,8 +94,15 @@ async def test_sigterm_ends_streams_exits_zero_and_restart_serves(server_process
         play_call = client.stub.Play(metadata=handles[1].metadata)
         await play_call.write(spb.PlayRequest(match_id=match_id))
         bot = asyncio.create_task(collect(_play_events(play_call)))
+        # A remote bot on its ConnectBot stream, waiting for an assignment.
+        remote = bgrpc.BotServiceStub(client.channel).ConnectBot(
+            bpb.ConnectBotRequest(name="waiting-bot", games=[game_pb2.GAME_PYLOS]),
+            metadata=(("authorization", "Bearer remote-bot-token-0123456789"),),
+        )
+        remote_bot = asyncio.create_task(collect(_bot_messages(remote)))
         await asyncio.sleep(0.3)  # let every stream catch up and go live
-        assert not spectator.done() and not seat_stream.done() and not bot.done()
+        streams = (spectator, seat_stream, bot, remote_bot)
+        assert not any(task.done() for task in streams)
         before = await client.get_match(match_id, handles[0])
 
         assert server_process.proc is not None
@@ -85,13 +111,15 @@ async def test_sigterm_ends_streams_exits_zero_and_restart_serves(server_process
         code = await wait_exit(server_process, 10)
         assert code == 0
         assert time.monotonic() - started_at < 4, "the open streams do not hold the shutdown"
-        for task in (spectator, seat_stream, bot):
-            events, _ = await asyncio.wait_for(task, 5)  # every stream ended
+        for task in streams:
+            events, error = await asyncio.wait_for(task, 5)  # every stream ended
             assert events, "the stream delivered the backlog before it ended"
-            assert events[-1].WhichOneof("kind") != "match_ended"
+            assert_shutting_down(error)
         assert server_process.proc.stderr is not None
         log = server_process.proc.stderr.read()
         assert "Traceback" not in log, log
+        assert " ERROR " not in log, log
+        assert "ending 4 open streams" in log, log
 
     events = check_database(server_process.db_path, match_id)
     assert events >= before.last_seq
@@ -117,6 +145,11 @@ async def test_sigterm_ends_streams_exits_zero_and_restart_serves(server_process
     check_database(server_process.db_path, match_id)
 
 
+async def _bot_messages(call: Any) -> Any:
+    async for response in call:
+        yield response
+
+
 async def _play_events(call: Any) -> Any:
     async for response in call:
         for event in response.events:
@@ -124,20 +157,20 @@ async def _play_events(call: Any) -> Any:
 
 
 async def test_second_sigterm_forces_exit(server_process: ServerProcess) -> None:
-    # A long grace, and a call still in flight, keep the graceful shutdown waiting.
-    server_process.extra = ["--grace", "30"]
+    # The final WAL checkpoint waits (SQLite's busy timeout) for a reader of an old snapshot,
+    # here a backup-like reader in this process: the graceful shutdown is held up by it.
     address = await asyncio.to_thread(server_process.start)
     async with ZigguratClient(address) as client:
         match_id, handles = await started(client)
-        # A Play call that never sends its first message stays in flight through the drain.
-        idle = client.stub.Play(metadata=handles[0].metadata)
-        await idle.wait_for_connection()
-        await asyncio.sleep(0.2)
+        reader = sqlite3.connect(server_process.db_path, isolation_level=None)
+        reader.execute("BEGIN")
+        reader.execute("SELECT COUNT(*) FROM events").fetchone()  # the snapshot is now held
+        await play_moves(client, match_id, handles, 2)  # the log moves past the reader's snapshot
         assert server_process.proc is not None
         pid = server_process.proc.pid
         os.kill(pid, signal.SIGTERM)
-        await asyncio.sleep(0.5)
-        assert server_process.proc.poll() is None, "the first signal drains gracefully"
+        await asyncio.sleep(1.0)
+        assert server_process.proc.poll() is None, "the first signal waits for the checkpoint"
         started_at = time.monotonic()
         os.kill(pid, signal.SIGTERM)
         code = await wait_exit(server_process, 5)
@@ -145,7 +178,8 @@ async def test_second_sigterm_forces_exit(server_process: ServerProcess) -> None
         assert time.monotonic() - started_at < 3
         assert server_process.proc.stderr is not None
         assert "second signal" in server_process.proc.stderr.read()
-        idle.cancel()
+        reader.execute("COMMIT")
+        reader.close()
     # Committed moves are never lost, even by a forced exit (every commit is a transaction).
     check_database(server_process.db_path, match_id)
     address = await asyncio.to_thread(server_process.start)

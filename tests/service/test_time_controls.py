@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import itertools
 import random
+import sqlite3
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -753,10 +754,15 @@ async def test_the_log_survives_a_restart_byte_for_byte(
     )
     live = await asyncio.wait_for(spectator, 5)
     await check_log(client, match_id, live)
-    # A second server over the same database file serves the same log.
-    other = ZigguratServer(
-        ServeOptions(host="127.0.0.1", port=0, db_path=str(server.db_path), grace_seconds=0.2)
-    )
+    # A second server over a copy of the database file serves the same log (one database
+    # has one owner: the copy is taken with SQLite's backup API, WAL included).
+    copy = server.db_path.with_name("copy.db")
+    with (
+        contextlib.closing(sqlite3.connect(server.db_path)) as source,
+        contextlib.closing(sqlite3.connect(copy)) as target,
+    ):
+        source.backup(target)
+    other = ZigguratServer(ServeOptions(host="127.0.0.1", port=0, db_path=str(copy), grace_seconds=0.2))
     port = await other.start()
     try:
         async with ZigguratClient(f"127.0.0.1:{port}") as fresh:

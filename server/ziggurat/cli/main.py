@@ -10,6 +10,7 @@ from ziggurat import __version__
 from ziggurat.cli import (
     bot_cmd,
     bridge_cmd,
+    check_cmd,
     demo_cmd,
     play_cmd,
     replay_cmd,
@@ -32,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve_cmd.register(commands)
     rules_cmd.register(commands)
     verify_cmd.register(commands)
+    check_cmd.register(commands)
     bot_cmd.register(commands)
     bridge_cmd.register(commands)
     demo_cmd.register(commands)

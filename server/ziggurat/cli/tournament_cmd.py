@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ziggurat.store.owner import DatabaseOwner
+from ziggurat.store.startup import StartupError
 from ziggurat.tournament.config import ConfigError
 from ziggurat.tournament.executors import EXECUTORS, require_ray
 from ziggurat.tournament.results import (
@@ -31,7 +33,9 @@ from ziggurat.tournament.results import (
 from ziggurat.tournament.runner import TournamentRunner, load_tournament_config
 from ziggurat.tournament.store import TournamentStore
 
-DEFAULT_DB = os.environ.get("ZIGGURAT_DB", "ziggurat.db")
+# Its own file, not the match server's ./ziggurat.db: a tournament runs its own server on
+# it, and one database has one owner (a second process on the same file is refused).
+DEFAULT_DB = os.environ.get("ZIGGURAT_TOURNAMENT_DB", "ziggurat-tournaments.db")
 
 
 def register(commands: Any) -> None:
@@ -86,7 +90,10 @@ def register(commands: Any) -> None:
 
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--db", type=Path, default=Path(DEFAULT_DB), help="database file (default ./ziggurat.db)"
+        "--db",
+        type=Path,
+        default=Path(DEFAULT_DB),
+        help="database file (default ./ziggurat-tournaments.db, or $ZIGGURAT_TOURNAMENT_DB)",
     )
 
 
@@ -105,7 +112,13 @@ def _executor_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _make_runner(args: argparse.Namespace, **kwargs: Any) -> TournamentRunner | None:
-    """The runner, or None after printing why it cannot run (Ray missing, remote bots with Ray)."""
+    """The runner, or None after printing why it cannot run (Ray missing, remote bots with Ray,
+    a database another process owns)."""
+    try:
+        DatabaseOwner.check_free(args.db)
+    except StartupError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return None
     try:
         if args.executor == "ray":
             require_ray()
@@ -168,6 +181,9 @@ def _resume(args: argparse.Namespace) -> int:
 def _go(runner: TournamentRunner) -> int:
     try:
         asyncio.run(runner.run())
+    except StartupError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(
             f"\ninterrupted: resume with `ziggurat tournament resume {runner.tournament_id}`", file=sys.stderr

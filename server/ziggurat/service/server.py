@@ -168,6 +168,12 @@ class ZigguratServer:
         self.owner = DatabaseOwner(options.db_path)
         try:
             self.store = Store(options.db_path, durable=options.durable)
+        except sqlite3.Error as error:
+            self.owner.release()
+            raise StartupError(
+                f"SQLite cannot use the database {options.db_path} ({error}): "
+                f"run `ziggurat check --db {options.db_path}`"
+            ) from None
         except BaseException:
             self.owner.release()
             raise
@@ -203,6 +209,7 @@ class ZigguratServer:
     async def _start(self) -> int:
         self.port = self._bind()  # first: a port in use fails at once, before any long check
         self._check_integrity()
+        self._quarantine_orphans()
         restored = self.manager.restore()
         if self.options.tune_gc:
             _tune_gc()
@@ -270,6 +277,16 @@ class ZigguratServer:
         else:
             log.info("database %s passed SQLite's integrity check in %.2f s", self.options.db_path, took)
 
+    def _quarantine_orphans(self) -> None:
+        """Events whose match row is gone: that match is damaged (DATA_LOSS, not NOT_FOUND)."""
+        try:
+            orphans = self.store.orphan_event_match_ids()
+        except sqlite3.Error as error:
+            log.error("cannot look for events without a match: %s", error)
+            return
+        for match_id in orphans:
+            self.manager.quarantine(match_id, "its events are stored but its match row is gone")
+
     def _bind(self) -> int:
         """Bind the listening port, or raise a one-line StartupError saying why not."""
         address = f"{self.options.host}:{self.options.port}"
@@ -312,7 +329,9 @@ class ZigguratServer:
             log.info("ending %d open streams (UNAVAILABLE SERVER_SHUTTING_DOWN)", ended)
         self.manager.close()
         await self.server.stop(self.options.grace_seconds)
-        self.store.close()
+        # The final checkpoint waits for readers of old snapshots (a backup, `ziggurat check`):
+        # on a thread, so that a second signal can still force the exit meanwhile.
+        await asyncio.to_thread(self.store.close)
         self.owner.release()
 
 

@@ -45,6 +45,13 @@ class DatabaseOwner:
         os.write(fd, f"pid {os.getpid()}: {_command()}\n".encode())
         self._fd: int | None = fd
 
+    @classmethod
+    def check_free(cls, db_path: str | Path) -> None:
+        """Raise :class:`StartupError` if another process owns ``db_path`` now (an early,
+        friendly refusal; the real guarantee is the lock taken by the server itself)."""
+        if Path(db_path).parent.is_dir():
+            cls(db_path).release()
+
     def release(self) -> None:
         """Give up ownership (idempotent)."""
         if self._fd is not None:

@@ -152,6 +152,11 @@ class Store:
             uri = f"{Path(self.path).resolve().as_uri()}?mode=ro"
             self._db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
             self.readonly = True
+            try:
+                self._db.execute("PRAGMA schema_version").fetchone()  # fails now if not a database
+            except sqlite3.Error:
+                self._db.close()
+                raise
             return
         self.readonly = False
         if self.path != ":memory:":

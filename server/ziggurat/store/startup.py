@@ -56,7 +56,10 @@ def check_database_path(db_path: str | Path) -> None:
 
 
 def probe_database(path: Path) -> None:
-    """Open ``path`` as SQLite and try a write in a transaction that is rolled back."""
+    """Open ``path`` as SQLite and try a write in a transaction that is rolled back.
+
+    A file SQLite opens but finds partly damaged passes: damage is reported and contained later.
+    """
     try:
         db = sqlite3.connect(str(path), isolation_level=None, timeout=5)
     except sqlite3.Error as error:
@@ -70,6 +73,10 @@ def probe_database(path: Path) -> None:
         finally:
             db.execute("ROLLBACK")
     except sqlite3.Error as error:
+        if (getattr(error, "sqlite_errorcode", 0) or 0) & 0xFF == SQLITE_CORRUPT:
+            # SQLite opens the file but some of it is damaged: the server starts, reports it
+            # (integrity check) and quarantines the matches it cannot rebuild.
+            return
         raise StartupError(_describe(path, error)) from None
     finally:
         db.close()
@@ -81,8 +88,6 @@ def _describe(path: Path, error: sqlite3.Error) -> str:
         return (
             f"{path} is not an SQLite database (or its header is damaged): run `ziggurat check --db {path}`"
         )
-    if code == SQLITE_CORRUPT:
-        return f"the database {path} is damaged ({error}): run `ziggurat check --db {path}`"
     if code == SQLITE_READONLY:
         return f"the database {path} is read-only ({error})"
     if code == SQLITE_CANTOPEN:

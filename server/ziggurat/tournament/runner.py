@@ -297,17 +297,10 @@ class TournamentRunner:
 
     async def _run(self, sandbox: Sandbox | None, socket_dir: Path | None) -> str:
         config = self.config
-        if self.resuming:
-            if self.store.get(self.tournament_id) is None:
-                raise ValueError(f"no tournament {self.tournament_id!r} in {self.db_path}")
-            if self.store.secret(self.tournament_id) is None:  # stored before secrets were kept
-                self.store.set_secret(self.tournament_id, self.secret)
-        else:
-            self.store.create(
-                self.tournament_id, config.name, str(self.config_path), self.config_text, self.secret
-            )
-        self.log_dir.mkdir(parents=True, exist_ok=True)
+        if self.resuming and self.store.get(self.tournament_id) is None:
+            raise ValueError(f"no tournament {self.tournament_id!r} in {self.db_path}")
         host, port = self.listen.rsplit(":", 1)
+        # First, so that a database another process owns is refused before anything is written.
         server = ZigguratServer(
             ServeOptions(
                 host=host,
@@ -320,6 +313,14 @@ class TournamentRunner:
                 unix_socket=str(socket_dir / SOCKET_NAME) if socket_dir is not None else None,
             )
         )
+        if self.resuming:
+            if self.store.secret(self.tournament_id) is None:  # stored before secrets were kept
+                self.store.set_secret(self.tournament_id, self.secret)
+        else:
+            self.store.create(
+                self.tournament_id, config.name, str(self.config_path), self.config_text, self.secret
+            )
+        self.log_dir.mkdir(parents=True, exist_ok=True)
         bound = await server.start()
         if socket_dir is not None:
             (socket_dir / SOCKET_NAME).chmod(0o777)  # sandboxes run as users of their own
