@@ -358,11 +358,6 @@ async def run(options: ServeOptions, *, on_ready: Callable[[int], None] | None =
 
     Raises :class:`StartupError` when the server cannot start.
     """
-    server = ZigguratServer(options)
-    port = await server.start()
-    log.info("ziggurat listening on %s:%d (database %s)", options.host, port, options.db_path)
-    if on_ready is not None:
-        on_ready(port)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
 
@@ -373,8 +368,14 @@ async def run(options: ServeOptions, *, on_ready: Callable[[int], None] | None =
         log.info("shutting down (send the signal again to force)")
         stop.set()
 
+    # Before "listening" is printed: a supervisor may signal as soon as it reads that line.
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, on_signal)
+    server = ZigguratServer(options)
+    port = await server.start()
+    log.info("ziggurat listening on %s:%d (database %s)", options.host, port, options.db_path)
+    if on_ready is not None:
+        on_ready(port)
     await stop.wait()
     await server.stop()
     log.info("stopped")
