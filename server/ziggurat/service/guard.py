@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import grpc
 
 from ziggurat.wire import errors
+from ziggurat.wire.reasons import Reason
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
@@ -70,8 +71,8 @@ def split_peer(peer: str) -> tuple[str, str]:
 
 def shutting_down_error() -> errors.ApiError:
     """The status every stream ends with when the server stops."""
-    return errors.unavailable(
-        "SERVER_SHUTTING_DOWN", "the server is shutting down; reconnect and resume after it restarts"
+    return errors.refuse(
+        Reason.SERVER_SHUTTING_DOWN, "the server is shutting down; reconnect and resume after it restarts"
     )
 
 
@@ -112,8 +113,8 @@ class Guard(_Interceptor):
             use = self._addresses[address] = _Address()
         limits = self.limits
         if limits.max_streams_per_address and use.calls >= limits.max_streams_per_address:
-            raise errors.exhausted(
-                "TOO_MANY_STREAMS",
+            raise errors.refuse(
+                Reason.TOO_MANY_STREAMS,
                 f"this address has {use.calls} calls open, the most the server allows "
                 f"({limits.max_streams_per_address}); close some first",
             )
@@ -122,8 +123,8 @@ class Guard(_Interceptor):
             and peer not in use.calls_by_peer
             and len(use.calls_by_peer) >= limits.max_connections_per_address
         ):
-            raise errors.exhausted(
-                "TOO_MANY_CONNECTIONS",
+            raise errors.refuse(
+                Reason.TOO_MANY_CONNECTIONS,
                 f"this address has {len(use.calls_by_peer)} connections in use, the most the server "
                 f"allows ({limits.max_connections_per_address}); share a channel",
             )
@@ -283,10 +284,8 @@ async def _first_within(requests: AsyncIterator[Any], context: Context, timeout:
     except TimeoutError:
         await _abort(
             context,
-            errors.ApiError(
-                grpc.StatusCode.DEADLINE_EXCEEDED,
-                "FIRST_MESSAGE_TIMEOUT",
-                f"a stream must send its first message within {timeout:g} s",
+            errors.refuse(
+                Reason.FIRST_MESSAGE_TIMEOUT, f"a stream must send its first message within {timeout:g} s"
             ),
         )
         return

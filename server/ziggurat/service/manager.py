@@ -171,8 +171,9 @@ class MatchManager:
     def get(self, match_id: str) -> Match:
         """A match by id, live or finished; NOT_FOUND, or DATA_LOSS for a damaged one."""
         if match_id in self.quarantined:
-            raise errors.data_loss(
-                "MATCH_DAMAGED", f"match {match_id} is damaged in the server's database and cannot be served"
+            raise errors.refuse(
+                Reason.MATCH_DAMAGED,
+                f"match {match_id} is damaged in the server's database and cannot be served",
             )
         match = self.live.get(match_id) or self._finished.get(match_id)
         if match is not None:

@@ -84,16 +84,6 @@ def exhausted(reason: Reason | str, message: str) -> ApiError:
     return ApiError(grpc.StatusCode.RESOURCE_EXHAUSTED, reason, message)
 
 
-def data_loss(reason: str, message: str) -> ApiError:
-    """The server's stored data for this request is damaged (the rest is served)."""
-    return ApiError(grpc.StatusCode.DATA_LOSS, reason, message)
-
-
-def unavailable(reason: str, message: str) -> ApiError:
-    """The server cannot serve the call now; retrying later (elsewhere) may work."""
-    return ApiError(grpc.StatusCode.UNAVAILABLE, reason, message)
-
-
 def error_reason(error: grpc.aio.AioRpcError | grpc.RpcError) -> str | None:
     """Client side: the ErrorInfo reason of a failed call, if the server sent one."""
     status = rpc_status.from_call(error)  # type: ignore[arg-type]

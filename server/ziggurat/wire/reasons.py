@@ -76,7 +76,14 @@ class Reason(enum.Enum):
     )
     RATE_LIMITED = (_EXHAUSTED, "too many requests from this seat or address; slow down")
     TOO_MANY_MATCHES = (_EXHAUSTED, "the server hosts its maximum number of live matches")
-    TOO_MANY_STREAMS = (_EXHAUSTED, "the match or the seat already has the most open streams it may have")
+    TOO_MANY_STREAMS = (
+        _EXHAUSTED,
+        "the match, the seat or the caller's address already has the most open streams it may have",
+    )
+    TOO_MANY_CONNECTIONS = (
+        _EXHAUSTED,
+        "this address has as many connections in use as the server allows (--max-connections-per-address)",
+    )
     BAD_SEQ = (grpc.StatusCode.OUT_OF_RANGE, "the resume point after_seq is beyond the match's log")
     # UNAVAILABLE: nothing changed; the same request may succeed later.
     STORE_UNAVAILABLE = (
@@ -86,6 +93,22 @@ class Reason(enum.Enum):
     SERVER_ERROR = (
         grpc.StatusCode.UNAVAILABLE,
         "the server could not process the request because of a fault of its own (logged); retry",
+    )
+    FIRST_MESSAGE_TIMEOUT = (
+        grpc.StatusCode.DEADLINE_EXCEEDED,
+        "a stream sent no first message within the server's limit (--first-message-timeout)",
+    )
+    SERVER_SHUTTING_DOWN = (
+        grpc.StatusCode.UNAVAILABLE,
+        "the server is stopping; reconnect and resume after it restarts",
+    )
+    MATCH_DAMAGED = (
+        grpc.StatusCode.DATA_LOSS,
+        "the match's stored data is damaged; the server quarantines it and serves the rest",
+    )
+    DATABASE_DAMAGED = (
+        grpc.StatusCode.DATA_LOSS,
+        "the server's match table is damaged; the list cannot be read",
     )
 
 
