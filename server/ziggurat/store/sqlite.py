@@ -91,6 +91,8 @@ CREATE TABLE IF NOT EXISTS events (
 # 5 s every match stalled 5 s, and even a 2 ms timeout cost 2 ms (p50) and 50 ms (p99) on a
 # loaded machine, the busy handler's sleeps overshooting.
 BUSY_TIMEOUT_S = 0.0
+# How long the final checkpoint at close waits for readers.
+FINAL_CHECKPOINT_WAIT_S = 5.0
 
 log = logging.getLogger("ziggurat.store")
 
@@ -184,6 +186,9 @@ class Store:
             self._db.close()
             return
         try:
+            # The last checkpoint may wait for readers of old snapshots (a backup, `ziggurat
+            # check`) so that the WAL is emptied; the server runs close() off the event loop.
+            self._db.execute(f"PRAGMA busy_timeout = {int(FINAL_CHECKPOINT_WAIT_S * 1000)}")
             self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         finally:
             self._db.close()
