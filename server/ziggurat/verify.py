@@ -50,12 +50,18 @@ def verify_record(record: spb.MatchRecord) -> Verdict:
     except RulesError as error:
         return Verdict(False, f"the configuration is invalid: {error}")
     joined = list(record.join_order)
-    if sorted(joined) != list(range(1, seats + 1)):
+    aborted = record.outcome.termination == _ABORTED
+    if aborted and not record.moves:
+        # Cancelled or aborted before it started: only the seats taken so far, each once.
+        seats_ok = len(set(joined)) == len(joined) and set(joined) <= set(range(1, seats + 1))
+    else:
+        seats_ok = sorted(joined) == list(range(1, seats + 1))
+    if not seats_ok:
         return Verdict(False, f"the join order {joined} does not name each of the {seats} seats once")
     if record.seat_assignment == mpb.SEAT_ASSIGNMENT_CHOSEN:
         seat_check = "seats chosen by the players"
     else:
-        drawn = [seat + 1 for seat in seat_order(seed, seats)]
+        drawn = [seat + 1 for seat in seat_order(seed, seats)][: len(joined)]
         if joined != drawn:
             return Verdict(
                 False,
