@@ -23,6 +23,7 @@ type testServer struct {
 	dir     string
 	cmd     *exec.Cmd
 	Address string
+	extra   []string // more `serve` arguments (e.g. --tls-cert)
 }
 
 func zigguratCommand(t *testing.T) string {
@@ -36,9 +37,9 @@ func zigguratCommand(t *testing.T) string {
 	return path
 }
 
-func startServer(t *testing.T) *testServer {
+func startServer(t *testing.T, extra ...string) *testServer {
 	t.Helper()
-	s := &testServer{t: t, dir: t.TempDir()}
+	s := &testServer{t: t, dir: t.TempDir(), extra: extra}
 	s.start("0")
 	t.Cleanup(s.Kill)
 	return s
@@ -57,8 +58,8 @@ func (s *testServer) startOn(db string) {
 
 func (s *testServer) launch(port, db string) {
 	s.t.Helper()
-	cmd := exec.Command(zigguratCommand(s.t), "serve", "--host", "127.0.0.1", "--port", port,
-		"--db", db, "--no-mdns")
+	args := append([]string{"serve", "--host", "127.0.0.1", "--port", port, "--db", db, "--no-mdns"}, s.extra...)
+	cmd := exec.Command(zigguratCommand(s.t), args...)
 	stderr, err := os.OpenFile(filepath.Join(s.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		s.t.Fatal(err)

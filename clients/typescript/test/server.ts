@@ -17,8 +17,12 @@ export class TestServer {
   private process: ChildProcess | undefined;
   readonly dir = mkdtempSync(join(tmpdir(), "ziggurat-ts-"));
 
-  static async start(): Promise<TestServer> {
+  /** More `serve` arguments (e.g. --tls-cert). */
+  private extra: string[] = [];
+
+  static async start(extra: string[] = []): Promise<TestServer> {
     const server = new TestServer();
+    server.extra = extra;
     await server.launch("0", join(server.dir, "z.db"));
     return server;
   }
@@ -35,7 +39,7 @@ export class TestServer {
   async launch(port: string, db: string): Promise<void> {
     this.db = db;
     const log = openSync(join(this.dir, "server.log"), "a");
-    const child = spawn(ZIGGURAT, ["serve", "--host", "127.0.0.1", "--port", port, "--db", db, "--no-mdns"], {
+    const child = spawn(ZIGGURAT, ["serve", "--host", "127.0.0.1", "--port", port, "--db", db, "--no-mdns", ...this.extra], {
       stdio: ["ignore", "pipe", log],
     });
     this.process = child;
