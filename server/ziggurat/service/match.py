@@ -40,7 +40,6 @@ import grpc
 from ziggurat.rules.core import Outcome
 from ziggurat.rules.registry import AnyRules, get_rules
 from ziggurat.rules.seeding import seat_order
-from ziggurat.service import decide as decide_module
 from ziggurat.service.decide import (
     MAX_MOVE_TEXT,
     MAX_NAME,
@@ -674,10 +673,6 @@ class Match:
     def _on_timer(self) -> None:
         self._timer = None
         self._drive()
-
-
-# decide's limits, re-exported for the servicer and bots
-PRESENCE_EVENTS_PER_TURN = decide_module.PRESENCE_EVENTS_PER_TURN
 
 
 def _now_ms() -> int:
