@@ -235,6 +235,11 @@ class ServerProcess(_Spawned):
             str(self.tmp / "bench.db"),
             "--rate",
             "0",
+            # every benchmark client is on 127.0.0.1: no per-address caps (docs/operations.md)
+            "--max-streams-per-address",
+            "0",
+            "--max-connections-per-address",
+            "0",
             "--grace",
             "1",
             "--no-mdns",

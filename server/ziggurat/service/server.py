@@ -122,6 +122,9 @@ def grpc_options(options: ServeOptions) -> list[tuple[str, int]]:
         ("grpc.keepalive_timeout_ms", ms(options.keepalive_timeout)),
         ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
         ("grpc.keepalive_permit_without_calls", 1),
+        # Keep pinging a quiet stream for as long as it lives (gRPC stops after 2 pings without
+        # data by default), so that a peer which vanished is found out and its calls released.
+        ("grpc.http2.max_pings_without_data", 0),
         ("grpc.max_concurrent_streams", options.max_streams_per_connection),
         ("grpc.server_handshake_timeout_ms", ms(options.handshake_timeout)),
         ("grpc.so_reuseport", 0),

@@ -1,0 +1,71 @@
+"""docs/operations.md stays true: every test it names exists, every limit's default is the code's."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from tests.service.test_protocol_doc import _serve_defaults
+
+ROOT = Path(__file__).resolve().parents[2]
+OPERATIONS = ROOT / "docs" / "operations.md"
+TEST_NAME = re.compile(r"`(tests/[\w/]+\.py)::(\w+)`")
+# The serve options that are limits: each must be a row of the limits table.
+LIMIT_OPTIONS = {
+    "max_message_bytes",
+    "max_streams_per_connection",
+    "max_streams_per_address",
+    "max_connections_per_address",
+    "first_message_timeout",
+    "max_connection_idle",
+    "max_connection_age",
+    "max_connection_age_grace",
+    "keepalive",
+    "keepalive_timeout",
+    "handshake_timeout",
+    "max_streams_per_match",
+    "max_streams_per_seat",
+    "rate",
+    "max_matches",
+    "waiting_ttl",
+    "grace",
+}
+
+
+def _functions(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(), str(path))
+    return {node.name for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def test_every_named_test_exists() -> None:
+    named = TEST_NAME.findall(OPERATIONS.read_text())
+    assert len(named) >= 20
+    missing = [f"{file}::{name}" for file, name in named if name not in _functions(ROOT / file)]
+    assert not missing, f"docs/operations.md names tests that do not exist: {missing}"
+
+
+def test_every_limit_is_in_the_table_with_the_code_s_default() -> None:
+    text = OPERATIONS.read_text()
+    section = text[text.index("## Limits") : text.index("## Shutdown")]
+    rows = re.findall(r"^\| [^|]+ \| `--([\w-]+)` \| ([^|]+?) \|", section, re.MULTILINE)
+    documented = {flag.replace("-", "_"): default for flag, default in rows}
+    defaults = _serve_defaults()
+    assert set(documented) == LIMIT_OPTIONS
+    for option, default in documented.items():
+        value = defaults[option]
+        assert isinstance(value, (int, float))
+        assert default == f"{value:g}", f"--{option}: documented {default}, the code says {value:g}"
+
+
+def test_every_serve_limit_option_is_a_limit() -> None:
+    # A new option in serve's "limits" group must join the table (and LIMIT_OPTIONS).
+    import argparse
+
+    from ziggurat.cli import serve_cmd
+
+    parser = argparse.ArgumentParser()
+    serve_cmd.register(parser.add_subparsers())
+    serve = parser._subparsers._group_actions[0].choices["serve"]  # type: ignore[union-attr]
+    group = next(g for g in serve._action_groups if (g.title or "").startswith("limits"))
+    assert {action.dest for action in group._group_actions} <= LIMIT_OPTIONS
