@@ -151,3 +151,36 @@ async def test_remote_participants_connect_by_themselves(tmp_path: Path) -> None
     table = standings(["lan-sdk", "lan-cli", "house"], results)
     assert all(row.games == 4 for row in table)
     verify_matches(db, [r["match_id"] for r in results])
+
+
+async def test_a_slow_starting_bot_does_not_lose_on_time(tmp_path: Path) -> None:
+    """The clock starts once every participant is ready: 3 s of start-up under a 1 s per-move clock."""
+    body = """
+name = "slow-start"
+seed = "slow-start"
+game = "pylos"
+format = "gauntlet"
+concurrency = 2
+
+[gauntlet]
+champion = "house"
+
+[options]
+max_moves = 30
+
+[time_control]
+per_move_ms = 1000
+
+[[participants]]
+name = "house"
+builtin = "random"
+"""
+    body += participant("slow-grpc", "command", [PYTHON, str(FIXTURES / "grpc_bot.py"), "slow-start:3"])
+    body += participant("slow-stdio", "stdio", [PYTHON, str(FIXTURES / "stdio_slow_start.py")])
+    done = await run_tournament(write_config(tmp_path, body), tmp_path / "t.db", timeout=90)
+    assert done.reason == "completed"
+    results = done.results()
+    assert len(results) == 4
+    for result in results:
+        assert result["verdicts"] == ["finished", "finished"], result
+        assert result["termination"] != "timeout"

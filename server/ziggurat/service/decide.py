@@ -78,11 +78,21 @@ class Expire:
 
 
 @dataclass(frozen=True, slots=True)
+class Begin:
+    """Start a held match (every seat taken), from its set-up position after the ``opening``
+    moves, which are played in order by the seats to move as part of the start: no turn is
+    offered for them, the first turn is that of the position after them.
+    """
+
+    opening: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Settle:
     """Whatever the server owes the match now: a start, a turn, presence to record."""
 
 
-Command = Join | Move | Resign | Abort | Expire | Settle
+Command = Join | Move | Resign | Abort | Expire | Settle | Begin
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +174,9 @@ def decide(settings: Settings, state: MatchState, command: Command, context: Con
             raise errors.precondition("SEAT_FORFEITED", "this seat has already forfeited")
         _forfeit(plan, command.seat, Termination.RESIGNATION)
         return plan.decision()
+    if isinstance(command, Begin):
+        _begin(plan, command)
+        return plan.decision()
     if isinstance(command, Abort):
         if state.status == "finished":
             raise errors.precondition("GAME_OVER", "the match is over")
@@ -205,8 +218,33 @@ def _join(plan: _Plan, command: Join) -> None:
     else:
         seat = requested
     plan.add(SeatJoined(seat, name, command.token_hash))
-    if len(free) == 1:
+    if len(free) == 1 and not state.held:
         _start(plan)
+
+
+def _begin(plan: _Plan, command: Begin) -> None:
+    """The organiser's start (in-process, no RPC: its mistakes are ValueErrors, not refusals)."""
+    state, rules = plan.state, plan.settings.rules
+    if state.status != "waiting" or not state.held:
+        raise ValueError("only a held match that has not started can be begun")
+    if any(record.standing == "open" for record in state.seats):
+        raise ValueError("a held match begins once every seat is taken")
+    names = tuple(record.name for record in state.seats)
+    plan.add(Started(names, _snapshot(plan)))
+    for move in command.opening:
+        game = plan.state.game
+        seat = rules.to_move(game)
+        try:
+            if seat is None or rules.outcome(game) is not None:
+                raise RulesError("the game is over before this move")
+            canonical = rules.canonical_move(game, move)
+            after = rules.apply(game, move)
+        except RulesError as error:
+            raise ValueError(f"opening move {move!r}: {error}") from None
+        plan.add(MovePlayed(seat, canonical, False), after)
+    if rules.outcome(plan.state.game) is not None:
+        raise ValueError("the game is over after the opening")
+    _advance(plan)
 
 
 def _move(plan: _Plan, command: Move) -> Decision:
@@ -268,7 +306,7 @@ def _settle(plan: _Plan) -> None:
         ):
             plan.add(PresenceChanged(seat, record.name, live == "connected"))
     state = plan.state
-    if state.status == "waiting" and all(record.standing != "open" for record in state.seats):
+    if state.status == "waiting" and not state.held and all(r.standing != "open" for r in state.seats):
         _start(plan)
     elif state.status == "active" and state.turn is None:
         _advance(plan)

@@ -31,13 +31,18 @@ FORFEITED = frozenset(FORFEIT_STATES.values())
 
 @dataclass(frozen=True, slots=True)
 class Created:
-    """The match exists; its settings are in the match row."""
+    """The match exists; its settings are in the match row.
 
+    ``held``: its start waits for the organiser's ``Begin`` (a tournament starts the clock only
+    once every participant is ready), instead of following the last join.
+    """
+
+    held: bool = False
     kind = "created"
 
     def data(self) -> dict[str, Any]:
         """The stored payload."""
-        return {}
+        return {"held": True} if self.held else {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,5 +247,5 @@ def from_stored(kind: str, data: dict[str, Any], seats: int) -> Event:
         states = tuple(data.get("states") or ["joined"] * seats)
         return Ended(data["termination"], tuple(data["ranks"]), states)
     if kind == "created":
-        return Created()
+        return Created(bool(data.get("held", False)))
     raise ValueError(f"unknown event kind {kind!r}")

@@ -89,6 +89,7 @@ class MatchState:
     turn: Turn | None = None
     outcome: Outcome | None = None
     final_states: tuple[str, ...] = ()
+    held: bool = False  # the start waits for the organiser (see events.Created)
 
     @property
     def forfeited(self) -> frozenset[int]:
@@ -157,12 +158,14 @@ def evolve(rules: AnyRules, state: MatchState, event: Event | Strike, game: Any 
             replace(record, presence=_presence(record.presence, event.states[s]), presence_events=0)
             for s, record in enumerate(state.seats)
         )
-        return replace(state, status="active", seats=seats)
+        return replace(state, status="active", seats=seats, held=False)
     if isinstance(event, Ended):
         return replace(state, status="finished", outcome=event.outcome, turn=None, final_states=event.states)
     if isinstance(event, Strike):
         return replace(state, seats=_with(state.seats, event.seat, strikes=event.count))
-    if isinstance(event, Substituted | Created):
+    if isinstance(event, Created):
+        return replace(state, held=event.held)
+    if isinstance(event, Substituted):
         return state
     raise TypeError(f"not an event: {event!r}")  # pragma: no cover - the union above is exhaustive
 

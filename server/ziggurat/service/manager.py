@@ -126,10 +126,12 @@ class MatchManager:
         *,
         seed: bytes | None = None,
         creator_hash: str | None = None,
+        held: bool = False,
     ) -> Match:
         """A new match with a fresh secret seed (``seed`` only for tests and tournaments).
 
-        ``creator_hash`` (the hash of the creator token) lets its holder cancel the match.
+        ``creator_hash`` (the hash of the creator token) lets its holder cancel the match;
+        ``held`` (tournaments) keeps it from starting until :meth:`Match.begin`.
         """
         if not self.creation_open:
             raise errors.refuse(
@@ -164,6 +166,7 @@ class MatchManager:
             commitment=commitment(seed),
             log_events=log.info,
             limits=self.stream_limits,
+            held=held,
         )
         self._track(match)
         return match

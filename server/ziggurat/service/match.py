@@ -31,7 +31,7 @@ import random
 import secrets
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +44,7 @@ from ziggurat.service.decide import (
     MAX_MOVE_TEXT,
     MAX_NAME,
     Abort,
+    Begin,
     Command,
     Context,
     Decision,
@@ -229,10 +230,12 @@ class Match:
         commitment: str,
         log_events: Callable[[str], None],
         limits: StreamLimits | None = None,
+        held: bool = False,
     ) -> Match:
-        """A new match with open seats, persisted with its ``created`` event."""
+        """A new match with open seats, persisted with its ``created`` event (``held``: it starts
+        on :meth:`begin`, not on the last join)."""
         now = _now_ms()
-        created = Created()
+        created = Created(held)
         stored = StoredMatch(
             match_id=match_id,
             created_ms=now,
@@ -253,6 +256,7 @@ class Match:
             store.create_match(stored)
         except StoreUnavailableError as error:
             raise store_unavailable(error) from None
+        match.current = evolve(match.rules, match.current, created)  # after the commit above
         match.entries.append(LogEntry(1, now, created, match.current.game))
         match._log(f"match {match_id} created: {game} for {seats} seats, commitment {commitment[:16]}…")
         return match
@@ -393,6 +397,10 @@ class Match:
         first = self.last_seq
         self._execute(Move(seat, move, ply_guard))
         return self.entries[first]
+
+    def begin(self, opening: Sequence[str] = ()) -> None:
+        """Start a held match now, after the ``opening`` moves (the organiser's seats are ready)."""
+        self._execute(Begin(tuple(opening)))
 
     def abort(self) -> LogEntry:
         """End a match that must not count (an organiser's decision): nobody wins, the seed is revealed."""

@@ -1,7 +1,9 @@
 """Playing one scheduled game: create the match, seat every participant, supervise, judge.
 
-The organiser (this module) takes every seat itself, plays the opening moves,
-then hands each seat to its participant:
+The organiser (this module) creates the match *held*, takes every seat itself and
+hands each seat to its participant; once every participant is ready (connected to the
+match) it begins the match from the position after the opening, so clocks start then
+and the first turn any bot is asked to play is the present one:
 
 * built-in bots and ``keep_alive`` programs are remote bots the tournament launched
   once; ``remote`` participants connected by themselves — all get an Assignment;
@@ -28,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 from ziggurat.rules.core import Termination
-from ziggurat.rules.registry import get_rules
 from ziggurat.service.bots import BotRegistry
 from ziggurat.service.events import Ended, Forfeited, MovePlayed, Substituted
 from ziggurat.service.manager import MatchManager
@@ -46,6 +47,7 @@ log = logging.getLogger("ziggurat.tournament")
 
 FAILURES = frozenset({"timeout", "crashed", "illegal", "disconnected"})
 PROGRAM_STOP_GRACE = 2.0
+READY_POLL_SECONDS = 0.02
 END_GRACE_SECONDS = 5.0
 """After the end of a game, how long its programs and bridges get to read the end (final moves,
 reveal, result) and exit by themselves before they are told to quit, then terminated."""
@@ -74,6 +76,7 @@ class GameHost:
     time_control: TimeControl
     log_dir: Path
     remote_wait_seconds: float = 30.0
+    startup_seconds: float = 60.0  # how long a game waits for its participants to be ready
     max_illegal: int = 3
     sandbox: Sandbox | None = None  # None: programs run unconfined (the organiser's opt-out)
     # exits so far of each launched remote bot (by bot name): a bot whose connection dropped
@@ -98,35 +101,37 @@ async def play_game(
         deadline,
     )
     exits_before = dict(host.exits)
+    # Held: the match starts (and its clocks with it) only once every participant is ready.
     match = host.manager.create(
-        spec.game, len(spec.seats), dict(spec.options), host.time_control, "chosen", seed=spec.seed
+        spec.game, len(spec.seats), dict(spec.options), host.time_control, "chosen", seed=spec.seed, held=True
     )
     if on_started is not None:
         on_started(match.match_id)
     tokens = [match.join(name, seat)[0] for seat, name in enumerate(spec.seats)]
-    rules = get_rules(spec.game)
-    for move in spec.opening:
-        seat = rules.to_move(match.state)
-        assert seat is not None, "openings are validated to leave the game running"
-        match.submit(seat, move)
     reasons: dict[int, str] = {}
-    tasks: list[asyncio.Task[None]] = []
+    tasks: dict[int, asyncio.Task[None]] = {}
     for seat, name in enumerate(spec.seats):
         handle = MatchHandle(match.match_id, seat + 1, tokens[seat])
         if name in disqualified:
-            _give_up(match, seat, reasons, "disqualified")
+            reasons[seat] = "disqualified"
             continue
         job = _SeatJob(host, match, spec, seat, handle, seatings[name], reasons, deadline)
         play = {"bot": _assign, "command": _run_program, "stdio": _run_stdio}[job.seating.kind](job)
-        tasks.append(asyncio.create_task(play, name=f"{match.match_id}/{seat + 1}"))
+        tasks[seat] = asyncio.create_task(play, name=f"{match.match_id}/{seat + 1}")
     try:
+        await _until_ready(match, tasks, host.startup_seconds)
+        # The opening is part of the initial position: played as the match starts, no turn
+        # is offered for it; the first turn any bot sees is the position after it.
+        match.begin(spec.opening)
+        for seat, reason in sorted(reasons.items()):  # disqualified, or failed before the start
+            _give_up(match, seat, reasons, reason)
         await _until_finished(match)
         # Programs and bridges read the end of the game and exit on their own, if they can.
-        await asyncio.wait(tasks, timeout=END_GRACE_SECONDS) if tasks else None
+        await asyncio.wait(tasks.values(), timeout=END_GRACE_SECONDS) if tasks else None
     finally:
-        for task in tasks:
+        for task in tasks.values():
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*tasks.values(), return_exceptions=True)
         for name in spec.seats:
             seating = seatings.get(name)
             if seating is not None and seating.kind == "bot":
@@ -218,6 +223,23 @@ def _give_up(match: Match, seat: int, reasons: dict[int, str], reason: str) -> N
     if match.status == "active" and seat not in match.forfeited:
         with contextlib.suppress(ApiError):
             match.resign(seat)
+
+
+async def _until_ready(match: Match, tasks: Mapping[int, asyncio.Task[None]], timeout: float) -> None:
+    """Wait (``timeout`` at most) until every seat's participant is ready: its stream to the match
+    is open (a program launched and connected, a stdio bridge past its handshake, a remote bot
+    that took its assignment) or it has failed already (its task is over).
+
+    A participant not ready by then starts anyway and its clock runs: the tournament must go on.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while loop.time() < deadline:
+        waiting = [s for s, task in tasks.items() if not task.done() and match.presence(s) != "connected"]
+        if not waiting:
+            return
+        await asyncio.sleep(READY_POLL_SECONDS)
+    log.warning("match %s starts with seats not ready after %.0f s", match.match_id, timeout)
 
 
 async def _bots_ready(host: GameHost, bot_names: list[str], deadline: float) -> None:
