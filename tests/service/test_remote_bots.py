@@ -12,6 +12,7 @@ import pytest
 from tests.service.conftest import RunningServer, kabaleo_config, pylos_config
 from ziggurat.bots import make_bot
 from ziggurat.rules.core import Termination
+from ziggurat.service.match import hash_token
 from ziggurat.service.timecontrol import TimeControl
 from ziggurat.v1 import bot_service_pb2 as bpb
 from ziggurat.v1 import bot_service_pb2_grpc as bgrpc
@@ -85,20 +86,81 @@ async def test_bot_names_belong_to_their_first_token(server: RunningServer, clie
     )
     registered = await first.read()
     assert registered.registered.name == "owned"
-    for token, reason in (("right", "ALREADY_CONNECTED"), ("wrong", "BAD_TOKEN"), ("", "MISSING_TOKEN")):
-        call = stub.ConnectBot(
-            bpb.ConnectBotRequest(name="owned"), metadata=(("authorization", f"Bearer {token}"),)
-        )
-        with pytest.raises(grpc.aio.AioRpcError) as refused:
-            await call.read()
-        assert error_reason(refused.value) == reason
-    first.cancel()
-    await asyncio.sleep(0.1)
-    again = stub.ConnectBot(
-        bpb.ConnectBotRequest(name="owned"), metadata=(("authorization", "Bearer right"),)
+    # other case, outer spaces, full-width letters, a look-alike in another script: the same name
+    for name in ("Owned", " owned ", "\uff4f\uff57\uff4e\uff45\uff44", "OWNED"):
+        for token, reason in (("wrong", "BAD_TOKEN"), ("", "MISSING_TOKEN")):
+            call = stub.ConnectBot(
+                bpb.ConnectBotRequest(name=name), metadata=(("authorization", f"Bearer {token}"),)
+            )
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await call.read()
+            assert error_reason(refused.value) == reason, name
+    mixed = stub.ConnectBot(  # Latin with one Cyrillic letter: no honest name mixes scripts
+        bpb.ConnectBotRequest(name="\u043ewned"), metadata=(("authorization", "Bearer other"),)
     )
-    assert (await again.read()).registered.name == "owned"
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await mixed.read()
+    assert error_reason(refused.value) == "BAD_NAME"
+    # the token holder takes its name over at once (its old connection may be cut but not yet
+    # noticed): the new stream is registered, the old one ends
+    again = stub.ConnectBot(
+        bpb.ConnectBotRequest(name=" Owned"), metadata=(("authorization", "Bearer right"),)
+    )
+    assert (await again.read()).registered.name == "Owned"
+    assert await first.read() is grpc.aio.EOF
     again.cancel()
+
+
+async def test_homoglyph_names_in_one_script_are_the_same_name(
+    server: RunningServer, client: ZigguratClient
+) -> None:
+    stub = bgrpc.BotServiceStub(client.channel)
+    latin = stub.ConnectBot(bpb.ConnectBotRequest(name="coco"), metadata=(("authorization", "Bearer a"),))
+    await latin.read()
+    cyrillic = stub.ConnectBot(  # "сосо": four Cyrillic letters that look like "coco"
+        bpb.ConnectBotRequest(name="\u0441\u043e\u0441\u043e"), metadata=(("authorization", "Bearer b"),)
+    )
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await cyrillic.read()
+    assert error_reason(refused.value) == "BAD_TOKEN"
+    latin.cancel()
+
+
+async def test_an_operator_pre_registers_a_name(server: RunningServer, client: ZigguratClient) -> None:
+    server.server.bots.preregister("Reserved", hash_token("issued"))
+    stub = bgrpc.BotServiceStub(client.channel)
+    squatter = stub.ConnectBot(
+        bpb.ConnectBotRequest(name="reserved"), metadata=(("authorization", "Bearer x"),)
+    )
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await squatter.read()
+    assert error_reason(refused.value) == "BAD_TOKEN"
+    holder = stub.ConnectBot(
+        bpb.ConnectBotRequest(name="reserved"), metadata=(("authorization", "Bearer issued"),)
+    )
+    assert (await holder.read()).registered.name == "reserved"
+    holder.cancel()
+
+
+async def test_new_names_are_rate_limited(server: RunningServer, client: ZigguratClient) -> None:
+    stub = bgrpc.BotServiceStub(client.channel)
+    reasons = []
+    for i in range(40):
+        call = stub.ConnectBot(
+            bpb.ConnectBotRequest(name=f"flood-{i}"), metadata=(("authorization", "Bearer t"),)
+        )
+        try:
+            await call.read()
+            reasons.append("")
+        except grpc.aio.AioRpcError as error:
+            reasons.append(error_reason(error) or "")
+        call.cancel()
+    assert reasons[:10] == [""] * 10  # a burst of new names from one address
+    assert reasons[-1] == "RATE_LIMITED" and reasons.count("RATE_LIMITED") >= 25
+    # names already registered still connect
+    known = stub.ConnectBot(bpb.ConnectBotRequest(name="flood-0"), metadata=(("authorization", "Bearer t"),))
+    assert (await known.read()).registered.name == "flood-0"
+    known.cancel()
 
 
 async def test_the_bot_command_as_a_remote_bot(server: RunningServer, client: ZigguratClient) -> None:

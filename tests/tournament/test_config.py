@@ -65,7 +65,11 @@ def test_program_paths_resolve_against_the_config_directory(tmp_path: Path) -> N
     data["participants"] += [
         {"name": "prog", "command": ["./bots/b", "--x"], "keep_alive": True, "env": {"A": "1"}},
         {"name": "py", "stdio": ["python3", "bot.py"], "cwd": "sub"},
-        {"name": "lan", "remote": True},
+        {
+            "name": "lan",
+            "remote": True,
+            "token_sha256": "abababababababababababababababababababababababababababababababab",
+        },
     ]
     config = parse_config(data, tmp_path)
     prog = config.participant("prog")
@@ -108,6 +112,12 @@ ERRORS = [
         "participants[2].env.A: must be a string",
     ),
     ("participants.2", {"name": " x", "remote": True}, "participants[2].name: 1 to 64 printable"),
+    ("participants.2", {"name": "x", "remote": True}, "participants[2].token_sha256: required, the SHA-256"),
+    (
+        "participants.2",
+        {"name": "x", "remote": True, "token_sha256": "secret"},
+        "participants[2].token_sha256: required, the SHA-256",
+    ),
     ("participants.2.builtin", "deep", "participants[2].builtin: unknown bot 'deep'"),
     ("participants.2.options", {"seed": 1}, "participants[2].options.seed: set per game"),
     ("participants.2.options", {"depth": 1}, "participants[2].options.depth: random has no such option"),

@@ -259,7 +259,7 @@ def _tournaments(db: Path) -> list[Any]:
 def test_ray_refuses_remote_participants(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = write_config(
         tmp_path,
-        PYLOS + '\n[[participants]]\nname = "outsider"\nremote = true\n',
+        PYLOS + f'\n[[participants]]\nname = "outsider"\nremote = true\ntoken_sha256 = "{"0" * 64}"\n',
     )
     code = ziggurat_main(
         ["tournament", "run", str(config), "--db", str(tmp_path / "t.db"), "--executor", "ray"]

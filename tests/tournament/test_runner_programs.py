@@ -5,11 +5,13 @@ stdio programs (the shell and C examples) and remote bots that connect by themse
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import grpc
 import pytest
 
 from tests.tournament.fixtures.harness import (
@@ -25,6 +27,8 @@ from tests.tournament.fixtures.harness import (
 )
 from ziggurat.bots import make_bot
 from ziggurat.tournament.results import standings
+from ziggurat.v1 import bot_service_pb2 as bpb
+from ziggurat.v1 import bot_service_pb2_grpc as bgrpc
 from ziggurat_client.client import ZigguratClient
 from ziggurat_client.remote import RemoteBot
 
@@ -98,8 +102,10 @@ async def test_program_participants(tmp_path: Path, c_bot: Path) -> None:
 
 async def test_remote_participants_connect_by_themselves(tmp_path: Path) -> None:
     body = HEADER.format(name="remote")
-    body += "\n[[participants]]\nname = 'lan-sdk'\nremote = true\n"
-    body += "\n[[participants]]\nname = 'lan-cli'\nremote = true\n"
+    # admitted by the tokens the organiser issued (their hashes are in the configuration)
+    sdk_hash, cli_hash = (hashlib.sha256(t).hexdigest() for t in (b"sdk-secret", b"cli-secret"))
+    body += f"\n[[participants]]\nname = 'lan-sdk'\nremote = true\ntoken_sha256 = '{sdk_hash}'\n"
+    body += f"\n[[participants]]\nname = 'lan-cli'\nremote = true\ntoken_sha256 = '{cli_hash}'\n"
     body += "\n[[participants]]\nname = 'house'\nbuiltin = 'random'\n"
     config = write_config(tmp_path, body)
     db = tmp_path / "t.db"
@@ -115,6 +121,16 @@ async def test_remote_participants_connect_by_themselves(tmp_path: Path) -> None
             assert loop.time() < deadline
             await asyncio.sleep(0.02)
         address = runner.address
+        # a squatter cannot take a participant's name first, under any spelling of it
+        async with ZigguratClient(address) as rogue:
+            stub = bgrpc.BotServiceStub(rogue.channel)
+            for name in ("lan-sdk", "LAN-SDK ", "lan-cli"):
+                call = stub.ConnectBot(
+                    bpb.ConnectBotRequest(name=name), metadata=(("authorization", "Bearer guess"),)
+                )
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    await call.read()
+                assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED
         process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "ziggurat.cli.main", "bot", "random", "--remote",
             "--server", address, "--name", "lan-cli", "--bot-token", "cli-secret", "--max-matches", "2",

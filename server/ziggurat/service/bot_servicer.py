@@ -41,7 +41,7 @@ class BotServicer(bgrpc.BotServiceServicer):
                 raise errors.invalid("INVALID_CONFIG", f"max_matches is at most {MAX_MATCHES_PER_BOT}")
             games = [GAME_NAMES[g] for g in request.games]
             connection = self.registry.connect(
-                request.name, bearer_token(context), games, request.max_matches or 1
+                request.name, bearer_token(context), games, request.max_matches or 1, peer=_address(context)
             )
         except errors.ApiError as error:
             await _refuse(context, error)
@@ -50,6 +50,8 @@ class BotServicer(bgrpc.BotServiceServicer):
             yield bpb.ConnectBotResponse(registered=bpb.BotRegistered(name=connection.name))
             while True:
                 assignment = await connection.queue.get()
+                if assignment is None:  # the name's token holder connected again: this stream ends
+                    return
                 yield bpb.ConnectBotResponse(assignment=assignment)
         finally:
             self.registry.disconnect(connection)
@@ -104,3 +106,9 @@ class BotServicer(bgrpc.BotServiceServicer):
                 pass
         finally:
             self.registry.release(name, match.match_id)
+
+
+def _address(context: grpc.aio.ServicerContext[Any, Any]) -> str:
+    """The peer's address without its port (``ipv4:1.2.3.4:5678`` → ``ipv4:1.2.3.4``)."""
+    peer = context.peer() or ""
+    return peer.rsplit(":", 1)[0] if peer.count(":") >= 2 else peer

@@ -5,6 +5,15 @@ registers it (the token is stored hashed); later ones must show the same token.
 Whoever organises matches (a tournament, an operator) asks the registry to hand
 a seat to a connected bot: the bot receives the match id and the seat token on
 its stream and then plays like any other client.
+
+Names are registered under their key (:mod:`ziggurat.service.botnames`): other case,
+outer spaces, compatibility forms and look-alike letters do not make another name. An
+organiser may register a name in advance with the hash of the token it issued
+(:meth:`BotRegistry.preregister`), so no one else can take it first. The holder of a
+name's token takes it over at once: a new connection replaces one still registered
+(whose network connection may have been cut without the server noticing yet), instead
+of being refused until the old one times out. New registrations are rate-limited per
+address and per server.
 """
 
 from __future__ import annotations
@@ -15,7 +24,9 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ziggurat.service.match import MAX_NAME, hash_token, store_unavailable
+from ziggurat.service.botnames import bot_key, display_name
+from ziggurat.service.match import hash_token, store_unavailable
+from ziggurat.service.ratelimit import RateLimiter
 from ziggurat.store.sqlite import Store, StoreUnavailableError
 from ziggurat.v1 import bot_service_pb2 as bpb
 from ziggurat.wire import errors
@@ -29,7 +40,8 @@ class BotConnection:
     games: frozenset[str]
     max_matches: int
     active: set[str] = field(default_factory=set)
-    queue: asyncio.Queue[bpb.Assignment] = field(default_factory=asyncio.Queue)
+    # None ends the stream: the name's token holder connected again (a takeover)
+    queue: asyncio.Queue[bpb.Assignment | None] = field(default_factory=asyncio.Queue)
 
     @property
     def free(self) -> int:
@@ -41,37 +53,55 @@ class BotConnection:
         return not self.games or game in self.games
 
 
+REGISTRATIONS_PER_ADDRESS = (1 / 6, 10.0)  # new names per second from one address, burst
+REGISTRATIONS_PER_SERVER = (2.0, 100.0)  # new names per second on the whole server, burst
+
+
 class BotRegistry:
-    """The bots connected to this server."""
+    """The bots connected to this server (keyed by :func:`~ziggurat.service.botnames.bot_key`)."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
         self.connected: dict[str, BotConnection] = {}
         self._arrived: asyncio.Event | None = None
+        self._per_address = RateLimiter(*REGISTRATIONS_PER_ADDRESS)
+        self._per_server = RateLimiter(*REGISTRATIONS_PER_SERVER)
 
-    def connect(self, name: str, token: str | None, games: Iterable[str], max_matches: int) -> BotConnection:
-        """Register or authenticate ``name`` and mark it connected."""
+    def preregister(self, name: str, token_hash: str) -> None:
+        """Bind ``name`` to the hash of a token the organiser issued (replacing any earlier holder)."""
+        key = bot_key(name)
+        self.store.register_bot(key, token_hash, int(time.time() * 1000), replace=True)
+
+    def connect(
+        self, name: str, token: str | None, games: Iterable[str], max_matches: int, *, peer: str = ""
+    ) -> BotConnection:
+        """Register or authenticate ``name`` and mark it connected (taking over from a connection
+        of the same name still registered)."""
         if not token:
             raise errors.unauthenticated(
                 "MISSING_TOKEN", "a bot connects with its bot token (authorization: Bearer …)"
             )
-        if not name or len(name) > MAX_NAME or not name.isprintable():
-            raise errors.invalid("BAD_NAME", f"a bot name is 1 to {MAX_NAME} printable characters")
+        shown = display_name(name)
+        key = bot_key(name)
         digest = hash_token(token)
-        known = self.store.bot_token_hash(name)
+        known = self.store.bot_token_hash(key)
         if known is None:
+            if not (self._per_address.allow(peer) and self._per_server.allow("")):
+                raise errors.exhausted("RATE_LIMITED", "too many new bot names registered; try again later")
             try:
-                self.store.register_bot(name, digest, int(time.time() * 1000))
+                self.store.register_bot(key, digest, int(time.time() * 1000))
             except StoreUnavailableError as error:
                 raise store_unavailable(error) from None
         elif not hmac.compare_digest(known, digest):
             raise errors.permission_denied(
-                "BAD_TOKEN", f"the bot name {name!r} is registered with another token"
+                "BAD_TOKEN", f"the bot name {shown!r} is registered with another token"
             )
-        if name in self.connected:
-            raise errors.precondition("ALREADY_CONNECTED", f"a bot named {name!r} is already connected")
-        connection = BotConnection(name, frozenset(games), max(1, max_matches))
-        self.connected[name] = connection
+        connection = BotConnection(shown, frozenset(games), max(1, max_matches))
+        previous = self.connected.get(key)
+        if previous is not None:
+            connection.active = previous.active  # its matches go on; the old stream ends
+            previous.queue.put_nowait(None)
+        self.connected[key] = connection
         if self._arrived is not None:
             self._arrived.set()
             self._arrived = None
@@ -79,12 +109,14 @@ class BotRegistry:
 
     def disconnect(self, connection: BotConnection) -> None:
         """The bot's stream closed."""
-        if self.connected.get(connection.name) is connection:
-            del self.connected[connection.name]
+        key = bot_key(connection.name)
+        if self.connected.get(key) is connection:
+            del self.connected[key]
 
     async def wait_for(self, name: str, timeout: float) -> BotConnection:
         """The connection of ``name``, waiting up to ``timeout`` seconds for it to connect."""
         deadline = time.monotonic() + timeout
+        name = bot_key(name)
         while name not in self.connected:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -99,7 +131,7 @@ class BotRegistry:
 
     def available(self, name: str, game: str) -> BotConnection:
         """The connection of ``name`` if it may be handed a seat of ``game`` now; refusals otherwise."""
-        connection = self.connected.get(name)
+        connection = self.connected.get(bot_key(name))
         if connection is None:
             raise errors.precondition("BOT_NOT_CONNECTED", f"bot {name!r} is not connected")
         if not connection.plays(game):
@@ -117,6 +149,6 @@ class BotRegistry:
 
     def release(self, name: str, match_id: str) -> None:
         """The bot's match is over: it may take another."""
-        connection = self.connected.get(name)
+        connection = self.connected.get(bot_key(name))
         if connection is not None:
             connection.active.discard(match_id)

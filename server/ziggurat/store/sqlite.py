@@ -367,10 +367,12 @@ class Store:
         row = self._db.execute("SELECT token_hash FROM bots WHERE name=?", (name,)).fetchone()
         return None if row is None else str(row[0])
 
-    def register_bot(self, name: str, token_hash: str, created_ms: int) -> None:
-        """Bind a remote bot name to its token (first connection wins the name)."""
+    def register_bot(self, name: str, token_hash: str, created_ms: int, *, replace: bool = False) -> None:
+        """Bind a remote bot name to its token (first connection wins the name; an operator's
+        pre-registration, ``replace``, overrides it)."""
+        verb = "INSERT OR REPLACE" if replace else "INSERT"
         with self._transaction():
-            self._db.execute("INSERT INTO bots VALUES (?,?,?)", (name, token_hash, created_ms))
+            self._db.execute(f"{verb} INTO bots VALUES (?,?,?)", (name, token_hash, created_ms))
 
     def _load_row(self, row: tuple[Any, ...]) -> StoredMatch:
         match_id = row[0]

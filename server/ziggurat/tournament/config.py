@@ -77,7 +77,8 @@ class Participant:
     * ``command``: ``argv`` of a gRPC program launched per game, or once per
       tournament when ``keep_alive`` (it then connects as a remote bot);
     * ``stdio``: ``argv`` of a program speaking the stdio line protocol;
-    * ``remote``: nothing; a bot connects by itself under ``name``.
+    * ``remote``: a bot connects by itself under ``name``, with the token whose SHA-256
+      (hex) is ``token_sha256``: the organiser issued it and pre-registers the name.
 
     ``cwd``, ``env`` (extra environment variables) and ``read_only`` (more paths the
     sandboxed program may read) apply to programs only. Mappings are read-only views,
@@ -93,6 +94,7 @@ class Participant:
     cwd: Path | None = None
     env: Mapping[str, str] = field(default_factory=_frozen, hash=False)
     read_only: tuple[Path, ...] = ()
+    token_sha256: str = ""  # remote participants: the hash of the token the organiser issued
 
 
 @dataclass(frozen=True)
@@ -317,8 +319,14 @@ def _participant(t: _Table, game: str, base_dir: Path) -> Participant:
     if kind == "remote":
         if t.raw("remote") is not True:
             raise ConfigError(f"{t.key('remote')}: must be true (the bot connects by itself)")
+        digest = t.string("token_sha256") if t.has("token_sha256") else ""
+        if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+            raise ConfigError(
+                f"{t.key('token_sha256')}: required, the SHA-256 (64 lowercase hex digits) of the token "
+                'you issue to this bot, e.g. printf %s "$TOKEN" | sha256sum'
+            )
         t.done()
-        return Participant(name, "remote")
+        return Participant(name, "remote", token_sha256=digest)
     argv = list(t.strings(kind))
     if "/" in argv[0] and not Path(argv[0]).is_absolute():
         argv[0] = str((base_dir / argv[0]).resolve())

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ziggurat.service.match import hash_token
 from ziggurat.service.server import ServeOptions, ZigguratServer
 from ziggurat.tournament import sealed
 from ziggurat.tournament.config import Participant, TournamentConfig, parse_config
@@ -331,6 +332,7 @@ class TournamentRunner:
             f"tournament {self.tournament_id}: {config.name} — server {address}", file=sys.stderr, flush=True
         )
         self._replay_cut_off(server)
+        self._preregister(server)
         client = ZigguratClient(address)
         executor: Executor | None = None
         try:
@@ -409,6 +411,15 @@ class TournamentRunner:
             )
             replays.append((row.index, attempt, spec_to_dict(fresh)))
         self.store.replay(self.tournament_id, replays, "cut off")
+
+    def _preregister(self, server: ZigguratServer) -> None:
+        """Every name the tournament's bots play under belongs to its token before anyone connects:
+        the tokens the organiser issued to remote participants, its own for what it launches."""
+        for participant in self.config.participants:
+            if participant.kind == "remote":
+                server.bots.preregister(participant.name, participant.token_sha256)
+            elif participant.kind == "builtin" or participant.keep_alive:
+                server.bots.preregister(self.bot_name(participant), hash_token(self.bot_token(participant)))
 
     def _launch_participants(self, address: str, sandbox: Sandbox | None, program_address: str) -> None:
         """Start the built-in bots and ``keep_alive`` programs (bot tokens in the environment)."""
