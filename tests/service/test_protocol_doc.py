@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from ziggurat.cli import serve_cmd
-from ziggurat.service import bot_servicer, match, render, servicer
+from ziggurat.service import bot_servicer, bots, match, render, servicer
 from ziggurat.service.decide import PRESENCE_EVENTS_PER_TURN
 from ziggurat.service.manager import DEFAULT_WAITING_TTL_S
 from ziggurat.service.server import MAX_MESSAGE_BYTES, ServeOptions
@@ -37,6 +37,8 @@ def test_documented_limits_are_the_code_s() -> None:
     assert rate == options.rate_per_seat and 2 * rate == options.burst_per_seat
     per_second = f"{rate:.0f} per second, bursts of {2 * rate:.0f} (`--rate`)"
     ttl = f"{DEFAULT_WAITING_TTL_S:.0f} seconds (`--waiting-ttl`)"
+    address_rate, address_burst = bots.REGISTRATIONS_PER_ADDRESS
+    server_rate, server_burst = bots.REGISTRATIONS_PER_SERVER
     expected = {
         "size of one request message": f"{MAX_MESSAGE_BYTES // 1024} KiB",
         "player or bot name": f"{match.MAX_NAME} printable characters",
@@ -47,6 +49,10 @@ def test_documented_limits_are_the_code_s() -> None:
         "waiting TTL: time a waiting match may go without a join": ttl,
         "matches per ListMatches page": f"{servicer.MAX_PAGE} (default page {servicer.DEFAULT_PAGE})",
         "matches a remote bot takes at once": f"{bot_servicer.MAX_MATCHES_PER_BOT}",
+        "new remote-bot names": (
+            f"{address_burst:.0f} at once per address then one every {1 / address_rate:.0f} s; "
+            f"{server_burst:.0f} at once per server then {server_rate:.0f} per second"
+        ),
         "open streams (`Play`, `WatchMatch`) on one match": (
             f"{defaults['max_streams_per_match']} (`--max-streams-per-match`)"
         ),

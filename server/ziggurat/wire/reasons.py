@@ -59,7 +59,6 @@ class Reason(enum.Enum):
     NOT_WAITING = (_PRECONDITION, "the match has started: only the operator can end it now")
     CREATION_CLOSED = (_PRECONDITION, "the operator has closed match creation on this server")
     NOT_FINISHED = (_PRECONDITION, "the match record is available once the match is over")
-    ALREADY_CONNECTED = (_PRECONDITION, "a bot of that name is already connected")
     BOT_NOT_CONNECTED = (_PRECONDITION, "the named bot is not connected")
     BOT_GAME = (_PRECONDITION, "the named bot does not play that game")
     BOT_BUSY = (_PRECONDITION, "the named bot already plays its maximum number of matches")

@@ -739,7 +739,6 @@ export const ForfeitSchema: GenMessage<Forfeit> = /*@__PURE__*/
  *   NOT_WAITING (FAILED_PRECONDITION): the match has started: only the operator can end it now.
  *   CREATION_CLOSED (FAILED_PRECONDITION): the operator has closed match creation on this server.
  *   NOT_FINISHED (FAILED_PRECONDITION): the match record is available once the match is over.
- *   ALREADY_CONNECTED (FAILED_PRECONDITION): a bot of that name is already connected.
  *   BOT_NOT_CONNECTED (FAILED_PRECONDITION): the named bot is not connected.
  *   BOT_GAME (FAILED_PRECONDITION): the named bot does not play that game.
  *   BOT_BUSY (FAILED_PRECONDITION): the named bot already plays its maximum number of matches.
