@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from ziggurat.service.access import Access
+from ziggurat.service.lograte import RepeatFilter
 from ziggurat.service.manager import DEFAULT_WAITING_TTL_S
 from ziggurat.service.server import ServeOptions, run
 from ziggurat.store.startup import StartupError
@@ -206,6 +207,9 @@ def _serve(args: argparse.Namespace) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    repeats = RepeatFilter()  # repeated warnings and errors counted, not printed (docs/operations.md)
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(repeats)
     options = ServeOptions(
         host=args.host,
         port=args.port,
@@ -259,4 +263,6 @@ def _serve(args: argparse.Namespace) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    finally:
+        repeats.flush(logging.getLogger("ziggurat.server"))
     return 0

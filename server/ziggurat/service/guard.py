@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import logging
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from ziggurat.wire import errors
 from ziggurat.wire.reasons import Reason
 
 Context = grpc.aio.ServicerContext[Any, Any]
+log = logging.getLogger("ziggurat.limits")
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +115,7 @@ class Guard(_Interceptor):
             use = self._addresses[address] = _Address()
         limits = self.limits
         if limits.max_streams_per_address and use.calls >= limits.max_streams_per_address:
+            log.warning("refused a call from %s: %s", address, Reason.TOO_MANY_STREAMS.name)
             raise errors.refuse(
                 Reason.TOO_MANY_STREAMS,
                 f"this address has {use.calls} calls open, the most the server allows "
@@ -123,6 +126,7 @@ class Guard(_Interceptor):
             and peer not in use.calls_by_peer
             and len(use.calls_by_peer) >= limits.max_connections_per_address
         ):
+            log.warning("refused a call from %s: %s", address, Reason.TOO_MANY_CONNECTIONS.name)
             raise errors.refuse(
                 Reason.TOO_MANY_CONNECTIONS,
                 f"this address has {len(use.calls_by_peer)} connections in use, the most the server "
@@ -282,6 +286,8 @@ async def _first_within(requests: AsyncIterator[Any], context: Context, timeout:
     except StopAsyncIteration:
         return
     except TimeoutError:
+        address, _ = split_peer(context.peer() or "unknown")
+        log.warning("closed a stream from %s: %s", address, Reason.FIRST_MESSAGE_TIMEOUT.name)
         await _abort(
             context,
             errors.refuse(
