@@ -101,7 +101,8 @@ class MatchManager:
         """Take a damaged match out of service, logging it once."""
         if match_id not in self.quarantined:
             self.quarantined[match_id] = why
-            log.error("match %s is damaged and quarantined (calls on it answer DATA_LOSS): %s", match_id, why)
+            # One line per match, never held back as a repeat (each names another match).
+            log.error(f"match {match_id} is damaged and quarantined (calls on it answer DATA_LOSS): {why}")
 
     def _load(self, match_id: str) -> Match | None:
         """Read and rebuild one match from the store; None when absent or quarantined."""
