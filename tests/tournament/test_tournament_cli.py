@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sqlite3
 import subprocess
 import time
 from pathlib import Path
@@ -211,6 +212,17 @@ builtin = "random"
 KABALEO_GAMES = 24  # 4 tables x 3 rotations x 2 cycles
 
 
+def running_count(db: Path) -> int:
+    """Games marked running, read with sqlite3 (the tournament process is writing)."""
+    with sqlite3.connect(db, timeout=5) as conn:
+        try:
+            return int(
+                conn.execute("SELECT COUNT(*) FROM tournament_games WHERE status='running'").fetchone()[0]
+            )
+        except sqlite3.OperationalError:
+            return 0
+
+
 def revealed_seeds(db: Path) -> dict[str, str]:
     """Every match's revealed seed (finished or aborted matches only), by match id."""
     store = Store(db)
@@ -243,7 +255,7 @@ async def test_kill_9_mid_kabaleo_game_then_resume_replays_with_a_seed_never_rev
         orphans: list[int] = []
         try:
             deadline = time.monotonic() + 60
-            while done_count(db) < 2:
+            while done_count(db) < 2 or not running_count(db):  # mid-game: some game is running
                 assert process.poll() is None, stderr_path.read_text()
                 assert time.monotonic() < deadline, "no game finished in time"
                 time.sleep(0.01)

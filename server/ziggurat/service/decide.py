@@ -88,11 +88,16 @@ class Begin:
 
 
 @dataclass(frozen=True, slots=True)
+class Reveal:
+    """End a match whose end is held (its game decided): its outcome and seed may be shown now."""
+
+
+@dataclass(frozen=True, slots=True)
 class Settle:
     """Whatever the server owes the match now: a start, a turn, presence to record."""
 
 
-Command = Join | Move | Resign | Abort | Expire | Settle | Begin
+Command = Join | Move | Resign | Abort | Expire | Settle | Begin | Reveal
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +181,12 @@ def decide(settings: Settings, state: MatchState, command: Command, context: Con
         return plan.decision()
     if isinstance(command, Begin):
         _begin(plan, command)
+        return plan.decision()
+    if isinstance(command, Reveal):
+        outcome = settings.rules.outcome(state.game)
+        if state.status != "active" or not state.end_held or outcome is None:
+            raise ValueError("only a match whose game is decided and whose end is held can be revealed")
+        plan.add(Ended(outcome.termination.value, tuple(outcome.ranks), _snapshot(plan)))
         return plan.decision()
     if isinstance(command, Abort):
         if state.status == "finished":
@@ -341,7 +352,8 @@ def _advance(plan: _Plan) -> None:
         state = plan.state
         outcome = rules.outcome(state.game)
         if outcome is not None:
-            plan.add(Ended(outcome.termination.value, tuple(outcome.ranks), _snapshot(plan)))
+            if not state.end_held:  # else the organiser reveals it (Reveal)
+                plan.add(Ended(outcome.termination.value, tuple(outcome.ranks), _snapshot(plan)))
             return
         seat = rules.to_move(state.game)
         assert seat is not None

@@ -34,15 +34,25 @@ class Created:
     """The match exists; its settings are in the match row.
 
     ``held``: its start waits for the organiser's ``Begin`` (a tournament starts the clock only
-    once every participant is ready), instead of following the last join.
+    once every participant is ready), instead of following the last join. ``end_held``: once
+    the game is decided, its end (outcome, reveal) waits for the organiser's ``Reveal`` — the
+    rotations of a duplicate deal share their secrets, so none may be revealed while another
+    is still played; until then the match is active with no turn, and nothing of its end is
+    in the log for any call to show.
     """
 
     held: bool = False
+    end_held: bool = False
     kind = "created"
 
     def data(self) -> dict[str, Any]:
         """The stored payload."""
-        return {"held": True} if self.held else {}
+        out: dict[str, Any] = {}
+        if self.held:
+            out["held"] = True
+        if self.end_held:
+            out["end_held"] = True
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,5 +257,5 @@ def from_stored(kind: str, data: dict[str, Any], seats: int) -> Event:
         states = tuple(data.get("states") or ["joined"] * seats)
         return Ended(data["termination"], tuple(data["ranks"]), states)
     if kind == "created":
-        return Created(bool(data.get("held", False)))
+        return Created(bool(data.get("held", False)), bool(data.get("end_held", False)))
     raise ValueError(f"unknown event kind {kind!r}")

@@ -90,6 +90,7 @@ class MatchState:
     outcome: Outcome | None = None
     final_states: tuple[str, ...] = ()
     held: bool = False  # the start waits for the organiser (see events.Created)
+    end_held: bool = False  # the end waits for the organiser (see events.Created)
 
     @property
     def forfeited(self) -> frozenset[int]:
@@ -164,7 +165,7 @@ def evolve(rules: AnyRules, state: MatchState, event: Event | Strike, game: Any 
     if isinstance(event, Strike):
         return replace(state, seats=_with(state.seats, event.seat, strikes=event.count))
     if isinstance(event, Created):
-        return replace(state, held=event.held)
+        return replace(state, held=event.held, end_held=event.end_held)
     if isinstance(event, Substituted):
         return state
     raise TypeError(f"not an event: {event!r}")  # pragma: no cover - the union above is exhaustive

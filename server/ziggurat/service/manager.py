@@ -128,11 +128,13 @@ class MatchManager:
         seed: bytes | None = None,
         creator_hash: str | None = None,
         held: bool = False,
+        end_held: bool = False,
     ) -> Match:
         """A new match with a fresh secret seed (``seed`` only for tests and tournaments).
 
         ``creator_hash`` (the hash of the creator token) lets its holder cancel the match;
-        ``held`` (tournaments) keeps it from starting until :meth:`Match.begin`.
+        ``held`` (tournaments) keeps it from starting until :meth:`Match.begin`, ``end_held``
+        from ending (once decided) until :meth:`Match.reveal`.
         """
         if not self.creation_open:
             raise errors.refuse(
@@ -168,6 +170,7 @@ class MatchManager:
             log_events=log.info,
             limits=self.stream_limits,
             held=held,
+            end_held=end_held,
         )
         self._track(match)
         return match

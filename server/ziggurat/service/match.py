@@ -52,6 +52,7 @@ from ziggurat.service.decide import (
     Join,
     Move,
     Resign,
+    Reveal,
     Settle,
     decide,
     seat_state,
@@ -231,11 +232,12 @@ class Match:
         log_events: Callable[[str], None],
         limits: StreamLimits | None = None,
         held: bool = False,
+        end_held: bool = False,
     ) -> Match:
         """A new match with open seats, persisted with its ``created`` event (``held``: it starts
-        on :meth:`begin`, not on the last join)."""
+        on :meth:`begin`, not on the last join; ``end_held``: it ends on :meth:`reveal`)."""
         now = _now_ms()
-        created = Created(held)
+        created = Created(held, end_held)
         stored = StoredMatch(
             match_id=match_id,
             created_ms=now,
@@ -401,6 +403,15 @@ class Match:
     def begin(self, opening: Sequence[str] = ()) -> None:
         """Start a held match now, after the ``opening`` moves (the organiser's seats are ready)."""
         self._execute(Begin(tuple(opening)))
+
+    @property
+    def decided(self) -> bool:
+        """The game is over but its end is held: :meth:`reveal` ends the match."""
+        return self.current.status == "active" and self.rules.outcome(self.current.game) is not None
+
+    def reveal(self) -> None:
+        """End a decided match whose end was held: outcome, seed and final views become visible."""
+        self._execute(Reveal())
 
     def abort(self) -> LogEntry:
         """End a match that must not count (an organiser's decision): nobody wins, the seed is revealed."""

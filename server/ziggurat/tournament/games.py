@@ -66,6 +66,36 @@ class Seating:
 
 
 @dataclass
+class DealBarrier:
+    """Holds back the end of every rotation of a duplicate deal until all of them are decided.
+
+    The rotations of a deal share their secret set-up: the outcome or the reveal of one tells
+    the objectives of all. Their matches are created with their end held
+    (``Match.decided``: the game is over, nothing of its end is in the log); when the last
+    rotation is decided every one is revealed in the same step, with nothing in between, so
+    no call to the server can ever show a revealed rotation while another is still played.
+    The runner schedules the rotations of a deal together and says how many there are.
+    """
+
+    sizes: dict[int, int] = field(default_factory=dict)  # deal -> its rotations in this run
+    _arrived: dict[int, list[Match]] = field(default_factory=dict)
+    _released: dict[int, asyncio.Event] = field(default_factory=dict)
+
+    async def arrive(self, deal: int, match: Match) -> None:
+        """``match`` (a rotation of ``deal``) is decided or over; return once the deal is revealed."""
+        arrived = self._arrived.setdefault(deal, [])
+        arrived.append(match)
+        released = self._released.setdefault(deal, asyncio.Event())
+        if len(arrived) >= self.sizes.get(deal, 1):
+            for rotation in arrived:  # all at once: no await between two reveals
+                if rotation.decided:
+                    rotation.reveal()
+            released.set()
+            del self._arrived[deal]
+        await released.wait()
+
+
+@dataclass
 class GameHost:
     """Where games are played: the server's match manager and bot registry, and how to reach it."""
 
@@ -79,6 +109,7 @@ class GameHost:
     startup_seconds: float = 60.0  # how long a game waits for its participants to be ready
     max_illegal: int = 3
     sandbox: Sandbox | None = None  # None: programs run unconfined (the organiser's opt-out)
+    barrier: DealBarrier | None = None  # duplicate deals: their reveals are held back together
     # exits so far of each launched remote bot (by bot name): a bot whose connection dropped
     # because its process died has crashed, not merely disconnected
     exits: dict[str, int] = field(default_factory=dict)
@@ -102,8 +133,16 @@ async def play_game(
     )
     exits_before = dict(host.exits)
     # Held: the match starts (and its clocks with it) only once every participant is ready.
+    grouped = host.barrier is not None and spec.deal is not None
     match = host.manager.create(
-        spec.game, len(spec.seats), dict(spec.options), host.time_control, "chosen", seed=spec.seed, held=True
+        spec.game,
+        len(spec.seats),
+        dict(spec.options),
+        host.time_control,
+        "chosen",
+        seed=spec.seed,
+        held=True,
+        end_held=grouped,
     )
     if on_started is not None:
         on_started(match.match_id)
@@ -125,6 +164,10 @@ async def play_game(
         match.begin(spec.opening)
         for seat, reason in sorted(reasons.items()):  # disqualified, or failed before the start
             _give_up(match, seat, reasons, reason)
+        if grouped:
+            assert host.barrier is not None and spec.deal is not None
+            await _until_decided(match)
+            await host.barrier.arrive(spec.deal, match)
         await _until_finished(match)
         # Programs and bridges read the end of the game and exit on their own, if they can.
         await asyncio.wait(tasks.values(), timeout=END_GRACE_SECONDS) if tasks else None
@@ -209,6 +252,17 @@ class ShutdownError(RuntimeError):
     """The server closed the match before it ended (the tournament is being stopped)."""
 
 
+async def _until_decided(match: Match) -> None:
+    """Until the game is over: decided (its end held) or finished (aborted)."""
+    if match.decided or match.status == "finished":
+        return
+    async for _ in match.follow(match.last_seq):
+        if match.decided or match.status == "finished":
+            return
+    if not match.decided and match.status != "finished":
+        raise ShutdownError(f"match {match.match_id} was closed before it ended")
+
+
 async def _until_finished(match: Match) -> None:
     async for entry in match.follow(match.last_seq):
         if isinstance(entry.event, Ended):
@@ -220,7 +274,7 @@ async def _until_finished(match: Match) -> None:
 def _give_up(match: Match, seat: int, reasons: dict[int, str], reason: str) -> None:
     """Resign a seat whose participant cannot play, so the game goes on without it."""
     reasons.setdefault(seat, reason)
-    if match.status == "active" and seat not in match.forfeited:
+    if match.status == "active" and not match.decided and seat not in match.forfeited:
         with contextlib.suppress(ApiError):
             match.resign(seat)
 

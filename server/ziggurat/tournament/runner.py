@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 import tomllib
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,7 +45,7 @@ from ziggurat.tournament.executors import (
     check_ray_config,
     entrants_of,
 )
-from ziggurat.tournament.games import GameHost, Seating, stop_process
+from ziggurat.tournament.games import DealBarrier, GameHost, Seating, stop_process
 from ziggurat.tournament.results import (
     disqualified,
     failure_counts,
@@ -246,6 +247,9 @@ class TournamentRunner:
         self.address: str | None = None  # where the tournament's server listens, once started
         self._launched: list[_Launched] = []
         self.exits: dict[str, int] = {}  # exits of launched remote bots, by bot name
+        # duplicate deals: the rotations of a deal run together and their reveals wait for all
+        self.barrier = DealBarrier() if self.config.duplicate and self.config.game == "kabaleo" else None
+        self.server: ZigguratServer | None = None
 
     def bot_name(self, participant: Participant) -> str:
         """The registry name a participant plays under (tournament-scoped for what we launch)."""
@@ -323,6 +327,7 @@ class TournamentRunner:
             )
         self.log_dir.mkdir(parents=True, exist_ok=True)
         bound = await server.start()
+        self.server = server
         if socket_dir is not None:
             (socket_dir / SOCKET_NAME).chmod(0o777)  # sandboxes run as users of their own
         address = f"127.0.0.1:{bound}" if host in ("0.0.0.0", "::", "") else f"{host}:{bound}"
@@ -361,6 +366,7 @@ class TournamentRunner:
                     sandbox=sandbox,
                     program_address=program_address,
                     exits=self.exits,
+                    barrier=self.barrier,
                 )
                 executor = LocalExecutor(game_host, self.seatings())
             await executor.start()
@@ -437,7 +443,9 @@ class TournamentRunner:
                     str(participant.builtin),
                     "--remote",
                 ]
-                argv += ["--server", address, "--max-matches", str(self.config.concurrency)]
+                # the rotations of a deal run together: a bot plays every seat of its table at once
+                at_once = self.config.concurrency * (self.config.seats if self.barrier is not None else 1)
+                argv += ["--server", address, "--max-matches", str(at_once)]
                 for key, value in participant.options.items():
                     argv += ["--bot-option", f"{key}={value}"]
                 env = {**os.environ, **bot_env, "ZIGGURAT_PARENT_PID": str(os.getpid())}
@@ -571,17 +579,27 @@ class TournamentRunner:
             by_pair[first, second] = [r for r in results if set(r["seats"]) == {first, second}]
         stop_reason: str | None = self._sprt_stop(by_pair)
         while True:
-            while stop_reason is None and queue and len(running) < self.config.concurrency:
-                row = queue.pop(0)
-                spec = spec_from_dict(row.spec)
-
-                def started(match_id: str, index: int = row.index) -> None:
-                    self.store.start_game(self.tournament_id, index, match_id)
-
-                task = asyncio.create_task(
-                    executor.play(spec, disqualified=frozenset(self.disqualified), on_started=started)
+            if self.barrier is not None:
+                self.barrier.sizes.update(
+                    Counter(r.spec["deal"] for r in queue if r.spec.get("deal") is not None)
                 )
-                running[task] = row
+            while stop_reason is None and queue and len(running) < self.config.concurrency:
+                lead = queue.pop(0)
+                batch = [lead]
+                if self.barrier is not None and lead.spec.get("deal") is not None:
+                    # every rotation of a deal at once: their ends are revealed together
+                    batch += [r for r in queue if r.spec.get("deal") == lead.spec["deal"]]
+                    queue = [r for r in queue if r not in batch]
+                for scheduled in batch:
+                    spec = spec_from_dict(scheduled.spec)
+
+                    def started(match_id: str, index: int = scheduled.index) -> None:
+                        self.store.start_game(self.tournament_id, index, match_id)
+
+                    task = asyncio.create_task(
+                        executor.play(spec, disqualified=frozenset(self.disqualified), on_started=started)
+                    )
+                    running[task] = scheduled
             if not running:
                 if stop_reason is None and self._schedule_more():
                     rows = self.store.games(self.tournament_id)
@@ -591,11 +609,11 @@ class TournamentRunner:
                 break
             done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
             for task in done:
-                row = running.pop(task)
+                finished = running.pop(task)
                 result = task.result()
-                result["attempt"] = row.attempt
-                result["replaced"] = self.store.attempts(self.tournament_id, row.index)
-                self.store.finish_game(self.tournament_id, row.index, result)
+                result["attempt"] = finished.attempt
+                result["replaced"] = self.store.attempts(self.tournament_id, finished.index)
+                self.store.finish_game(self.tournament_id, finished.index, result)
                 results.append(result)
                 _add_points(points, result)
                 self._report(result, by_pair)
