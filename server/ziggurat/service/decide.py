@@ -261,7 +261,12 @@ def _begin(plan: _Plan, command: Begin) -> None:
 def _move(plan: _Plan, command: Move) -> Decision:
     settings, state, seat = plan.settings, plan.state, command.seat
     if len(command.move) > MAX_MOVE_TEXT:
-        raise errors.invalid("MALFORMED_MOVE", f"a move is at most {MAX_MOVE_TEXT} characters")
+        refusal = errors.invalid("MALFORMED_MOVE", f"a move is at most {MAX_MOVE_TEXT} characters")
+        turn = state.turn
+        on_turn = state.status == "active" and turn is not None and turn.seat == seat
+        if not on_turn or state.seats[seat].forfeited or not settings.time_control.max_illegal_moves:
+            raise refusal
+        return _strike(plan, seat, refusal)  # a malformed move counts like an illegal one
     _require_active(state)
     turn = state.turn
     if turn is None or turn.seat != seat:
@@ -278,15 +283,9 @@ def _move(plan: _Plan, command: Move) -> Decision:
         canonical = rules.canonical_move(state.game, command.move)
     except RulesError as error:
         refusal = errors.from_rules_error(error)
-        limit = settings.time_control.max_illegal_moves
-        if not limit:
+        if not settings.time_control.max_illegal_moves:
             raise refusal from None
-        count = state.seats[seat].strikes + 1
-        plan.strike(seat, count)
-        if count > limit:
-            _forfeit(plan, seat, Termination.ILLEGAL_MOVE)
-            refusal.message += f" (limit of {limit} illegal moves exceeded: the seat forfeits)"
-        return plan.decision(refusal)
+        return _strike(plan, seat, refusal)
     elapsed = plan.context.elapsed_ms
     if turn.time_left_ms and elapsed > turn.time_left_ms:
         _expire(plan)
@@ -298,6 +297,17 @@ def _move(plan: _Plan, command: Move) -> Decision:
     plan.add(MovePlayed(seat, canonical, False, clock), after)
     _advance(plan)
     return plan.decision()
+
+
+def _strike(plan: _Plan, seat: int, refusal: errors.ApiError) -> Decision:
+    """Count a refused move (illegal or malformed) against the conduct limit; past it, the seat forfeits."""
+    limit = plan.settings.time_control.max_illegal_moves
+    count = plan.state.seats[seat].strikes + 1
+    plan.strike(seat, count)
+    if count > limit:
+        _forfeit(plan, seat, Termination.ILLEGAL_MOVE)
+        refusal.message += f" (limit of {limit} illegal moves exceeded: the seat forfeits)"
+    return plan.decision(refusal)
 
 
 def _settle(plan: _Plan) -> None:
