@@ -748,10 +748,15 @@ export const ForfeitSchema: GenMessage<Forfeit> = /*@__PURE__*/
  *   BAD_TOKEN (PERMISSION_DENIED): the token gives no right here (forged, or another match's).
  *   RATE_LIMITED (RESOURCE_EXHAUSTED): too many requests from this seat or address; slow down.
  *   TOO_MANY_MATCHES (RESOURCE_EXHAUSTED): the server hosts its maximum number of live matches.
- *   TOO_MANY_STREAMS (RESOURCE_EXHAUSTED): the match or the seat already has the most open streams it may have.
+ *   TOO_MANY_STREAMS (RESOURCE_EXHAUSTED): the match, the seat or the caller's address already has the most open streams it may have.
+ *   TOO_MANY_CONNECTIONS (RESOURCE_EXHAUSTED): this address has as many connections in use as the server allows (--max-connections-per-address).
  *   BAD_SEQ (OUT_OF_RANGE): the resume point after_seq is beyond the match's log.
  *   STORE_UNAVAILABLE (UNAVAILABLE): the database refused the write (locked, full, read-only or failing); nothing changed; retry later.
  *   SERVER_ERROR (UNAVAILABLE): the server could not process the request because of a fault of its own (logged); retry.
+ *   FIRST_MESSAGE_TIMEOUT (DEADLINE_EXCEEDED): a stream sent no first message within the server's limit (--first-message-timeout).
+ *   SERVER_SHUTTING_DOWN (UNAVAILABLE): the server is stopping; reconnect and resume after it restarts.
+ *   MATCH_DAMAGED (DATA_LOSS): the match's stored data is damaged; the server quarantines it and serves the rest.
+ *   DATABASE_DAMAGED (DATA_LOSS): the server's match table is damaged; the list cannot be read.
  *
  * @generated from service ziggurat.v1.MatchService
  */
