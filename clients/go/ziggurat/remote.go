@@ -21,7 +21,8 @@ type RemoteBot struct {
 	MaxMatches uint32    // matches at once (default 1)
 	// Chooser returns the bot for one assignment (called once per assignment).
 	Chooser func(*pb.Assignment) ChooseFunc
-	// Optional hooks: connected and registered; a match handed over; a match over.
+	// Optional hooks: connected and registered; a match handed over; a match over
+	// (OnMatchEnded runs on that match's goroutine: several may run at once).
 	OnRegistered func(name string)
 	OnAssignment func(*pb.Assignment)
 	OnMatchEnded func(*pb.Assignment, *Result, error)

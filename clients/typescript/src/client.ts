@@ -20,6 +20,7 @@ import {
 import {
   MatchService,
   type MatchRecord,
+  type MoveRejected,
   type PlayRequest,
   PlayRequestSchema,
   type SubmitMoveResponse,
@@ -470,8 +471,8 @@ class Player {
     return undefined;
   }
 
-  private rejected(message: { move: string; reason: string; message: string }): void {
-    const rejection = rejectionFrom(message as never, this.pending?.ply ?? 0);
+  private rejected(message: MoveRejected): void {
+    const rejection = rejectionFrom(message, this.pending?.ply ?? 0);
     this.options.onRejected?.(rejection);
     if (this.pending === undefined || message.move !== this.chosen) return; // a late verdict
     this.rejections.push(rejection);
