@@ -31,6 +31,7 @@ per_move_ms = 10000
 [[participants]]
 name = "go-bot"
 remote = true
+token_sha256 = "a777d655f8f3b7cdb110f275dfe99b07fa84c8a5a6094d831279d01bbcd5a0cf" # printf %s go-secret | sha256sum
 
 [[participants]]
 name = "house"

@@ -24,6 +24,7 @@ per_move_ms = 10000
 [[participants]]
 name = "ts-bot"
 remote = true
+token_sha256 = "c52c92a53ebfe02517a51468f3f990a2685f54fdfe9ef14fbc8902f77b4d9899" # printf %s ts-secret | sha256sum
 
 [[participants]]
 name = "house"
