@@ -1,0 +1,221 @@
+"""Idle soak: idle connections and silent streams opened and dropped in a loop, for a while.
+
+A ``ziggurat serve`` process (its default limits, except the per-address caps: every client
+here shares the address 127.0.0.1, so all the load is really held) is loaded by ``--procs``
+client processes that, round after round until ``--seconds`` have passed, open
+``--connections`` idle TCP connections (channels that connect and make no call) and
+``--streams`` silent ``Play`` streams (opened, never a first message) over
+``--stream-channels`` channels, hold them ``--hold`` seconds, and drop them all. Meanwhile a
+healthy client in this process calls ``GetMatch`` every 20 ms.
+
+Printed: the server's RSS before the load, its peak, and after the load has stopped and
+the server settled (goal: back within 10 % of the start); the healthy client's GetMatch
+latency for every 10-second window and overall (goal: p99 under 10 ms); how the silent
+streams ended (server-side first-message deadline vs dropped by the client).
+
+    python benchmarks/idle_soak.py                       # 10,000 / 10,000 for 5 minutes
+    python benchmarks/idle_soak.py --connections 2000 --streams 2000 --seconds 60
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing
+import time
+from collections import Counter
+from typing import Any
+
+import grpc
+from _baseline import ServerProcess, Summary, cpu_seconds, print_table, raise_nofile, rss_kb, verdict
+
+from ziggurat.v1 import game_pb2
+from ziggurat.v1 import match_service_pb2 as spb
+from ziggurat.v1 import match_service_pb2_grpc as sgrpc
+
+GOAL_P99_MS = 10.0
+GOAL_RSS_RETURN = 0.10
+WINDOW_S = 10.0
+OWN_CONNECTION = [("grpc.use_local_subchannel_pool", 1)]
+
+
+async def _one_round(
+    address: str, connections: int, streams: int, stream_channels: int, hold: float
+) -> Counter[str]:
+    """Open, hold, drop; returns how the silent streams ended."""
+    ended: Counter[str] = Counter()
+    idle = [grpc.aio.insecure_channel(address, options=OWN_CONNECTION) for _ in range(connections)]
+    carriers = [grpc.aio.insecure_channel(address, options=OWN_CONNECTION) for _ in range(stream_channels)]
+    try:
+        await asyncio.gather(
+            *(asyncio.wait_for(c.channel_ready(), 30) for c in idle + carriers), return_exceptions=True
+        )
+        calls = (
+            [sgrpc.MatchServiceStub(carriers[i % len(carriers)]).Play() for i in range(streams)]
+            if carriers
+            else []
+        )
+
+        async def outcome(call: Any) -> str:
+            try:
+                await call.read()
+                return "answered"
+            except grpc.aio.AioRpcError as error:
+                return error.code().name
+            except asyncio.CancelledError:  # the call, cancelled by this client at the end of the hold
+                return "dropped by the client"
+
+        waiting = [asyncio.create_task(outcome(call)) for call in calls]
+        await asyncio.sleep(hold)
+        for call in calls:
+            call.cancel()
+        for result in await asyncio.gather(*waiting):
+            ended[result] += 1
+    finally:
+        await asyncio.gather(*(c.close() for c in idle + carriers), return_exceptions=True)
+    return ended
+
+
+def _loader(address: str, args: argparse.Namespace, share: int, stop_at: float, results: Any) -> None:
+    raise_nofile()
+
+    async def run() -> None:
+        total: Counter[str] = Counter()
+        rounds = 0
+        while time.time() < stop_at:
+            total += await _one_round(
+                address,
+                args.connections // share,
+                args.streams // share,
+                max(1, args.stream_channels // share),
+                args.hold,
+            )
+            rounds += 1
+        results.put((rounds, dict(total)))
+
+    asyncio.run(run())
+
+
+async def _healthy(address: str, match_id: str, stop_at: float) -> list[tuple[float, float]]:
+    """(time, latency ms) of GetMatch calls, every 20 ms until ``stop_at``."""
+    samples: list[tuple[float, float]] = []
+    async with grpc.aio.insecure_channel(address) as channel:
+        stub = sgrpc.MatchServiceStub(channel)
+        request = spb.GetMatchRequest(match_id=match_id)
+        while time.time() < stop_at:
+            started = time.perf_counter()
+            try:
+                await stub.GetMatch(request, timeout=5)
+                samples.append((time.time(), (time.perf_counter() - started) * 1000))
+            except grpc.aio.AioRpcError:
+                samples.append((time.time(), float("inf")))
+            await asyncio.sleep(0.02)
+    return samples
+
+
+async def _main(args: argparse.Namespace) -> None:
+    raise_nofile()
+    extra = ["--first-message-timeout", str(args.first_message_timeout)]
+    with ServerProcess(log_level="warning", extra=extra) as server:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            stub = sgrpc.MatchServiceStub(channel)
+            config = game_pb2.GameConfig(game=game_pb2.GAME_PYLOS, seats=2)
+            match = (await stub.CreateMatch(spb.CreateMatchRequest(config=config))).match
+            for name in ("a", "b"):
+                await stub.JoinMatch(spb.JoinMatchRequest(match_id=match.match_id, player_name=name))
+        await asyncio.sleep(1)
+        rss_start = rss_kb(server.pid)
+        cpu_start = cpu_seconds(server.pid)
+        began = time.time()
+        stop_at = began + args.seconds
+        results: Any = multiprocessing.get_context("spawn").Queue()
+        loaders = [
+            multiprocessing.get_context("spawn").Process(
+                target=_loader, args=(server.address, args, args.procs, stop_at, results)
+            )
+            for _ in range(args.procs)
+        ]
+        for loader in loaders:
+            loader.start()
+        peak = rss_start
+
+        async def watch_rss() -> None:
+            nonlocal peak
+            while time.time() < stop_at:
+                peak = max(peak, rss_kb(server.pid))
+                await asyncio.sleep(1)
+
+        samples, _ = await asyncio.gather(_healthy(server.address, match.match_id, stop_at), watch_rss())
+        finished = [await asyncio.to_thread(results.get, True, args.seconds + 120) for _ in loaders]
+        for loader in loaders:
+            loader.join(30)
+        await asyncio.sleep(args.settle)
+        rss_end = rss_kb(server.pid)
+        cpu = cpu_seconds(server.pid) - cpu_start
+
+    rounds = sum(r for r, _ in finished)
+    ended: Counter[str] = Counter()
+    for _, counts in finished:
+        ended.update(counts)
+    rows = []
+    window = 0
+    while began + window * WINDOW_S < stop_at:
+        low, high = began + window * WINDOW_S, began + (window + 1) * WINDOW_S
+        part = [ms for at, ms in samples if low <= at < high]
+        if part:
+            s = Summary.of(part)
+            rows.append(
+                [
+                    f"{window * WINDOW_S:.0f}-{(window + 1) * WINDOW_S:.0f} s",
+                    len(part),
+                    f"{s.p50:.2f}",
+                    f"{s.p99:.2f}",
+                    f"{s.max:.1f}",
+                ]
+            )
+        window += 1
+    overall = Summary.of([ms for _, ms in samples])
+    print(
+        f"idle soak: {args.connections:,} idle connections + {args.streams:,} silent Play streams per round, "
+        f"{args.procs} client processes, {rounds} rounds in {args.seconds:.0f} s (hold {args.hold:g} s); "
+        f"server first-message timeout {args.first_message_timeout:g} s, server CPU {cpu:.1f} s"
+    )
+    print(f"silent streams ended: {dict(ended)}")
+    print_table(["healthy GetMatch", "calls", "p50 ms", "p99 ms", "max ms"], rows)
+    print(
+        f"overall: {overall.n} calls, p50 {overall.p50:.2f} ms, p99 {overall.p99:.2f} ms, "
+        f"max {overall.max:.1f} ms"
+    )
+    back = (rss_end - rss_start) / rss_start
+    print(
+        f"server RSS: start {rss_start / 1024:.1f} MB, peak {peak / 1024:.1f} MB, "
+        f"end (after {args.settle:g} s settle) {rss_end / 1024:.1f} MB ({back:+.1%})"
+    )
+    print(f"p99 under {GOAL_P99_MS:g} ms: {verdict(overall.p99 < GOAL_P99_MS)}")
+    print(f"RSS back within {GOAL_RSS_RETURN:.0%} of the start: {verdict(back <= GOAL_RSS_RETURN)}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--connections", type=int, default=10_000, help="idle connections per round (10,000)")
+    parser.add_argument("--streams", type=int, default=10_000, help="silent Play streams per round (10,000)")
+    parser.add_argument(
+        "--stream-channels", type=int, default=20, help="connections carrying the streams (20)"
+    )
+    parser.add_argument("--seconds", type=float, default=300.0, help="duration of the load (300)")
+    parser.add_argument("--hold", type=float, default=5.0, help="seconds each round holds its load (5)")
+    parser.add_argument("--procs", type=int, default=2, help="client processes (2)")
+    parser.add_argument(
+        "--settle", type=float, default=15.0, help="seconds after the load before the last RSS (15)"
+    )
+    parser.add_argument(
+        "--first-message-timeout", type=float, default=10.0, help="the server's --first-message-timeout (10)"
+    )
+    args = parser.parse_args()
+    asyncio.run(_main(args))
+
+
+if __name__ == "__main__":
+    main()
