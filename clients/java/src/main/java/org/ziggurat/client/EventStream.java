@@ -102,7 +102,7 @@ public final class EventStream implements Iterator<Event>, AutoCloseable {
   private void receive(WatchMatchResponse response) {
     backoff.reset();
     for (Event event : response.getEventsList()) {
-      if (event.getSeq() <= last) {
+      if (Long.compareUnsigned(event.getSeq(), last) <= 0) { // seq is a uint64
         continue;
       }
       last = event.getSeq();

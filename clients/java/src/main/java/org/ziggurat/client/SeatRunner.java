@@ -133,8 +133,9 @@ public final class SeatRunner {
       config = current.getConfig();
     }
     long head = current.getLastSeq();
-    long resume = pendingTurnSeq != null ? Math.max(0, pendingTurnSeq - 1) : lastSeq;
-    boolean caughtUp = resume >= head;
+    // seq is a uint64 on the wire: compare as unsigned.
+    long resume = pendingTurnSeq != null ? pendingTurnSeq - 1 : lastSeq;
+    boolean caughtUp = Long.compareUnsigned(resume, head) >= 0;
 
     BlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
     StreamObserver<PlayResponse> observer =
@@ -181,8 +182,10 @@ public final class SeatRunner {
         }
         for (Event event : response.getEventsList()) {
           long seq = event.getSeq();
-          boolean fresh = seq > lastSeq;
-          lastSeq = Math.max(lastSeq, seq);
+          boolean fresh = Long.compareUnsigned(seq, lastSeq) > 0;
+          if (fresh) {
+            lastSeq = seq;
+          }
           if (fresh && onEvent != null) {
             onEvent.accept(event);
           }
@@ -195,7 +198,7 @@ public final class SeatRunner {
               }
               candidate = null;
               turn = null;
-              if (pendingTurnSeq != null && seq > pendingTurnSeq) {
+              if (pendingTurnSeq != null && Long.compareUnsigned(seq, pendingTurnSeq) > 0) {
                 pendingTurnSeq = null;
               }
             }
@@ -212,7 +215,7 @@ public final class SeatRunner {
             }
             default -> {}
           }
-          caughtUp |= seq >= head;
+          caughtUp |= Long.compareUnsigned(seq, head) >= 0;
         }
         if (caughtUp && candidate != null) {
           act(candidate, requests);
