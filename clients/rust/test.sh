@@ -12,4 +12,8 @@ fi
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/ziggurat/rust-target}"
 export ZIGGURAT="${ZIGGURAT:-$(cd ../.. && pwd)/.venv/bin/ziggurat}"
 cargo fetch --locked
+if cargo fmt --version >/dev/null 2>&1; then cargo fmt --check; fi
+if cargo clippy --version >/dev/null 2>&1; then
+  cargo clippy --locked --all-targets -j "${CARGO_BUILD_JOBS:-2}" -- -D warnings
+fi
 cargo test --locked -j "${CARGO_BUILD_JOBS:-2}" -- --test-threads "${ZIGGURAT_TEST_WORKERS:-2}"

@@ -87,10 +87,10 @@ pub fn kabaleo(seats: u32) -> pb::GameConfig {
 
 pub(crate) fn authorized<T>(message: T, token: Option<&str>) -> Request<T> {
     let mut request = Request::new(message);
-    if let Some(token) = token {
-        if let Ok(value) = MetadataValue::try_from(format!("Bearer {token}")) {
-            request.metadata_mut().insert("authorization", value);
-        }
+    if let Some(token) = token
+        && let Ok(value) = MetadataValue::try_from(format!("Bearer {token}"))
+    {
+        request.metadata_mut().insert("authorization", value);
     }
     request
 }

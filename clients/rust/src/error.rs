@@ -157,16 +157,17 @@ impl From<tonic::Status> for Error {
             .map(|info| Reason::parse(&info.reason));
         // tonic reports a connection that failed below gRPC (refused, reset, a TLS or HTTP/2
         // failure) as UNKNOWN with the cause attached: that is the server being unreachable.
-        if status.code() == Code::Unknown && reason.is_none() {
-            if let Some(cause) = std::error::Error::source(&status) {
-                let mut text = status.message().to_string();
-                let mut source = Some(cause);
-                while let Some(cause) = source {
-                    text = format!("{text}: {cause}");
-                    source = cause.source();
-                }
-                return Error::new(Code::Unavailable, None, text);
+        if status.code() == Code::Unknown
+            && reason.is_none()
+            && let Some(cause) = std::error::Error::source(&status)
+        {
+            let mut text = status.message().to_string();
+            let mut source = Some(cause);
+            while let Some(cause) = source {
+                text = format!("{text}: {cause}");
+                source = cause.source();
             }
+            return Error::new(Code::Unavailable, None, text);
         }
         Error::new(status.code(), reason, status.message())
     }

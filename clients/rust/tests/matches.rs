@@ -114,22 +114,22 @@ async fn plays_a_full_pylos_match() {
         .expect("create");
     assert_eq!(created.r#match.status(), pb::MatchStatus::Waiting);
     assert_eq!(created.r#match.seed_commitment.len(), 64);
-    let handles = join_all(&client, &created.match_id(), 2).await;
+    let handles = join_all(&client, created.match_id(), 2).await;
     let mut seats: Vec<u32> = handles.iter().map(|h| h.seat).collect();
     seats.sort();
     assert_eq!(seats, [1, 2]);
 
     let results = play_all(&client, &handles, |seat| random(seat as u64)).await;
-    let record = client.record(&created.match_id()).await.expect("record");
+    let record = client.record(created.match_id()).await.expect("record");
     assert_consistent(&record, &results);
     let outcome = record.outcome.clone().expect("outcome");
     let mut ranks = outcome.ranks.clone();
     ranks.sort();
     assert!(ranks == [1, 2] || ranks == [1, 1], "ranks {ranks:?}");
-    let finished = client.get_match(&created.match_id(), None).await.expect("get");
+    let finished = client.get_match(created.match_id(), None).await.expect("get");
     assert_eq!(finished.status(), pb::MatchStatus::Finished);
     assert_eq!(finished.revealed_seed, record.revealed_seed);
-    assert!(server.verify(&created.match_id()).contains("verified"));
+    assert!(server.verify(created.match_id()).contains("verified"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -140,12 +140,12 @@ async fn plays_a_full_kabaleo_match_with_a_spectator() {
         .create_match(ziggurat_client::kabaleo(4), CreateOptions::default())
         .await
         .expect("create");
-    let spectator = client.follow(&created.match_id(), None, 0, Backoff::default());
+    let spectator = client.follow(created.match_id(), None, 0, Backoff::default());
     let watching = tokio::spawn(spectator.collect::<Vec<_>>());
-    let handles = join_all(&client, &created.match_id(), 4).await;
+    let handles = join_all(&client, created.match_id(), 4).await;
 
     let results = play_all(&client, &handles, |seat| random(100 + seat as u64)).await;
-    let record = client.record(&created.match_id()).await.expect("record");
+    let record = client.record(created.match_id()).await.expect("record");
     assert_consistent(&record, &results);
     assert_eq!(record.outcome.as_ref().expect("outcome").ranks.len(), 4);
 
@@ -198,7 +198,7 @@ async fn plays_a_full_kabaleo_match_with_a_spectator() {
         }
     }
     assert_eq!(views, record.moves.len() - 1);
-    server.verify(&created.match_id());
+    server.verify(created.match_id());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -224,9 +224,9 @@ async fn refusals_carry_their_reason_and_change_nothing() {
         (tonic::Code::InvalidArgument, Some(Reason::InvalidConfig))
     );
 
-    let handles = join_all(&client, &created.match_id(), 2).await;
+    let handles = join_all(&client, created.match_id(), 2).await;
     let full = client
-        .join(&created.match_id(), "late", 0)
+        .join(created.match_id(), "late", 0)
         .await
         .expect_err("full");
     assert_eq!(
@@ -234,7 +234,7 @@ async fn refusals_carry_their_reason_and_change_nothing() {
         (tonic::Code::FailedPrecondition, Some(Reason::MatchFull))
     );
 
-    let before = client.get_match(&created.match_id(), None).await.expect("get");
+    let before = client.get_match(created.match_id(), None).await.expect("get");
     let to_move = before.view.as_ref().expect("view").to_move;
     let mover = handles
         .iter()
@@ -296,7 +296,7 @@ async fn refusals_carry_their_reason_and_change_nothing() {
         (tonic::Code::PermissionDenied, Some(Reason::BadToken))
     );
 
-    let after = client.get_match(&created.match_id(), None).await.expect("get");
+    let after = client.get_match(created.match_id(), None).await.expect("get");
     assert_eq!(after.last_seq, before.last_seq, "refusals change nothing");
     assert_eq!(after.view.as_ref().expect("view").ply, 0);
 
@@ -330,7 +330,7 @@ async fn refusals_carry_their_reason_and_change_nothing() {
     assert_eq!(runner.rejections[0].reason, "ILLEGAL_MOVE");
     assert_eq!(runner.rejections[0].r#move, "2a1");
     assert_eq!(*seen_rejections.lock().expect("lock"), ["ILLEGAL_MOVE"]);
-    server.verify(&created.match_id());
+    server.verify(created.match_id());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -341,16 +341,16 @@ async fn a_late_runner_answers_only_the_current_turn() {
         .create_match(ziggurat_client::pylos(), CreateOptions::default())
         .await
         .expect("create");
-    let handles = join_all(&client, &created.match_id(), 2).await;
+    let handles = join_all(&client, created.match_id(), 2).await;
     // Six plies by hand first: the log then holds three past turns of each seat.
     for _ in 0..6 {
-        let public = client.get_match(&created.match_id(), None).await.expect("get");
+        let public = client.get_match(created.match_id(), None).await.expect("get");
         let handle = handles
             .iter()
             .find(|h| h.seat == public.view.as_ref().expect("view").to_move)
             .expect("mover");
         let own = client
-            .get_match(&created.match_id(), Some(handle))
+            .get_match(created.match_id(), Some(handle))
             .await
             .expect("get");
         let legal = own.view.expect("view").legal_moves;
@@ -361,7 +361,7 @@ async fn a_late_runner_answers_only_the_current_turn() {
             .expect("move");
     }
     let results = play_all(&client, &handles, |seat| random(seat as u64)).await;
-    let record = client.record(&created.match_id()).await.expect("record");
+    let record = client.record(created.match_id()).await.expect("record");
     for (runner, _) in &results {
         assert_eq!(
             runner.history.len(),
@@ -393,13 +393,13 @@ async fn survives_the_server_killed_and_restarted_mid_match() {
         .await
         .expect("create");
     let spectator = client.follow(
-        &created.match_id(),
+        created.match_id(),
         None,
         0,
         Backoff::new(Duration::from_millis(50), Duration::from_millis(500), 400),
     );
     let watching = tokio::spawn(spectator.collect::<Vec<_>>());
-    let handles = join_all(&client, &created.match_id(), 3).await;
+    let handles = join_all(&client, created.match_id(), 3).await;
     let played = Arc::new(Mutex::new(0usize));
     let tasks: Vec<_> = handles
         .iter()
@@ -438,7 +438,7 @@ async fn survives_the_server_killed_and_restarted_mid_match() {
             .expect("task");
         results.push((runner, ended.expect("the match ends after the restart")));
     }
-    let record = client.record(&created.match_id()).await.expect("record");
+    let record = client.record(created.match_id()).await.expect("record");
     let moves: Vec<String> = record.moves.iter().map(|m| m.r#move.clone()).collect();
     for (runner, _) in &results {
         assert_eq!(runner.history, moves, "no move lost or repeated");
@@ -467,7 +467,7 @@ async fn survives_the_server_killed_and_restarted_mid_match() {
         events.last().and_then(|e| e.kind.as_ref()),
         Some(Kind::MatchEnded(_))
     ));
-    server.verify(&created.match_id());
+    server.verify(created.match_id());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -552,7 +552,7 @@ async fn plays_over_tls() {
         .create_match(ziggurat_client::pylos(), CreateOptions::default())
         .await
         .expect("create");
-    let handles = join_all(&client, &created.match_id(), 2).await;
+    let handles = join_all(&client, created.match_id(), 2).await;
     let results = play_all(&client, &handles, |seat| random(seat as u64)).await;
     assert!(results[0].1.outcome.is_some());
 
