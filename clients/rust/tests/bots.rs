@@ -101,6 +101,7 @@ disconnect_grace_ms = 20000
 [[participants]]
 name = "rust-library"
 remote = true
+token_sha256 = "40eefbc922358370ad01cbe476dbc3eea39022976a3c3c201329f4571d5b6504" # printf %s library-secret | sha256sum
 
 [[participants]]
 name = "rust-starter"

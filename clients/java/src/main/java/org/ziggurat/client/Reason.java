@@ -28,7 +28,6 @@ public enum Reason {
   NOT_WAITING,
   CREATION_CLOSED,
   NOT_FINISHED,
-  ALREADY_CONNECTED,
   BOT_NOT_CONNECTED,
   BOT_GAME,
   BOT_BUSY,
@@ -39,9 +38,14 @@ public enum Reason {
   RATE_LIMITED,
   TOO_MANY_MATCHES,
   TOO_MANY_STREAMS,
+  TOO_MANY_CONNECTIONS,
   BAD_SEQ,
   STORE_UNAVAILABLE,
   SERVER_ERROR,
+  FIRST_MESSAGE_TIMEOUT,
+  SERVER_SHUTTING_DOWN,
+  MATCH_DAMAGED,
+  DATABASE_DAMAGED,
   /** Not sent by the server: the client gave up reconnecting. */
   GAVE_UP,
   /** A reason this client version does not name. */

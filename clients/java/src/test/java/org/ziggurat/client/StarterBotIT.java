@@ -92,6 +92,7 @@ class StarterBotIT {
         [[participants]]
         name = "java-library"
         remote = true
+        token_sha256 = "40eefbc922358370ad01cbe476dbc3eea39022976a3c3c201329f4571d5b6504" # printf %%s library-secret | sha256sum
 
         [[participants]]
         name = "java-starter"
