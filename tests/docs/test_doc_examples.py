@@ -14,7 +14,8 @@ line before it that says how it is checked:
 - ``<!-- doc-test: skip REASON -->``: not run, for the reason given (a test checks there is one).
 
 Placeholders, replaced by the test: the documented server address (``127.0.0.1:50051`` and
-``localhost:50051``) and ``ADDRESS`` become the test server's address; ``PYLOS_MATCH_ID`` is a
+``localhost:50051``) and ``ADDRESS`` become the test server's address, the documented web
+client address ``http://localhost:8080/`` its web client's; ``PYLOS_MATCH_ID`` is a
 fresh Pylos match whose other seat a built-in random bot plays. All blocks of one document
 share one working directory (where the repository's ``examples/`` is linked) and run in
 document order.
@@ -39,6 +40,8 @@ from tests.service.conftest import ServerProcess
 REPO = Path(__file__).resolve().parents[2]
 DOCUMENTS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 DOCUMENTED_ADDRESSES = ("127.0.0.1:50051", "localhost:50051")
+# The documented web client address, replaced by the test server's.
+DOCUMENTED_WEB = "http://localhost:8080/"
 MARKER = re.compile(r"<!-- doc-test: (\w+)\s*(.*?)\s*-->")
 FENCE = re.compile(r"^```(\S*)\s*$")
 TIMEOUT = 120
@@ -157,7 +160,7 @@ def new_pylos_match_with_opponent(address: str, workdir: Path) -> tuple[str, sub
     return created.group(1), opponent
 
 
-def run_block(block: Block, address: str, workdir: Path) -> None:
+def run_block(block: Block, address: str, workdir: Path, web_url: str = "") -> None:
     env = environment()
     if block.mode == "file":
         (workdir / block.argument).write_text(block.text, encoding="utf-8")
@@ -167,7 +170,7 @@ def run_block(block: Block, address: str, workdir: Path) -> None:
         run_terminals(block, address, workdir, env)
     elif block.mode == "run":
         opponents: list[subprocess.Popen[str]] = []
-        values = {"ADDRESS": address}
+        values = {"ADDRESS": address, DOCUMENTED_WEB: web_url}
         if "PYLOS_MATCH_ID" in block.argument:
             match_id, opponent = new_pylos_match_with_opponent(address, workdir)
             values["PYLOS_MATCH_ID"] = match_id
@@ -256,7 +259,7 @@ def test_examples_of_document_run(document: Path, server: ServerProcess, tmp_pat
         pytest.skip(f"{document.name} has no runnable code blocks")
     (tmp_path / "examples").symlink_to(REPO / "examples")  # examples refer to examples/...
     for block in runnable:
-        run_block(block, server.address, tmp_path)
+        run_block(block, server.address, tmp_path, server.web_url)
 
 
 RULES = REPO / "docs" / "rules"

@@ -75,6 +75,7 @@ class ServerProcess:
         self.extra = extra or []
         self.proc: subprocess.Popen[str] | None = None
         self.address = ""
+        self.web_url = ""  # the web client's http://HOST:PORT/ (unless --no-web)
 
     def start(self) -> str:
         cmd = [
@@ -104,6 +105,10 @@ class ServerProcess:
                 raise RuntimeError(f"server exited before listening: {err}")
             if line.startswith("ziggurat listening on "):
                 self.address = line.split()[-1].strip()
+                if "--no-web" not in self.extra:
+                    web = self.proc.stdout.readline()
+                    assert web.startswith("ziggurat web client on "), web
+                    self.web_url = web.split()[-1].strip()
                 return self.address
         raise RuntimeError("server did not start in 30 s")
 

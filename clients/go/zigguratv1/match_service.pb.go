@@ -1417,6 +1417,269 @@ func (x *Forfeit) GetTermination() Termination {
 	return Termination_TERMINATION_UNSPECIFIED
 }
 
+// ListBuiltinBots input.
+type ListBuiltinBotsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListBuiltinBotsRequest) Reset() {
+	*x = ListBuiltinBotsRequest{}
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListBuiltinBotsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListBuiltinBotsRequest) ProtoMessage() {}
+
+func (x *ListBuiltinBotsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListBuiltinBotsRequest.ProtoReflect.Descriptor instead.
+func (*ListBuiltinBotsRequest) Descriptor() ([]byte, []int) {
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{24}
+}
+
+// ListBuiltinBots output.
+type ListBuiltinBotsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Bots          []*BuiltinBot          `protobuf:"bytes,1,rep,name=bots,proto3" json:"bots,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListBuiltinBotsResponse) Reset() {
+	*x = ListBuiltinBotsResponse{}
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListBuiltinBotsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListBuiltinBotsResponse) ProtoMessage() {}
+
+func (x *ListBuiltinBotsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListBuiltinBotsResponse.ProtoReflect.Descriptor instead.
+func (*ListBuiltinBotsResponse) Descriptor() ([]byte, []int) {
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *ListBuiltinBotsResponse) GetBots() []*BuiltinBot {
+	if x != nil {
+		return x.Bots
+	}
+	return nil
+}
+
+// A bot the server can play itself.
+type BuiltinBot struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What AddBot takes, e.g. "random", "greedy", "mcts", "alphabeta".
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The games it plays.
+	Games []Game `protobuf:"varint,2,rep,packed,name=games,proto3,enum=ziggurat.v1.Game" json:"games,omitempty"`
+	// One line for people choosing an opponent.
+	Description   string `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BuiltinBot) Reset() {
+	*x = BuiltinBot{}
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BuiltinBot) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BuiltinBot) ProtoMessage() {}
+
+func (x *BuiltinBot) ProtoReflect() protoreflect.Message {
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BuiltinBot.ProtoReflect.Descriptor instead.
+func (*BuiltinBot) Descriptor() ([]byte, []int) {
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *BuiltinBot) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *BuiltinBot) GetGames() []Game {
+	if x != nil {
+		return x.Games
+	}
+	return nil
+}
+
+func (x *BuiltinBot) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+// AddBot input.
+type AddBotRequest struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	MatchId string                 `protobuf:"bytes,1,opt,name=match_id,json=matchId,proto3" json:"match_id,omitempty"`
+	// A BuiltinBot name.
+	Bot string `protobuf:"bytes,2,opt,name=bot,proto3" json:"bot,omitempty"`
+	// With SEAT_ASSIGNMENT_CHOSEN: the seat wanted (1-based); 0 = the lowest free seat.
+	Seat          uint32 `protobuf:"varint,3,opt,name=seat,proto3" json:"seat,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AddBotRequest) Reset() {
+	*x = AddBotRequest{}
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddBotRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddBotRequest) ProtoMessage() {}
+
+func (x *AddBotRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddBotRequest.ProtoReflect.Descriptor instead.
+func (*AddBotRequest) Descriptor() ([]byte, []int) {
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *AddBotRequest) GetMatchId() string {
+	if x != nil {
+		return x.MatchId
+	}
+	return ""
+}
+
+func (x *AddBotRequest) GetBot() string {
+	if x != nil {
+		return x.Bot
+	}
+	return ""
+}
+
+func (x *AddBotRequest) GetSeat() uint32 {
+	if x != nil {
+		return x.Seat
+	}
+	return 0
+}
+
+// AddBot output.
+type AddBotResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The bot's seat (1-based).
+	Seat          uint32 `protobuf:"varint,1,opt,name=seat,proto3" json:"seat,omitempty"`
+	Match         *Match `protobuf:"bytes,2,opt,name=match,proto3" json:"match,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AddBotResponse) Reset() {
+	*x = AddBotResponse{}
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddBotResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddBotResponse) ProtoMessage() {}
+
+func (x *AddBotResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddBotResponse.ProtoReflect.Descriptor instead.
+func (*AddBotResponse) Descriptor() ([]byte, []int) {
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *AddBotResponse) GetSeat() uint32 {
+	if x != nil {
+		return x.Seat
+	}
+	return 0
+}
+
+func (x *AddBotResponse) GetMatch() *Match {
+	if x != nil {
+		return x.Match
+	}
+	return nil
+}
+
 var File_ziggurat_v1_match_service_proto protoreflect.FileDescriptor
 
 const file_ziggurat_v1_match_service_proto_rawDesc = "" +
@@ -1510,7 +1773,22 @@ const file_ziggurat_v1_match_service_proto_rawDesc = "" +
 	"\aForfeit\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\rR\x04seat\x12\x10\n" +
 	"\x03ply\x18\x02 \x01(\rR\x03ply\x12:\n" +
-	"\vtermination\x18\x03 \x01(\x0e2\x18.ziggurat.v1.TerminationR\vtermination2\x98\x06\n" +
+	"\vtermination\x18\x03 \x01(\x0e2\x18.ziggurat.v1.TerminationR\vtermination\"\x18\n" +
+	"\x16ListBuiltinBotsRequest\"F\n" +
+	"\x17ListBuiltinBotsResponse\x12+\n" +
+	"\x04bots\x18\x01 \x03(\v2\x17.ziggurat.v1.BuiltinBotR\x04bots\"k\n" +
+	"\n" +
+	"BuiltinBot\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12'\n" +
+	"\x05games\x18\x02 \x03(\x0e2\x11.ziggurat.v1.GameR\x05games\x12 \n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\"P\n" +
+	"\rAddBotRequest\x12\x19\n" +
+	"\bmatch_id\x18\x01 \x01(\tR\amatchId\x12\x10\n" +
+	"\x03bot\x18\x02 \x01(\tR\x03bot\x12\x12\n" +
+	"\x04seat\x18\x03 \x01(\rR\x04seat\"N\n" +
+	"\x0eAddBotResponse\x12\x12\n" +
+	"\x04seat\x18\x01 \x01(\rR\x04seat\x12(\n" +
+	"\x05match\x18\x02 \x01(\v2\x12.ziggurat.v1.MatchR\x05match2\xb9\a\n" +
 	"\fMatchService\x12P\n" +
 	"\vCreateMatch\x12\x1f.ziggurat.v1.CreateMatchRequest\x1a .ziggurat.v1.CreateMatchResponse\x12P\n" +
 	"\vCancelMatch\x12\x1f.ziggurat.v1.CancelMatchRequest\x1a .ziggurat.v1.CancelMatchResponse\x12J\n" +
@@ -1523,7 +1801,9 @@ const file_ziggurat_v1_match_service_proto_rawDesc = "" +
 	"SubmitMove\x12\x1e.ziggurat.v1.SubmitMoveRequest\x1a\x1f.ziggurat.v1.SubmitMoveResponse\x12A\n" +
 	"\x06Resign\x12\x1a.ziggurat.v1.ResignRequest\x1a\x1b.ziggurat.v1.ResignResponse\x12?\n" +
 	"\x04Play\x12\x18.ziggurat.v1.PlayRequest\x1a\x19.ziggurat.v1.PlayResponse(\x010\x01\x12Y\n" +
-	"\x0eGetMatchRecord\x12\".ziggurat.v1.GetMatchRecordRequest\x1a#.ziggurat.v1.GetMatchRecordResponseB\xa2\x01\n" +
+	"\x0eGetMatchRecord\x12\".ziggurat.v1.GetMatchRecordRequest\x1a#.ziggurat.v1.GetMatchRecordResponse\x12\\\n" +
+	"\x0fListBuiltinBots\x12#.ziggurat.v1.ListBuiltinBotsRequest\x1a$.ziggurat.v1.ListBuiltinBotsResponse\x12A\n" +
+	"\x06AddBot\x12\x1a.ziggurat.v1.AddBotRequest\x1a\x1b.ziggurat.v1.AddBotResponseB\xa2\x01\n" +
 	"\x0forg.ziggurat.v1B\x11MatchServiceProtoP\x01ZCgithub.com/ziggurat-games/ziggurat/clients/go/zigguratv1;zigguratv1\xa2\x02\x03ZXX\xaa\x02\vZiggurat.V1\xba\x02\x03Zig\xca\x02\vZiggurat\\V1\xea\x02\fZiggurat::V1b\x06proto3"
 
 var (
@@ -1538,91 +1818,103 @@ func file_ziggurat_v1_match_service_proto_rawDescGZIP() []byte {
 	return file_ziggurat_v1_match_service_proto_rawDescData
 }
 
-var file_ziggurat_v1_match_service_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_ziggurat_v1_match_service_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_ziggurat_v1_match_service_proto_goTypes = []any{
-	(*CreateMatchRequest)(nil),     // 0: ziggurat.v1.CreateMatchRequest
-	(*CreateMatchResponse)(nil),    // 1: ziggurat.v1.CreateMatchResponse
-	(*CancelMatchRequest)(nil),     // 2: ziggurat.v1.CancelMatchRequest
-	(*CancelMatchResponse)(nil),    // 3: ziggurat.v1.CancelMatchResponse
-	(*JoinMatchRequest)(nil),       // 4: ziggurat.v1.JoinMatchRequest
-	(*JoinMatchResponse)(nil),      // 5: ziggurat.v1.JoinMatchResponse
-	(*ListMatchesRequest)(nil),     // 6: ziggurat.v1.ListMatchesRequest
-	(*ListMatchesResponse)(nil),    // 7: ziggurat.v1.ListMatchesResponse
-	(*GetMatchRequest)(nil),        // 8: ziggurat.v1.GetMatchRequest
-	(*GetMatchResponse)(nil),       // 9: ziggurat.v1.GetMatchResponse
-	(*WatchMatchRequest)(nil),      // 10: ziggurat.v1.WatchMatchRequest
-	(*WatchMatchResponse)(nil),     // 11: ziggurat.v1.WatchMatchResponse
-	(*SubmitMoveRequest)(nil),      // 12: ziggurat.v1.SubmitMoveRequest
-	(*SubmitMoveResponse)(nil),     // 13: ziggurat.v1.SubmitMoveResponse
-	(*ResignRequest)(nil),          // 14: ziggurat.v1.ResignRequest
-	(*ResignResponse)(nil),         // 15: ziggurat.v1.ResignResponse
-	(*PlayRequest)(nil),            // 16: ziggurat.v1.PlayRequest
-	(*PlayResponse)(nil),           // 17: ziggurat.v1.PlayResponse
-	(*MoveRejected)(nil),           // 18: ziggurat.v1.MoveRejected
-	(*GetMatchRecordRequest)(nil),  // 19: ziggurat.v1.GetMatchRecordRequest
-	(*GetMatchRecordResponse)(nil), // 20: ziggurat.v1.GetMatchRecordResponse
-	(*MatchRecord)(nil),            // 21: ziggurat.v1.MatchRecord
-	(*RecordedMove)(nil),           // 22: ziggurat.v1.RecordedMove
-	(*Forfeit)(nil),                // 23: ziggurat.v1.Forfeit
-	(*GameConfig)(nil),             // 24: ziggurat.v1.GameConfig
-	(*TimeControl)(nil),            // 25: ziggurat.v1.TimeControl
-	(SeatAssignment)(0),            // 26: ziggurat.v1.SeatAssignment
-	(*Match)(nil),                  // 27: ziggurat.v1.Match
-	(MatchStatus)(0),               // 28: ziggurat.v1.MatchStatus
-	(Game)(0),                      // 29: ziggurat.v1.Game
-	(*Event)(nil),                  // 30: ziggurat.v1.Event
-	(*Seat)(nil),                   // 31: ziggurat.v1.Seat
-	(*Outcome)(nil),                // 32: ziggurat.v1.Outcome
-	(Termination)(0),               // 33: ziggurat.v1.Termination
+	(*CreateMatchRequest)(nil),      // 0: ziggurat.v1.CreateMatchRequest
+	(*CreateMatchResponse)(nil),     // 1: ziggurat.v1.CreateMatchResponse
+	(*CancelMatchRequest)(nil),      // 2: ziggurat.v1.CancelMatchRequest
+	(*CancelMatchResponse)(nil),     // 3: ziggurat.v1.CancelMatchResponse
+	(*JoinMatchRequest)(nil),        // 4: ziggurat.v1.JoinMatchRequest
+	(*JoinMatchResponse)(nil),       // 5: ziggurat.v1.JoinMatchResponse
+	(*ListMatchesRequest)(nil),      // 6: ziggurat.v1.ListMatchesRequest
+	(*ListMatchesResponse)(nil),     // 7: ziggurat.v1.ListMatchesResponse
+	(*GetMatchRequest)(nil),         // 8: ziggurat.v1.GetMatchRequest
+	(*GetMatchResponse)(nil),        // 9: ziggurat.v1.GetMatchResponse
+	(*WatchMatchRequest)(nil),       // 10: ziggurat.v1.WatchMatchRequest
+	(*WatchMatchResponse)(nil),      // 11: ziggurat.v1.WatchMatchResponse
+	(*SubmitMoveRequest)(nil),       // 12: ziggurat.v1.SubmitMoveRequest
+	(*SubmitMoveResponse)(nil),      // 13: ziggurat.v1.SubmitMoveResponse
+	(*ResignRequest)(nil),           // 14: ziggurat.v1.ResignRequest
+	(*ResignResponse)(nil),          // 15: ziggurat.v1.ResignResponse
+	(*PlayRequest)(nil),             // 16: ziggurat.v1.PlayRequest
+	(*PlayResponse)(nil),            // 17: ziggurat.v1.PlayResponse
+	(*MoveRejected)(nil),            // 18: ziggurat.v1.MoveRejected
+	(*GetMatchRecordRequest)(nil),   // 19: ziggurat.v1.GetMatchRecordRequest
+	(*GetMatchRecordResponse)(nil),  // 20: ziggurat.v1.GetMatchRecordResponse
+	(*MatchRecord)(nil),             // 21: ziggurat.v1.MatchRecord
+	(*RecordedMove)(nil),            // 22: ziggurat.v1.RecordedMove
+	(*Forfeit)(nil),                 // 23: ziggurat.v1.Forfeit
+	(*ListBuiltinBotsRequest)(nil),  // 24: ziggurat.v1.ListBuiltinBotsRequest
+	(*ListBuiltinBotsResponse)(nil), // 25: ziggurat.v1.ListBuiltinBotsResponse
+	(*BuiltinBot)(nil),              // 26: ziggurat.v1.BuiltinBot
+	(*AddBotRequest)(nil),           // 27: ziggurat.v1.AddBotRequest
+	(*AddBotResponse)(nil),          // 28: ziggurat.v1.AddBotResponse
+	(*GameConfig)(nil),              // 29: ziggurat.v1.GameConfig
+	(*TimeControl)(nil),             // 30: ziggurat.v1.TimeControl
+	(SeatAssignment)(0),             // 31: ziggurat.v1.SeatAssignment
+	(*Match)(nil),                   // 32: ziggurat.v1.Match
+	(MatchStatus)(0),                // 33: ziggurat.v1.MatchStatus
+	(Game)(0),                       // 34: ziggurat.v1.Game
+	(*Event)(nil),                   // 35: ziggurat.v1.Event
+	(*Seat)(nil),                    // 36: ziggurat.v1.Seat
+	(*Outcome)(nil),                 // 37: ziggurat.v1.Outcome
+	(Termination)(0),                // 38: ziggurat.v1.Termination
 }
 var file_ziggurat_v1_match_service_proto_depIdxs = []int32{
-	24, // 0: ziggurat.v1.CreateMatchRequest.config:type_name -> ziggurat.v1.GameConfig
-	25, // 1: ziggurat.v1.CreateMatchRequest.time_control:type_name -> ziggurat.v1.TimeControl
-	26, // 2: ziggurat.v1.CreateMatchRequest.seat_assignment:type_name -> ziggurat.v1.SeatAssignment
-	27, // 3: ziggurat.v1.CreateMatchResponse.match:type_name -> ziggurat.v1.Match
-	27, // 4: ziggurat.v1.CancelMatchResponse.match:type_name -> ziggurat.v1.Match
-	27, // 5: ziggurat.v1.JoinMatchResponse.match:type_name -> ziggurat.v1.Match
-	28, // 6: ziggurat.v1.ListMatchesRequest.status:type_name -> ziggurat.v1.MatchStatus
-	29, // 7: ziggurat.v1.ListMatchesRequest.game:type_name -> ziggurat.v1.Game
-	27, // 8: ziggurat.v1.ListMatchesResponse.matches:type_name -> ziggurat.v1.Match
-	27, // 9: ziggurat.v1.GetMatchResponse.match:type_name -> ziggurat.v1.Match
-	30, // 10: ziggurat.v1.WatchMatchResponse.events:type_name -> ziggurat.v1.Event
-	30, // 11: ziggurat.v1.PlayResponse.events:type_name -> ziggurat.v1.Event
+	29, // 0: ziggurat.v1.CreateMatchRequest.config:type_name -> ziggurat.v1.GameConfig
+	30, // 1: ziggurat.v1.CreateMatchRequest.time_control:type_name -> ziggurat.v1.TimeControl
+	31, // 2: ziggurat.v1.CreateMatchRequest.seat_assignment:type_name -> ziggurat.v1.SeatAssignment
+	32, // 3: ziggurat.v1.CreateMatchResponse.match:type_name -> ziggurat.v1.Match
+	32, // 4: ziggurat.v1.CancelMatchResponse.match:type_name -> ziggurat.v1.Match
+	32, // 5: ziggurat.v1.JoinMatchResponse.match:type_name -> ziggurat.v1.Match
+	33, // 6: ziggurat.v1.ListMatchesRequest.status:type_name -> ziggurat.v1.MatchStatus
+	34, // 7: ziggurat.v1.ListMatchesRequest.game:type_name -> ziggurat.v1.Game
+	32, // 8: ziggurat.v1.ListMatchesResponse.matches:type_name -> ziggurat.v1.Match
+	32, // 9: ziggurat.v1.GetMatchResponse.match:type_name -> ziggurat.v1.Match
+	35, // 10: ziggurat.v1.WatchMatchResponse.events:type_name -> ziggurat.v1.Event
+	35, // 11: ziggurat.v1.PlayResponse.events:type_name -> ziggurat.v1.Event
 	18, // 12: ziggurat.v1.PlayResponse.move_rejected:type_name -> ziggurat.v1.MoveRejected
 	21, // 13: ziggurat.v1.GetMatchRecordResponse.record:type_name -> ziggurat.v1.MatchRecord
-	24, // 14: ziggurat.v1.MatchRecord.config:type_name -> ziggurat.v1.GameConfig
-	25, // 15: ziggurat.v1.MatchRecord.time_control:type_name -> ziggurat.v1.TimeControl
-	31, // 16: ziggurat.v1.MatchRecord.seats:type_name -> ziggurat.v1.Seat
+	29, // 14: ziggurat.v1.MatchRecord.config:type_name -> ziggurat.v1.GameConfig
+	30, // 15: ziggurat.v1.MatchRecord.time_control:type_name -> ziggurat.v1.TimeControl
+	36, // 16: ziggurat.v1.MatchRecord.seats:type_name -> ziggurat.v1.Seat
 	22, // 17: ziggurat.v1.MatchRecord.moves:type_name -> ziggurat.v1.RecordedMove
-	32, // 18: ziggurat.v1.MatchRecord.outcome:type_name -> ziggurat.v1.Outcome
+	37, // 18: ziggurat.v1.MatchRecord.outcome:type_name -> ziggurat.v1.Outcome
 	23, // 19: ziggurat.v1.MatchRecord.forfeits:type_name -> ziggurat.v1.Forfeit
-	26, // 20: ziggurat.v1.MatchRecord.seat_assignment:type_name -> ziggurat.v1.SeatAssignment
-	33, // 21: ziggurat.v1.Forfeit.termination:type_name -> ziggurat.v1.Termination
-	0,  // 22: ziggurat.v1.MatchService.CreateMatch:input_type -> ziggurat.v1.CreateMatchRequest
-	2,  // 23: ziggurat.v1.MatchService.CancelMatch:input_type -> ziggurat.v1.CancelMatchRequest
-	4,  // 24: ziggurat.v1.MatchService.JoinMatch:input_type -> ziggurat.v1.JoinMatchRequest
-	6,  // 25: ziggurat.v1.MatchService.ListMatches:input_type -> ziggurat.v1.ListMatchesRequest
-	8,  // 26: ziggurat.v1.MatchService.GetMatch:input_type -> ziggurat.v1.GetMatchRequest
-	10, // 27: ziggurat.v1.MatchService.WatchMatch:input_type -> ziggurat.v1.WatchMatchRequest
-	12, // 28: ziggurat.v1.MatchService.SubmitMove:input_type -> ziggurat.v1.SubmitMoveRequest
-	14, // 29: ziggurat.v1.MatchService.Resign:input_type -> ziggurat.v1.ResignRequest
-	16, // 30: ziggurat.v1.MatchService.Play:input_type -> ziggurat.v1.PlayRequest
-	19, // 31: ziggurat.v1.MatchService.GetMatchRecord:input_type -> ziggurat.v1.GetMatchRecordRequest
-	1,  // 32: ziggurat.v1.MatchService.CreateMatch:output_type -> ziggurat.v1.CreateMatchResponse
-	3,  // 33: ziggurat.v1.MatchService.CancelMatch:output_type -> ziggurat.v1.CancelMatchResponse
-	5,  // 34: ziggurat.v1.MatchService.JoinMatch:output_type -> ziggurat.v1.JoinMatchResponse
-	7,  // 35: ziggurat.v1.MatchService.ListMatches:output_type -> ziggurat.v1.ListMatchesResponse
-	9,  // 36: ziggurat.v1.MatchService.GetMatch:output_type -> ziggurat.v1.GetMatchResponse
-	11, // 37: ziggurat.v1.MatchService.WatchMatch:output_type -> ziggurat.v1.WatchMatchResponse
-	13, // 38: ziggurat.v1.MatchService.SubmitMove:output_type -> ziggurat.v1.SubmitMoveResponse
-	15, // 39: ziggurat.v1.MatchService.Resign:output_type -> ziggurat.v1.ResignResponse
-	17, // 40: ziggurat.v1.MatchService.Play:output_type -> ziggurat.v1.PlayResponse
-	20, // 41: ziggurat.v1.MatchService.GetMatchRecord:output_type -> ziggurat.v1.GetMatchRecordResponse
-	32, // [32:42] is the sub-list for method output_type
-	22, // [22:32] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	31, // 20: ziggurat.v1.MatchRecord.seat_assignment:type_name -> ziggurat.v1.SeatAssignment
+	38, // 21: ziggurat.v1.Forfeit.termination:type_name -> ziggurat.v1.Termination
+	26, // 22: ziggurat.v1.ListBuiltinBotsResponse.bots:type_name -> ziggurat.v1.BuiltinBot
+	34, // 23: ziggurat.v1.BuiltinBot.games:type_name -> ziggurat.v1.Game
+	32, // 24: ziggurat.v1.AddBotResponse.match:type_name -> ziggurat.v1.Match
+	0,  // 25: ziggurat.v1.MatchService.CreateMatch:input_type -> ziggurat.v1.CreateMatchRequest
+	2,  // 26: ziggurat.v1.MatchService.CancelMatch:input_type -> ziggurat.v1.CancelMatchRequest
+	4,  // 27: ziggurat.v1.MatchService.JoinMatch:input_type -> ziggurat.v1.JoinMatchRequest
+	6,  // 28: ziggurat.v1.MatchService.ListMatches:input_type -> ziggurat.v1.ListMatchesRequest
+	8,  // 29: ziggurat.v1.MatchService.GetMatch:input_type -> ziggurat.v1.GetMatchRequest
+	10, // 30: ziggurat.v1.MatchService.WatchMatch:input_type -> ziggurat.v1.WatchMatchRequest
+	12, // 31: ziggurat.v1.MatchService.SubmitMove:input_type -> ziggurat.v1.SubmitMoveRequest
+	14, // 32: ziggurat.v1.MatchService.Resign:input_type -> ziggurat.v1.ResignRequest
+	16, // 33: ziggurat.v1.MatchService.Play:input_type -> ziggurat.v1.PlayRequest
+	19, // 34: ziggurat.v1.MatchService.GetMatchRecord:input_type -> ziggurat.v1.GetMatchRecordRequest
+	24, // 35: ziggurat.v1.MatchService.ListBuiltinBots:input_type -> ziggurat.v1.ListBuiltinBotsRequest
+	27, // 36: ziggurat.v1.MatchService.AddBot:input_type -> ziggurat.v1.AddBotRequest
+	1,  // 37: ziggurat.v1.MatchService.CreateMatch:output_type -> ziggurat.v1.CreateMatchResponse
+	3,  // 38: ziggurat.v1.MatchService.CancelMatch:output_type -> ziggurat.v1.CancelMatchResponse
+	5,  // 39: ziggurat.v1.MatchService.JoinMatch:output_type -> ziggurat.v1.JoinMatchResponse
+	7,  // 40: ziggurat.v1.MatchService.ListMatches:output_type -> ziggurat.v1.ListMatchesResponse
+	9,  // 41: ziggurat.v1.MatchService.GetMatch:output_type -> ziggurat.v1.GetMatchResponse
+	11, // 42: ziggurat.v1.MatchService.WatchMatch:output_type -> ziggurat.v1.WatchMatchResponse
+	13, // 43: ziggurat.v1.MatchService.SubmitMove:output_type -> ziggurat.v1.SubmitMoveResponse
+	15, // 44: ziggurat.v1.MatchService.Resign:output_type -> ziggurat.v1.ResignResponse
+	17, // 45: ziggurat.v1.MatchService.Play:output_type -> ziggurat.v1.PlayResponse
+	20, // 46: ziggurat.v1.MatchService.GetMatchRecord:output_type -> ziggurat.v1.GetMatchRecordResponse
+	25, // 47: ziggurat.v1.MatchService.ListBuiltinBots:output_type -> ziggurat.v1.ListBuiltinBotsResponse
+	28, // 48: ziggurat.v1.MatchService.AddBot:output_type -> ziggurat.v1.AddBotResponse
+	37, // [37:49] is the sub-list for method output_type
+	25, // [25:37] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_ziggurat_v1_match_service_proto_init() }
@@ -1640,7 +1932,7 @@ func file_ziggurat_v1_match_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ziggurat_v1_match_service_proto_rawDesc), len(file_ziggurat_v1_match_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   24,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

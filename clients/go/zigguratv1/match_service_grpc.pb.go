@@ -19,16 +19,18 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	MatchService_CreateMatch_FullMethodName    = "/ziggurat.v1.MatchService/CreateMatch"
-	MatchService_CancelMatch_FullMethodName    = "/ziggurat.v1.MatchService/CancelMatch"
-	MatchService_JoinMatch_FullMethodName      = "/ziggurat.v1.MatchService/JoinMatch"
-	MatchService_ListMatches_FullMethodName    = "/ziggurat.v1.MatchService/ListMatches"
-	MatchService_GetMatch_FullMethodName       = "/ziggurat.v1.MatchService/GetMatch"
-	MatchService_WatchMatch_FullMethodName     = "/ziggurat.v1.MatchService/WatchMatch"
-	MatchService_SubmitMove_FullMethodName     = "/ziggurat.v1.MatchService/SubmitMove"
-	MatchService_Resign_FullMethodName         = "/ziggurat.v1.MatchService/Resign"
-	MatchService_Play_FullMethodName           = "/ziggurat.v1.MatchService/Play"
-	MatchService_GetMatchRecord_FullMethodName = "/ziggurat.v1.MatchService/GetMatchRecord"
+	MatchService_CreateMatch_FullMethodName     = "/ziggurat.v1.MatchService/CreateMatch"
+	MatchService_CancelMatch_FullMethodName     = "/ziggurat.v1.MatchService/CancelMatch"
+	MatchService_JoinMatch_FullMethodName       = "/ziggurat.v1.MatchService/JoinMatch"
+	MatchService_ListMatches_FullMethodName     = "/ziggurat.v1.MatchService/ListMatches"
+	MatchService_GetMatch_FullMethodName        = "/ziggurat.v1.MatchService/GetMatch"
+	MatchService_WatchMatch_FullMethodName      = "/ziggurat.v1.MatchService/WatchMatch"
+	MatchService_SubmitMove_FullMethodName      = "/ziggurat.v1.MatchService/SubmitMove"
+	MatchService_Resign_FullMethodName          = "/ziggurat.v1.MatchService/Resign"
+	MatchService_Play_FullMethodName            = "/ziggurat.v1.MatchService/Play"
+	MatchService_GetMatchRecord_FullMethodName  = "/ziggurat.v1.MatchService/GetMatchRecord"
+	MatchService_ListBuiltinBots_FullMethodName = "/ziggurat.v1.MatchService/ListBuiltinBots"
+	MatchService_AddBot_FullMethodName          = "/ziggurat.v1.MatchService/AddBot"
 )
 
 // MatchServiceClient is the client API for MatchService service.
@@ -55,6 +57,7 @@ const (
 //	SEAT_BY_LOT (INVALID_ARGUMENT): a seat was named in a match whose seats are drawn by lot.
 //	BAD_FILTER (INVALID_ARGUMENT): an unknown status or game in a ListMatches filter.
 //	BAD_PAGE_TOKEN (INVALID_ARGUMENT): page_token is not a next_page_token of the same listing.
+//	UNKNOWN_BOT (INVALID_ARGUMENT): AddBot named no built-in bot of this server (see ListBuiltinBots).
 //	ILLEGAL_MOVE (FAILED_PRECONDITION): the move is well formed but not legal in the position.
 //	NOT_YOUR_TURN (FAILED_PRECONDITION): it is not the caller's seat's turn.
 //	STALE_PLY (FAILED_PRECONDITION): the move's ply guard names another ply than the current one.
@@ -78,6 +81,7 @@ const (
 //	TOO_MANY_MATCHES (RESOURCE_EXHAUSTED): the server hosts its maximum number of live matches.
 //	TOO_MANY_STREAMS (RESOURCE_EXHAUSTED): the match, the seat or the caller's address already has the most open streams it may have.
 //	TOO_MANY_CONNECTIONS (RESOURCE_EXHAUSTED): this address has as many connections in use as the server allows (--max-connections-per-address).
+//	TOO_MANY_BOTS (RESOURCE_EXHAUSTED): the server already plays its maximum number of built-in bots.
 //	BAD_SEQ (OUT_OF_RANGE): the resume point after_seq is beyond the match's log.
 //	STORE_UNAVAILABLE (UNAVAILABLE): the database refused the write (locked, full, read-only or failing); nothing changed; retry later.
 //	SERVER_ERROR (UNAVAILABLE): the server could not process the request because of a fault of its own (logged); retry.
@@ -112,6 +116,13 @@ type MatchServiceClient interface {
 	Play(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PlayRequest, PlayResponse], error)
 	// The full record of a finished match: configuration, seed, moves, outcome.
 	GetMatchRecord(ctx context.Context, in *GetMatchRecordRequest, opts ...grpc.CallOption) (*GetMatchRecordResponse, error)
+	// The built-in bots this server can seat and play itself (AddBot).
+	ListBuiltinBots(ctx context.Context, in *ListBuiltinBotsRequest, opts ...grpc.CallOption) (*ListBuiltinBotsResponse, error)
+	// Seats one of the server's built-in bots in a waiting match, as JoinMatch would seat a
+	// player named "NAME (bot)"; the server then plays that seat until the match ends.
+	// Refusals: UNKNOWN_BOT, BOT_GAME (it does not play this game), TOO_MANY_BOTS, and
+	// those of JoinMatch.
+	AddBot(ctx context.Context, in *AddBotRequest, opts ...grpc.CallOption) (*AddBotResponse, error)
 }
 
 type matchServiceClient struct {
@@ -234,6 +245,26 @@ func (c *matchServiceClient) GetMatchRecord(ctx context.Context, in *GetMatchRec
 	return out, nil
 }
 
+func (c *matchServiceClient) ListBuiltinBots(ctx context.Context, in *ListBuiltinBotsRequest, opts ...grpc.CallOption) (*ListBuiltinBotsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListBuiltinBotsResponse)
+	err := c.cc.Invoke(ctx, MatchService_ListBuiltinBots_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *matchServiceClient) AddBot(ctx context.Context, in *AddBotRequest, opts ...grpc.CallOption) (*AddBotResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AddBotResponse)
+	err := c.cc.Invoke(ctx, MatchService_AddBot_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MatchServiceServer is the server API for MatchService service.
 // All implementations must embed UnimplementedMatchServiceServer
 // for forward compatibility.
@@ -258,6 +289,7 @@ func (c *matchServiceClient) GetMatchRecord(ctx context.Context, in *GetMatchRec
 //	SEAT_BY_LOT (INVALID_ARGUMENT): a seat was named in a match whose seats are drawn by lot.
 //	BAD_FILTER (INVALID_ARGUMENT): an unknown status or game in a ListMatches filter.
 //	BAD_PAGE_TOKEN (INVALID_ARGUMENT): page_token is not a next_page_token of the same listing.
+//	UNKNOWN_BOT (INVALID_ARGUMENT): AddBot named no built-in bot of this server (see ListBuiltinBots).
 //	ILLEGAL_MOVE (FAILED_PRECONDITION): the move is well formed but not legal in the position.
 //	NOT_YOUR_TURN (FAILED_PRECONDITION): it is not the caller's seat's turn.
 //	STALE_PLY (FAILED_PRECONDITION): the move's ply guard names another ply than the current one.
@@ -281,6 +313,7 @@ func (c *matchServiceClient) GetMatchRecord(ctx context.Context, in *GetMatchRec
 //	TOO_MANY_MATCHES (RESOURCE_EXHAUSTED): the server hosts its maximum number of live matches.
 //	TOO_MANY_STREAMS (RESOURCE_EXHAUSTED): the match, the seat or the caller's address already has the most open streams it may have.
 //	TOO_MANY_CONNECTIONS (RESOURCE_EXHAUSTED): this address has as many connections in use as the server allows (--max-connections-per-address).
+//	TOO_MANY_BOTS (RESOURCE_EXHAUSTED): the server already plays its maximum number of built-in bots.
 //	BAD_SEQ (OUT_OF_RANGE): the resume point after_seq is beyond the match's log.
 //	STORE_UNAVAILABLE (UNAVAILABLE): the database refused the write (locked, full, read-only or failing); nothing changed; retry later.
 //	SERVER_ERROR (UNAVAILABLE): the server could not process the request because of a fault of its own (logged); retry.
@@ -315,6 +348,13 @@ type MatchServiceServer interface {
 	Play(grpc.BidiStreamingServer[PlayRequest, PlayResponse]) error
 	// The full record of a finished match: configuration, seed, moves, outcome.
 	GetMatchRecord(context.Context, *GetMatchRecordRequest) (*GetMatchRecordResponse, error)
+	// The built-in bots this server can seat and play itself (AddBot).
+	ListBuiltinBots(context.Context, *ListBuiltinBotsRequest) (*ListBuiltinBotsResponse, error)
+	// Seats one of the server's built-in bots in a waiting match, as JoinMatch would seat a
+	// player named "NAME (bot)"; the server then plays that seat until the match ends.
+	// Refusals: UNKNOWN_BOT, BOT_GAME (it does not play this game), TOO_MANY_BOTS, and
+	// those of JoinMatch.
+	AddBot(context.Context, *AddBotRequest) (*AddBotResponse, error)
 	mustEmbedUnimplementedMatchServiceServer()
 }
 
@@ -354,6 +394,12 @@ func (UnimplementedMatchServiceServer) Play(grpc.BidiStreamingServer[PlayRequest
 }
 func (UnimplementedMatchServiceServer) GetMatchRecord(context.Context, *GetMatchRecordRequest) (*GetMatchRecordResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetMatchRecord not implemented")
+}
+func (UnimplementedMatchServiceServer) ListBuiltinBots(context.Context, *ListBuiltinBotsRequest) (*ListBuiltinBotsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListBuiltinBots not implemented")
+}
+func (UnimplementedMatchServiceServer) AddBot(context.Context, *AddBotRequest) (*AddBotResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AddBot not implemented")
 }
 func (UnimplementedMatchServiceServer) mustEmbedUnimplementedMatchServiceServer() {}
 func (UnimplementedMatchServiceServer) testEmbeddedByValue()                      {}
@@ -538,6 +584,42 @@ func _MatchService_GetMatchRecord_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MatchService_ListBuiltinBots_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListBuiltinBotsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MatchServiceServer).ListBuiltinBots(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MatchService_ListBuiltinBots_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MatchServiceServer).ListBuiltinBots(ctx, req.(*ListBuiltinBotsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MatchService_AddBot_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AddBotRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MatchServiceServer).AddBot(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MatchService_AddBot_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MatchServiceServer).AddBot(ctx, req.(*AddBotRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // MatchService_ServiceDesc is the grpc.ServiceDesc for MatchService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -576,6 +658,14 @@ var MatchService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetMatchRecord",
 			Handler:    _MatchService_GetMatchRecord_Handler,
+		},
+		{
+			MethodName: "ListBuiltinBots",
+			Handler:    _MatchService_ListBuiltinBots_Handler,
+		},
+		{
+			MethodName: "AddBot",
+			Handler:    _MatchService_AddBot_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

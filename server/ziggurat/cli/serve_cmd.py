@@ -44,6 +44,9 @@ def _seconds(text: str) -> float:
     return value
 
 
+DEFAULT_HTTP_PORT = 8080
+
+
 def register(commands: Any) -> None:
     """Add ``serve``."""
     parser = commands.add_parser(
@@ -65,6 +68,16 @@ def register(commands: Any) -> None:
         default=os.environ.get("ZIGGURAT_PORT", str(DEFAULT_PORT)),
         help=f"port to listen on; 0 picks a free one (default {DEFAULT_PORT})",
     )
+    parser.add_argument(
+        "--http-port",
+        type=int,
+        default=_env_int("ZIGGURAT_HTTP_PORT"),
+        help=(
+            f"port of the web client (browser UI and MatchService over Connect); 0 picks a free one "
+            f"(default {DEFAULT_HTTP_PORT} with the default --port; with another --port, a free one)"
+        ),
+    )
+    parser.add_argument("--no-web", dest="web", action="store_false", help="serve no web client")
     parser.add_argument(
         "--db",
         default=os.environ.get("ZIGGURAT_DB", "ziggurat.db"),
@@ -201,6 +214,23 @@ def _limits(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _env_int(name: str) -> int | None:
+    value = os.environ.get(name)
+    return int(value) if value else None
+
+
+def _http_port(args: argparse.Namespace) -> int | None:
+    """The web client's port: as given; else 8080 beside the default gRPC port, and a free one
+    beside any other (servers started on chosen ports, as tests and tournaments do, must not
+    all reach for 8080).
+    """
+    if not args.web:
+        return None
+    if args.http_port is not None:
+        return int(args.http_port)
+    return DEFAULT_HTTP_PORT if int(args.port) == DEFAULT_PORT else 0
+
+
 def _serve(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=args.log_level.upper(),
@@ -239,6 +269,7 @@ def _serve(args: argparse.Namespace) -> int:
         max_connection_age=args.max_connection_age,
         max_connection_age_grace=args.max_connection_age_grace,
         handshake_timeout=args.handshake_timeout,
+        http_port=_http_port(args),
     )
 
     if not args.waiting_ttl > 0:
@@ -253,11 +284,15 @@ def _serve(args: argparse.Namespace) -> int:
         print("error: --tls-cert and --tls-key go together", file=sys.stderr)
         return 2
 
-    def ready(port: int) -> None:
+    def ready(port: int, http_port: int | None) -> None:
         print(f"ziggurat listening on {args.host}:{port}", flush=True)
+        if http_port is not None:
+            print(f"ziggurat web client on http://{args.host}:{http_port}/", flush=True)
 
     try:
-        asyncio.run(run(options, on_ready=ready))
+        from ziggurat.bots.house import HouseBots
+
+        asyncio.run(run(options, on_ready=ready, house_bots=HouseBots))
     except StartupError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

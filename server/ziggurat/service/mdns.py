@@ -28,6 +28,8 @@ from ziggurat import __version__
 log = logging.getLogger("ziggurat.mdns")
 
 SERVICE_TYPE = "_ziggurat._tcp.local."
+# The web client is announced as an ordinary web site too, so any DNS-SD browser finds it.
+HTTP_SERVICE_TYPE = "_http._tcp.local."
 GAMES = ("pylos", "kabaleo")
 API = "v1"
 
@@ -35,9 +37,14 @@ API = "v1"
 Interfaces = InterfaceChoice | Sequence[str]
 
 
-def txt_properties(*, tls: bool = False) -> dict[str, str]:
-    """The TXT record: what a client needs to know before it connects."""
-    return {"api": API, "games": ",".join(GAMES), "tls": "1" if tls else "0", "version": __version__}
+def txt_properties(*, tls: bool = False, http_port: int | None = None) -> dict[str, str]:
+    """The TXT record: what a client needs to know before it connects (``http``: the web
+    client's port, when one is served).
+    """
+    properties = {"api": API, "games": ",".join(GAMES), "tls": "1" if tls else "0", "version": __version__}
+    if http_port is not None:
+        properties["http"] = str(http_port)
+    return properties
 
 
 def interfaces_for(host: str) -> tuple[Interfaces, IPVersion, list[str]]:
@@ -87,7 +94,7 @@ def instance_name(port: int) -> str:
 class Advertiser:
     """Announces one server; :meth:`start` when serving, :meth:`stop` on shutdown."""
 
-    def __init__(self, host: str, port: int, *, tls: bool = False) -> None:
+    def __init__(self, host: str, port: int, *, tls: bool = False, http_port: int | None = None) -> None:
         interfaces, ip_version, addresses = interfaces_for(host)
         self._zeroconf: AsyncZeroconf | None = None
         self._interfaces = interfaces
@@ -97,9 +104,19 @@ class Advertiser:
             instance_name(port),
             parsed_addresses=addresses,
             port=port,
-            properties=txt_properties(tls=tls),
+            properties=txt_properties(tls=tls, http_port=http_port),
             server=f"{_short_hostname()}.local.",
         )
+        self.http_info: AsyncServiceInfo | None = None
+        if http_port is not None:
+            self.http_info = AsyncServiceInfo(
+                HTTP_SERVICE_TYPE,
+                f"ziggurat web client on {_short_hostname()}:{http_port}.{HTTP_SERVICE_TYPE}",
+                parsed_addresses=addresses,
+                port=http_port,
+                properties={"path": "/"},
+                server=f"{_short_hostname()}.local.",
+            )
         self._registration: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -113,9 +130,11 @@ class Advertiser:
 
     async def _register(self, zeroconf: AsyncZeroconf) -> None:
         try:
-            announced = await zeroconf.async_register_service(self.info, allow_name_change=True)
-            await announced
-            log.info("advertising %s on the LAN (mDNS)", self.info.name)
+            for info in (self.info, self.http_info):
+                if info is not None:
+                    announced = await zeroconf.async_register_service(info, allow_name_change=True)
+                    await announced
+                    log.info("advertising %s on the LAN (mDNS)", info.name)
         except Exception as error:  # the server works without mDNS; say so and carry on
             log.warning("mDNS advertisement failed: %s", error)
 

@@ -36,6 +36,7 @@ from ziggurat.service.admin_servicer import AdminServicer
 from ziggurat.service.bot_servicer import BotServicer
 from ziggurat.service.bots import BotRegistry
 from ziggurat.service.guard import Guard, GuardLimits
+from ziggurat.service.house_bots import HouseBotFactory, HouseBotSeater, NoHouseBots
 from ziggurat.service.manager import DEFAULT_WAITING_TTL_S, MatchManager
 from ziggurat.service.match import StreamLimits
 from ziggurat.service.mdns import Advertiser
@@ -51,6 +52,8 @@ from ziggurat.v1 import (
     bot_service_pb2_grpc,
     match_service_pb2,
 )
+from ziggurat.web.serving import WebServer
+from ziggurat.web.serving import bind as bind_web
 
 log = logging.getLogger("ziggurat.server")
 
@@ -103,6 +106,9 @@ class ServeOptions:
     max_connection_age: float = 3600.0  # every connection is asked to go away after this; 0 = never
     max_connection_age_grace: float = 300.0  # ...and its calls still open are cut this much later
     handshake_timeout: float = 20.0  # a new connection must finish its HTTP/2 (and TLS) set-up
+    # The web client (browser UI + MatchService over Connect) on this HTTP port of ``host``;
+    # 0 picks a free port, None serves no web client.
+    http_port: int | None = None
 
     @property
     def tls(self) -> bool:
@@ -160,8 +166,9 @@ def _tune_gc() -> None:
 class ZigguratServer:
     """A running server; use :meth:`start` and :meth:`stop` (or :func:`run` for the CLI)."""
 
-    def __init__(self, options: ServeOptions) -> None:
-        """Check the database path, take ownership of the database, open it.
+    def __init__(self, options: ServeOptions, *, house_bots: HouseBotFactory | None = None) -> None:
+        """Check the database path, take ownership of the database, open it; ``house_bots``
+        builds the seater of built-in bots (AddBot), without it the server has none.
 
         Raises :class:`StartupError` (a one-line reason) when any of that is impossible.
         """
@@ -187,6 +194,7 @@ class ZigguratServer:
             stream_limits=StreamLimits(options.max_streams_per_match, options.max_streams_per_seat),
         )
         self.bots = BotRegistry(self.store)
+        self.house_bots: HouseBotSeater = house_bots(self.manager) if house_bots else NoHouseBots()
         self.health = health_aio.HealthServicer()
         self.guard = Guard(
             GuardLimits(
@@ -198,6 +206,9 @@ class ZigguratServer:
         # The guard is outermost: it admits or refuses a call before anything else runs.
         self.server = grpc.aio.server(interceptors=(self.guard, StatusGuard()), options=grpc_options(options))
         self.port = 0
+        self.http_port: int | None = None
+        self.web: WebServer | None = None
+        self._web_socket: socket.socket | None = None
         self.advertiser: Advertiser | None = None
 
     async def start(self) -> int:
@@ -205,12 +216,22 @@ class ZigguratServer:
         try:
             return await self._start()
         except BaseException:
+            if self._web_socket is not None and self.web is None:
+                self._web_socket.close()
             self.store.close()
             self.owner.release()
             raise
 
     async def _start(self) -> int:
         self.port = self._bind()  # first: a port in use fails at once, before any long check
+        if self.options.http_port is not None:
+            try:
+                self._web_socket = bind_web(self.options.host, self.options.http_port)
+            except OSError as error:
+                why = error.strerror or str(error)
+                raise StartupError(
+                    f"cannot listen on {self.options.host}:{self.options.http_port} (web client): {why}"
+                ) from None
         self._check_integrity()
         self._quarantine_orphans()
         restored = self.manager.restore()
@@ -230,6 +251,7 @@ class ZigguratServer:
             rate=self.options.rate_per_seat,
             burst=self.options.burst_per_seat,
             access=self.access,
+            house_bots=self.house_bots,
         )
         self.server.add_generic_rpc_handlers((build_handlers(servicer),))
         admin_service_pb2_grpc.add_AdminServiceServicer_to_server(
@@ -250,11 +272,19 @@ class ZigguratServer:
             self.server,
         )
         await self.server.start()
+        if self.options.http_port is not None:
+            from ziggurat.web.app import WebApp
+
+            assert self._web_socket is not None
+            self.web = WebServer(WebApp(servicer), self._web_socket, grace_seconds=self.options.grace_seconds)
+            self.http_port = await self.web.start()
         serving = health_pb2.HealthCheckResponse.SERVING
         await self.health.set("", serving)
         await self.health.set(SERVICE_NAME, serving)
         if self.options.mdns:
-            self.advertiser = Advertiser(self.options.host, self.port, tls=self.options.tls)
+            self.advertiser = Advertiser(
+                self.options.host, self.port, tls=self.options.tls, http_port=self.http_port
+            )
             await self.advertiser.start()
         return self.port
 
@@ -330,7 +360,10 @@ class ZigguratServer:
         ended = self.guard.shutdown()
         if ended:
             log.info("ending %d open streams (UNAVAILABLE SERVER_SHUTTING_DOWN)", ended)
+        await self.house_bots.close()
         self.manager.close()
+        if self.web is not None:
+            await self.web.stop()
         await self.server.stop(self.options.grace_seconds)
         # The final checkpoint waits for readers of old snapshots (a backup, `ziggurat check`):
         # on a thread, so that a second signal can still force the exit meanwhile.
@@ -356,7 +389,17 @@ def bind_failure(host: str, port: int) -> str:
     return ""
 
 
-async def run(options: ServeOptions, *, on_ready: Callable[[int], None] | None = None) -> None:
+def _browser_host(host: str) -> str:
+    """The host to type into a browser for a server bound to ``host``."""
+    return "localhost" if host in ("", "0.0.0.0", "::", "[::]") else host
+
+
+async def run(
+    options: ServeOptions,
+    *,
+    on_ready: Callable[[int, int | None], None] | None = None,
+    house_bots: HouseBotFactory | None = None,
+) -> None:
     """Serve until SIGTERM/SIGINT, then shut down in order; a second signal exits at once.
 
     Raises :class:`StartupError` when the server cannot start.
@@ -374,11 +417,13 @@ async def run(options: ServeOptions, *, on_ready: Callable[[int], None] | None =
     # Before "listening" is printed: a supervisor may signal as soon as it reads that line.
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, on_signal)
-    server = ZigguratServer(options)
+    server = ZigguratServer(options, house_bots=house_bots)
     port = await server.start()
     log.info("ziggurat listening on %s:%d (database %s)", options.host, port, options.db_path)
+    if server.http_port is not None:
+        log.info("web client on http://%s:%d/", _browser_host(options.host), server.http_port)
     if on_ready is not None:
-        on_ready(port)
+        on_ready(port, server.http_port)
     await stop.wait()
     await server.stop()
     log.info("stopped")

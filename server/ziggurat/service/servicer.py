@@ -19,6 +19,7 @@ from grpc.aio import AbortError
 from ziggurat.rules.core import RulesError
 from ziggurat.service.access import Access
 from ziggurat.service.events import MovePlayed
+from ziggurat.service.house_bots import HouseBotSeater, NoHouseBots
 from ziggurat.service.manager import MatchManager
 from ziggurat.service.match import Match, Subscriber, hash_token
 from ziggurat.service.ratelimit import RateLimiter
@@ -44,6 +45,7 @@ _POLICIES = {
 _ASSIGNMENTS = {value: name for name, value in SEAT_ASSIGNMENTS.items()}
 _STATUS_NAMES = {value: name for name, value in STATUSES.items()}
 DEFAULT_PAGE = 100
+GAME_NUMBERS: dict[str, Any] = {name: value for value, name in GAME_NAMES.items()}
 MAX_PAGE = 1000
 log = logging.getLogger("ziggurat.server")
 SERVICE = "ziggurat.v1.MatchService"
@@ -92,10 +94,12 @@ class MatchServicer:
         rate: float = 200.0,
         burst: float = 400.0,
         access: Access | None = None,
+        house_bots: HouseBotSeater | None = None,
     ) -> None:
         self.manager = manager
         self.limiter = RateLimiter(rate, burst)
         self.access = access or Access()
+        self.house_bots: HouseBotSeater = house_bots if house_bots is not None else NoHouseBots()
 
     def _seat(self, match: Match, context: grpc.aio.ServicerContext[Any, Any]) -> int:
         token = bearer_token(context)
@@ -218,6 +222,34 @@ class MatchServicer:
         if match.status != "finished":
             raise errors.refuse(Reason.NOT_FINISHED, "the record is available once the match is over")
         return spb.GetMatchRecordResponse(record=match_record(match))
+
+    @api
+    async def ListBuiltinBots(
+        self, request: spb.ListBuiltinBotsRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> spb.ListBuiltinBotsResponse:
+        """The bots AddBot can seat."""
+        return spb.ListBuiltinBotsResponse(
+            bots=[
+                spb.BuiltinBot(
+                    name=info.name,
+                    games=[GAME_NUMBERS[game] for game in info.games],
+                    description=info.description,
+                )
+                for info in self.house_bots.catalogue()
+            ]
+        )
+
+    @api
+    async def AddBot(
+        self, request: spb.AddBotRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> spb.AddBotResponse:
+        """Seat a built-in bot, which the server then plays."""
+        peer = context.peer() or "unknown"
+        if not self.limiter.allow(f"create/{peer.rsplit(':', 1)[0]}"):
+            raise errors.refuse(Reason.RATE_LIMITED, "too many requests from this address; slow down")
+        match = self.manager.get(request.match_id)
+        seat = self.house_bots.add(match, request.bot, request.seat - 1 if request.seat else None)
+        return spb.AddBotResponse(seat=seat + 1, match=render_match(match, None))
 
     async def WatchMatch(
         self, request: spb.WatchMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -371,6 +403,8 @@ def build_handlers(servicer: MatchServicer) -> Any:
         "SubmitMove": (spb.SubmitMoveRequest, spb.SubmitMoveResponse),
         "Resign": (spb.ResignRequest, spb.ResignResponse),
         "GetMatchRecord": (spb.GetMatchRecordRequest, spb.GetMatchRecordResponse),
+        "ListBuiltinBots": (spb.ListBuiltinBotsRequest, spb.ListBuiltinBotsResponse),
+        "AddBot": (spb.AddBotRequest, spb.AddBotResponse),
     }
     for name, (request_type, response_type) in unary.items():
         generic[name] = grpc.unary_unary_rpc_method_handler(

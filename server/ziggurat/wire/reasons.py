@@ -46,6 +46,7 @@ class Reason(enum.Enum):
     SEAT_BY_LOT = (_INVALID, "a seat was named in a match whose seats are drawn by lot")
     BAD_FILTER = (_INVALID, "an unknown status or game in a ListMatches filter")
     BAD_PAGE_TOKEN = (_INVALID, "page_token is not a next_page_token of the same listing")
+    UNKNOWN_BOT = (_INVALID, "AddBot named no built-in bot of this server (see ListBuiltinBots)")
     # FAILED_PRECONDITION: well formed, but the current state does not allow it.
     ILLEGAL_MOVE = (_PRECONDITION, "the move is well formed but not legal in the position")
     NOT_YOUR_TURN = (_PRECONDITION, "it is not the caller's seat's turn")
@@ -83,6 +84,7 @@ class Reason(enum.Enum):
         _EXHAUSTED,
         "this address has as many connections in use as the server allows (--max-connections-per-address)",
     )
+    TOO_MANY_BOTS = (_EXHAUSTED, "the server already plays its maximum number of built-in bots")
     BAD_SEQ = (grpc.StatusCode.OUT_OF_RANGE, "the resume point after_seq is beyond the match's log")
     # UNAVAILABLE: nothing changed; the same request may succeed later.
     STORE_UNAVAILABLE = (

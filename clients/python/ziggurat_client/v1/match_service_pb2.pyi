@@ -697,3 +697,129 @@ class Forfeit(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Forfeit: _TypeAlias = Forfeit  # noqa: Y015
+
+@_typing.final
+class ListBuiltinBotsRequest(_message.Message):
+    """ListBuiltinBots input."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListBuiltinBotsRequest: _TypeAlias = ListBuiltinBotsRequest  # noqa: Y015
+
+@_typing.final
+class ListBuiltinBotsResponse(_message.Message):
+    """ListBuiltinBots output."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def bots(self) -> _containers.RepeatedCompositeFieldContainer[Global___BuiltinBot]: ...
+    def __init__(
+        self,
+        *,
+        bots: _abc.Iterable[Global___BuiltinBot] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListBuiltinBotsResponse: _TypeAlias = ListBuiltinBotsResponse  # noqa: Y015
+
+@_typing.final
+class BuiltinBot(_message.Message):
+    """A bot the server can play itself."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    DESCRIPTION_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """What AddBot takes, e.g. "random", "greedy", "mcts", "alphabeta"."""
+    description: _builtins.str
+    """One line for people choosing an opponent."""
+    @_builtins.property
+    def games(self) -> _containers.RepeatedScalarFieldContainer[_game_pb2.Game.ValueType]:
+        """The games it plays."""
+
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        games: _abc.Iterable[_game_pb2.Game.ValueType] | None = ...,
+        description: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "games", b"games", "name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BuiltinBot: _TypeAlias = BuiltinBot  # noqa: Y015
+
+@_typing.final
+class AddBotRequest(_message.Message):
+    """AddBot input."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    BOT_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    bot: _builtins.str
+    """A BuiltinBot name."""
+    seat: _builtins.int
+    """With SEAT_ASSIGNMENT_CHOSEN: the seat wanted (1-based); 0 = the lowest free seat."""
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        bot: _builtins.str = ...,
+        seat: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "match_id", b"match_id", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AddBotRequest: _TypeAlias = AddBotRequest  # noqa: Y015
+
+@_typing.final
+class AddBotResponse(_message.Message):
+    """AddBot output."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    MATCH_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The bot's seat (1-based)."""
+    @_builtins.property
+    def match(self) -> _match_pb2.Match: ...
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        match: _match_pb2.Match | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["match", b"match"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match", b"match", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AddBotResponse: _TypeAlias = AddBotResponse  # noqa: Y015

@@ -45,6 +45,7 @@ class MatchServiceStub:
     SEAT_BY_LOT (INVALID_ARGUMENT): a seat was named in a match whose seats are drawn by lot.
     BAD_FILTER (INVALID_ARGUMENT): an unknown status or game in a ListMatches filter.
     BAD_PAGE_TOKEN (INVALID_ARGUMENT): page_token is not a next_page_token of the same listing.
+    UNKNOWN_BOT (INVALID_ARGUMENT): AddBot named no built-in bot of this server (see ListBuiltinBots).
     ILLEGAL_MOVE (FAILED_PRECONDITION): the move is well formed but not legal in the position.
     NOT_YOUR_TURN (FAILED_PRECONDITION): it is not the caller's seat's turn.
     STALE_PLY (FAILED_PRECONDITION): the move's ply guard names another ply than the current one.
@@ -68,6 +69,7 @@ class MatchServiceStub:
     TOO_MANY_MATCHES (RESOURCE_EXHAUSTED): the server hosts its maximum number of live matches.
     TOO_MANY_STREAMS (RESOURCE_EXHAUSTED): the match, the seat or the caller's address already has the most open streams it may have.
     TOO_MANY_CONNECTIONS (RESOURCE_EXHAUSTED): this address has as many connections in use as the server allows (--max-connections-per-address).
+    TOO_MANY_BOTS (RESOURCE_EXHAUSTED): the server already plays its maximum number of built-in bots.
     BAD_SEQ (OUT_OF_RANGE): the resume point after_seq is beyond the match's log.
     STORE_UNAVAILABLE (UNAVAILABLE): the database refused the write (locked, full, read-only or failing); nothing changed; retry later.
     SERVER_ERROR (UNAVAILABLE): the server could not process the request because of a fault of its own (logged); retry.
@@ -133,6 +135,16 @@ class MatchServiceStub:
                 request_serializer=ziggurat_dot_v1_dot_match__service__pb2.GetMatchRecordRequest.SerializeToString,
                 response_deserializer=ziggurat_dot_v1_dot_match__service__pb2.GetMatchRecordResponse.FromString,
                 _registered_method=True)
+        self.ListBuiltinBots = channel.unary_unary(
+                '/ziggurat.v1.MatchService/ListBuiltinBots',
+                request_serializer=ziggurat_dot_v1_dot_match__service__pb2.ListBuiltinBotsRequest.SerializeToString,
+                response_deserializer=ziggurat_dot_v1_dot_match__service__pb2.ListBuiltinBotsResponse.FromString,
+                _registered_method=True)
+        self.AddBot = channel.unary_unary(
+                '/ziggurat.v1.MatchService/AddBot',
+                request_serializer=ziggurat_dot_v1_dot_match__service__pb2.AddBotRequest.SerializeToString,
+                response_deserializer=ziggurat_dot_v1_dot_match__service__pb2.AddBotResponse.FromString,
+                _registered_method=True)
 
 
 class MatchServiceServicer:
@@ -155,6 +167,7 @@ class MatchServiceServicer:
     SEAT_BY_LOT (INVALID_ARGUMENT): a seat was named in a match whose seats are drawn by lot.
     BAD_FILTER (INVALID_ARGUMENT): an unknown status or game in a ListMatches filter.
     BAD_PAGE_TOKEN (INVALID_ARGUMENT): page_token is not a next_page_token of the same listing.
+    UNKNOWN_BOT (INVALID_ARGUMENT): AddBot named no built-in bot of this server (see ListBuiltinBots).
     ILLEGAL_MOVE (FAILED_PRECONDITION): the move is well formed but not legal in the position.
     NOT_YOUR_TURN (FAILED_PRECONDITION): it is not the caller's seat's turn.
     STALE_PLY (FAILED_PRECONDITION): the move's ply guard names another ply than the current one.
@@ -178,6 +191,7 @@ class MatchServiceServicer:
     TOO_MANY_MATCHES (RESOURCE_EXHAUSTED): the server hosts its maximum number of live matches.
     TOO_MANY_STREAMS (RESOURCE_EXHAUSTED): the match, the seat or the caller's address already has the most open streams it may have.
     TOO_MANY_CONNECTIONS (RESOURCE_EXHAUSTED): this address has as many connections in use as the server allows (--max-connections-per-address).
+    TOO_MANY_BOTS (RESOURCE_EXHAUSTED): the server already plays its maximum number of built-in bots.
     BAD_SEQ (OUT_OF_RANGE): the resume point after_seq is beyond the match's log.
     STORE_UNAVAILABLE (UNAVAILABLE): the database refused the write (locked, full, read-only or failing); nothing changed; retry later.
     SERVER_ERROR (UNAVAILABLE): the server could not process the request because of a fault of its own (logged); retry.
@@ -263,6 +277,23 @@ class MatchServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListBuiltinBots(self, request, context):
+        """The built-in bots this server can seat and play itself (AddBot).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AddBot(self, request, context):
+        """Seats one of the server's built-in bots in a waiting match, as JoinMatch would seat a
+        player named "NAME (bot)"; the server then plays that seat until the match ends.
+        Refusals: UNKNOWN_BOT, BOT_GAME (it does not play this game), TOO_MANY_BOTS, and
+        those of JoinMatch.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MatchServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -316,6 +347,16 @@ def add_MatchServiceServicer_to_server(servicer, server):
                     request_deserializer=ziggurat_dot_v1_dot_match__service__pb2.GetMatchRecordRequest.FromString,
                     response_serializer=ziggurat_dot_v1_dot_match__service__pb2.GetMatchRecordResponse.SerializeToString,
             ),
+            'ListBuiltinBots': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListBuiltinBots,
+                    request_deserializer=ziggurat_dot_v1_dot_match__service__pb2.ListBuiltinBotsRequest.FromString,
+                    response_serializer=ziggurat_dot_v1_dot_match__service__pb2.ListBuiltinBotsResponse.SerializeToString,
+            ),
+            'AddBot': grpc.unary_unary_rpc_method_handler(
+                    servicer.AddBot,
+                    request_deserializer=ziggurat_dot_v1_dot_match__service__pb2.AddBotRequest.FromString,
+                    response_serializer=ziggurat_dot_v1_dot_match__service__pb2.AddBotResponse.SerializeToString,
+            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'ziggurat.v1.MatchService', rpc_method_handlers)
@@ -344,6 +385,7 @@ class MatchService:
     SEAT_BY_LOT (INVALID_ARGUMENT): a seat was named in a match whose seats are drawn by lot.
     BAD_FILTER (INVALID_ARGUMENT): an unknown status or game in a ListMatches filter.
     BAD_PAGE_TOKEN (INVALID_ARGUMENT): page_token is not a next_page_token of the same listing.
+    UNKNOWN_BOT (INVALID_ARGUMENT): AddBot named no built-in bot of this server (see ListBuiltinBots).
     ILLEGAL_MOVE (FAILED_PRECONDITION): the move is well formed but not legal in the position.
     NOT_YOUR_TURN (FAILED_PRECONDITION): it is not the caller's seat's turn.
     STALE_PLY (FAILED_PRECONDITION): the move's ply guard names another ply than the current one.
@@ -367,6 +409,7 @@ class MatchService:
     TOO_MANY_MATCHES (RESOURCE_EXHAUSTED): the server hosts its maximum number of live matches.
     TOO_MANY_STREAMS (RESOURCE_EXHAUSTED): the match, the seat or the caller's address already has the most open streams it may have.
     TOO_MANY_CONNECTIONS (RESOURCE_EXHAUSTED): this address has as many connections in use as the server allows (--max-connections-per-address).
+    TOO_MANY_BOTS (RESOURCE_EXHAUSTED): the server already plays its maximum number of built-in bots.
     BAD_SEQ (OUT_OF_RANGE): the resume point after_seq is beyond the match's log.
     STORE_UNAVAILABLE (UNAVAILABLE): the database refused the write (locked, full, read-only or failing); nothing changed; retry later.
     SERVER_ERROR (UNAVAILABLE): the server could not process the request because of a fault of its own (logged); retry.
@@ -636,6 +679,60 @@ class MatchService:
             '/ziggurat.v1.MatchService/GetMatchRecord',
             ziggurat_dot_v1_dot_match__service__pb2.GetMatchRecordRequest.SerializeToString,
             ziggurat_dot_v1_dot_match__service__pb2.GetMatchRecordResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListBuiltinBots(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ziggurat.v1.MatchService/ListBuiltinBots',
+            ziggurat_dot_v1_dot_match__service__pb2.ListBuiltinBotsRequest.SerializeToString,
+            ziggurat_dot_v1_dot_match__service__pb2.ListBuiltinBotsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AddBot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ziggurat.v1.MatchService/AddBot',
+            ziggurat_dot_v1_dot_match__service__pb2.AddBotRequest.SerializeToString,
+            ziggurat_dot_v1_dot_match__service__pb2.AddBotResponse.FromString,
             options,
             channel_credentials,
             insecure,

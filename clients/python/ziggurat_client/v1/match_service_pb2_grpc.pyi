@@ -46,6 +46,7 @@ class MatchServiceStub:
       SEAT_BY_LOT (INVALID_ARGUMENT): a seat was named in a match whose seats are drawn by lot.
       BAD_FILTER (INVALID_ARGUMENT): an unknown status or game in a ListMatches filter.
       BAD_PAGE_TOKEN (INVALID_ARGUMENT): page_token is not a next_page_token of the same listing.
+      UNKNOWN_BOT (INVALID_ARGUMENT): AddBot named no built-in bot of this server (see ListBuiltinBots).
       ILLEGAL_MOVE (FAILED_PRECONDITION): the move is well formed but not legal in the position.
       NOT_YOUR_TURN (FAILED_PRECONDITION): it is not the caller's seat's turn.
       STALE_PLY (FAILED_PRECONDITION): the move's ply guard names another ply than the current one.
@@ -69,6 +70,7 @@ class MatchServiceStub:
       TOO_MANY_MATCHES (RESOURCE_EXHAUSTED): the server hosts its maximum number of live matches.
       TOO_MANY_STREAMS (RESOURCE_EXHAUSTED): the match, the seat or the caller's address already has the most open streams it may have.
       TOO_MANY_CONNECTIONS (RESOURCE_EXHAUSTED): this address has as many connections in use as the server allows (--max-connections-per-address).
+      TOO_MANY_BOTS (RESOURCE_EXHAUSTED): the server already plays its maximum number of built-in bots.
       BAD_SEQ (OUT_OF_RANGE): the resume point after_seq is beyond the match's log.
       STORE_UNAVAILABLE (UNAVAILABLE): the database refused the write (locked, full, read-only or failing); nothing changed; retry later.
       SERVER_ERROR (UNAVAILABLE): the server could not process the request because of a fault of its own (logged); retry.
@@ -112,6 +114,14 @@ class MatchServiceStub:
     """
     GetMatchRecord: _grpc.UnaryUnaryMultiCallable[_match_service_pb2.GetMatchRecordRequest, _match_service_pb2.GetMatchRecordResponse]
     """The full record of a finished match: configuration, seed, moves, outcome."""
+    ListBuiltinBots: _grpc.UnaryUnaryMultiCallable[_match_service_pb2.ListBuiltinBotsRequest, _match_service_pb2.ListBuiltinBotsResponse]
+    """The built-in bots this server can seat and play itself (AddBot)."""
+    AddBot: _grpc.UnaryUnaryMultiCallable[_match_service_pb2.AddBotRequest, _match_service_pb2.AddBotResponse]
+    """Seats one of the server's built-in bots in a waiting match, as JoinMatch would seat a
+    player named "NAME (bot)"; the server then plays that seat until the match ends.
+    Refusals: UNKNOWN_BOT, BOT_GAME (it does not play this game), TOO_MANY_BOTS, and
+    those of JoinMatch.
+    """
 
 @_typing.type_check_only
 class MatchServiceAsyncStub(MatchServiceStub):
@@ -134,6 +144,7 @@ class MatchServiceAsyncStub(MatchServiceStub):
       SEAT_BY_LOT (INVALID_ARGUMENT): a seat was named in a match whose seats are drawn by lot.
       BAD_FILTER (INVALID_ARGUMENT): an unknown status or game in a ListMatches filter.
       BAD_PAGE_TOKEN (INVALID_ARGUMENT): page_token is not a next_page_token of the same listing.
+      UNKNOWN_BOT (INVALID_ARGUMENT): AddBot named no built-in bot of this server (see ListBuiltinBots).
       ILLEGAL_MOVE (FAILED_PRECONDITION): the move is well formed but not legal in the position.
       NOT_YOUR_TURN (FAILED_PRECONDITION): it is not the caller's seat's turn.
       STALE_PLY (FAILED_PRECONDITION): the move's ply guard names another ply than the current one.
@@ -157,6 +168,7 @@ class MatchServiceAsyncStub(MatchServiceStub):
       TOO_MANY_MATCHES (RESOURCE_EXHAUSTED): the server hosts its maximum number of live matches.
       TOO_MANY_STREAMS (RESOURCE_EXHAUSTED): the match, the seat or the caller's address already has the most open streams it may have.
       TOO_MANY_CONNECTIONS (RESOURCE_EXHAUSTED): this address has as many connections in use as the server allows (--max-connections-per-address).
+      TOO_MANY_BOTS (RESOURCE_EXHAUSTED): the server already plays its maximum number of built-in bots.
       BAD_SEQ (OUT_OF_RANGE): the resume point after_seq is beyond the match's log.
       STORE_UNAVAILABLE (UNAVAILABLE): the database refused the write (locked, full, read-only or failing); nothing changed; retry later.
       SERVER_ERROR (UNAVAILABLE): the server could not process the request because of a fault of its own (logged); retry.
@@ -197,6 +209,14 @@ class MatchServiceAsyncStub(MatchServiceStub):
     """
     GetMatchRecord: _aio.UnaryUnaryMultiCallable[_match_service_pb2.GetMatchRecordRequest, _match_service_pb2.GetMatchRecordResponse]  # type: ignore[assignment]
     """The full record of a finished match: configuration, seed, moves, outcome."""
+    ListBuiltinBots: _aio.UnaryUnaryMultiCallable[_match_service_pb2.ListBuiltinBotsRequest, _match_service_pb2.ListBuiltinBotsResponse]  # type: ignore[assignment]
+    """The built-in bots this server can seat and play itself (AddBot)."""
+    AddBot: _aio.UnaryUnaryMultiCallable[_match_service_pb2.AddBotRequest, _match_service_pb2.AddBotResponse]  # type: ignore[assignment]
+    """Seats one of the server's built-in bots in a waiting match, as JoinMatch would seat a
+    player named "NAME (bot)"; the server then plays that seat until the match ends.
+    Refusals: UNKNOWN_BOT, BOT_GAME (it does not play this game), TOO_MANY_BOTS, and
+    those of JoinMatch.
+    """
 
 class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
     """Creating, joining, watching and playing matches.
@@ -218,6 +238,7 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
       SEAT_BY_LOT (INVALID_ARGUMENT): a seat was named in a match whose seats are drawn by lot.
       BAD_FILTER (INVALID_ARGUMENT): an unknown status or game in a ListMatches filter.
       BAD_PAGE_TOKEN (INVALID_ARGUMENT): page_token is not a next_page_token of the same listing.
+      UNKNOWN_BOT (INVALID_ARGUMENT): AddBot named no built-in bot of this server (see ListBuiltinBots).
       ILLEGAL_MOVE (FAILED_PRECONDITION): the move is well formed but not legal in the position.
       NOT_YOUR_TURN (FAILED_PRECONDITION): it is not the caller's seat's turn.
       STALE_PLY (FAILED_PRECONDITION): the move's ply guard names another ply than the current one.
@@ -241,6 +262,7 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
       TOO_MANY_MATCHES (RESOURCE_EXHAUSTED): the server hosts its maximum number of live matches.
       TOO_MANY_STREAMS (RESOURCE_EXHAUSTED): the match, the seat or the caller's address already has the most open streams it may have.
       TOO_MANY_CONNECTIONS (RESOURCE_EXHAUSTED): this address has as many connections in use as the server allows (--max-connections-per-address).
+      TOO_MANY_BOTS (RESOURCE_EXHAUSTED): the server already plays its maximum number of built-in bots.
       BAD_SEQ (OUT_OF_RANGE): the resume point after_seq is beyond the match's log.
       STORE_UNAVAILABLE (UNAVAILABLE): the database refused the write (locked, full, read-only or failing); nothing changed; retry later.
       SERVER_ERROR (UNAVAILABLE): the server could not process the request because of a fault of its own (logged); retry.
@@ -339,5 +361,25 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_match_service_pb2.GetMatchRecordResponse, _abc.Awaitable[_match_service_pb2.GetMatchRecordResponse]]:
         """The full record of a finished match: configuration, seed, moves, outcome."""
+
+    @_abc_1.abstractmethod
+    def ListBuiltinBots(
+        self,
+        request: _match_service_pb2.ListBuiltinBotsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_match_service_pb2.ListBuiltinBotsResponse, _abc.Awaitable[_match_service_pb2.ListBuiltinBotsResponse]]:
+        """The built-in bots this server can seat and play itself (AddBot)."""
+
+    @_abc_1.abstractmethod
+    def AddBot(
+        self,
+        request: _match_service_pb2.AddBotRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_match_service_pb2.AddBotResponse, _abc.Awaitable[_match_service_pb2.AddBotResponse]]:
+        """Seats one of the server's built-in bots in a waiting match, as JoinMatch would seat a
+        player named "NAME (bot)"; the server then plays that seat until the match ends.
+        Refusals: UNKNOWN_BOT, BOT_GAME (it does not play this game), TOO_MANY_BOTS, and
+        those of JoinMatch.
+        """
 
 def add_MatchServiceServicer_to_server(servicer: MatchServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file ziggurat/v1/match_service.proto.
  */
 export const file_ziggurat_v1_match_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch96aWdndXJhdC92MS9tYXRjaF9zZXJ2aWNlLnByb3RvEgt6aWdndXJhdC52MSKjAQoSQ3JlYXRlTWF0Y2hSZXF1ZXN0EicKBmNvbmZpZxgBIAEoCzIXLnppZ2d1cmF0LnYxLkdhbWVDb25maWcSLgoMdGltZV9jb250cm9sGAIgASgLMhguemlnZ3VyYXQudjEuVGltZUNvbnRyb2wSNAoPc2VhdF9hc3NpZ25tZW50GAMgASgOMhsuemlnZ3VyYXQudjEuU2VhdEFzc2lnbm1lbnQiTwoTQ3JlYXRlTWF0Y2hSZXNwb25zZRIhCgVtYXRjaBgBIAEoCzISLnppZ2d1cmF0LnYxLk1hdGNoEhUKDWNyZWF0b3JfdG9rZW4YAiABKAkiJgoSQ2FuY2VsTWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJIjgKE0NhbmNlbE1hdGNoUmVzcG9uc2USIQoFbWF0Y2gYASABKAsyEi56aWdndXJhdC52MS5NYXRjaCJHChBKb2luTWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEhMKC3BsYXllcl9uYW1lGAIgASgJEgwKBHNlYXQYAyABKA0iUwoRSm9pbk1hdGNoUmVzcG9uc2USDQoFdG9rZW4YASABKAkSDAoEc2VhdBgCIAEoDRIhCgVtYXRjaBgDIAEoCzISLnppZ2d1cmF0LnYxLk1hdGNoIoYBChJMaXN0TWF0Y2hlc1JlcXVlc3QSKAoGc3RhdHVzGAEgASgOMhguemlnZ3VyYXQudjEuTWF0Y2hTdGF0dXMSHwoEZ2FtZRgCIAEoDjIRLnppZ2d1cmF0LnYxLkdhbWUSEQoJcGFnZV9zaXplGAMgASgNEhIKCnBhZ2VfdG9rZW4YBCABKAkiUwoTTGlzdE1hdGNoZXNSZXNwb25zZRIjCgdtYXRjaGVzGAEgAygLMhIuemlnZ3VyYXQudjEuTWF0Y2gSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIiMKD0dldE1hdGNoUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCSI1ChBHZXRNYXRjaFJlc3BvbnNlEiEKBW1hdGNoGAEgASgLMhIuemlnZ3VyYXQudjEuTWF0Y2giOAoRV2F0Y2hNYXRjaFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSEQoJYWZ0ZXJfc2VxGAIgASgEIjgKEldhdGNoTWF0Y2hSZXNwb25zZRIiCgZldmVudHMYASADKAsyEi56aWdndXJhdC52MS5FdmVudCJNChFTdWJtaXRNb3ZlUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIMCgRtb3ZlGAIgASgJEhAKA3BseRgDIAEoDUgAiAEBQgYKBF9wbHkiLwoSU3VibWl0TW92ZVJlc3BvbnNlEgsKA3NlcRgBIAEoBBIMCgRtb3ZlGAIgASgJIiEKDVJlc2lnblJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkiHQoOUmVzaWduUmVzcG9uc2USCwoDc2VxGAEgASgEIloKC1BsYXlSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEhEKCWFmdGVyX3NlcRgCIAEoBBIMCgRtb3ZlGAMgASgJEhAKA3BseRgEIAEoDUgAiAEBQgYKBF9wbHkiZAoMUGxheVJlc3BvbnNlEiIKBmV2ZW50cxgBIAMoCzISLnppZ2d1cmF0LnYxLkV2ZW50EjAKDW1vdmVfcmVqZWN0ZWQYAiABKAsyGS56aWdndXJhdC52MS5Nb3ZlUmVqZWN0ZWQiPQoMTW92ZVJlamVjdGVkEgwKBG1vdmUYASABKAkSDgoGcmVhc29uGAIgASgJEg8KB21lc3NhZ2UYAyABKAkiKQoVR2V0TWF0Y2hSZWNvcmRSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJIkIKFkdldE1hdGNoUmVjb3JkUmVzcG9uc2USKAoGcmVjb3JkGAEgASgLMhguemlnZ3VyYXQudjEuTWF0Y2hSZWNvcmQijQMKC01hdGNoUmVjb3JkEhAKCG1hdGNoX2lkGAEgASgJEicKBmNvbmZpZxgCIAEoCzIXLnppZ2d1cmF0LnYxLkdhbWVDb25maWcSLgoMdGltZV9jb250cm9sGAMgASgLMhguemlnZ3VyYXQudjEuVGltZUNvbnRyb2wSIAoFc2VhdHMYBCADKAsyES56aWdndXJhdC52MS5TZWF0EhcKD3NlZWRfY29tbWl0bWVudBgFIAEoCRIVCg1yZXZlYWxlZF9zZWVkGAYgASgJEigKBW1vdmVzGAcgAygLMhkuemlnZ3VyYXQudjEuUmVjb3JkZWRNb3ZlEiUKB291dGNvbWUYCCABKAsyFC56aWdndXJhdC52MS5PdXRjb21lEiYKCGZvcmZlaXRzGAkgAygLMhQuemlnZ3VyYXQudjEuRm9yZmVpdBI0Cg9zZWF0X2Fzc2lnbm1lbnQYCiABKA4yGy56aWdndXJhdC52MS5TZWF0QXNzaWdubWVudBISCgpqb2luX29yZGVyGAsgAygNIj8KDFJlY29yZGVkTW92ZRIMCgRzZWF0GAEgASgNEgwKBG1vdmUYAiABKAkSEwoLc3Vic3RpdHV0ZWQYAyABKAgiUwoHRm9yZmVpdBIMCgRzZWF0GAEgASgNEgsKA3BseRgCIAEoDRItCgt0ZXJtaW5hdGlvbhgDIAEoDjIYLnppZ2d1cmF0LnYxLlRlcm1pbmF0aW9uMpgGCgxNYXRjaFNlcnZpY2USUAoLQ3JlYXRlTWF0Y2gSHy56aWdndXJhdC52MS5DcmVhdGVNYXRjaFJlcXVlc3QaIC56aWdndXJhdC52MS5DcmVhdGVNYXRjaFJlc3BvbnNlElAKC0NhbmNlbE1hdGNoEh8uemlnZ3VyYXQudjEuQ2FuY2VsTWF0Y2hSZXF1ZXN0GiAuemlnZ3VyYXQudjEuQ2FuY2VsTWF0Y2hSZXNwb25zZRJKCglKb2luTWF0Y2gSHS56aWdndXJhdC52MS5Kb2luTWF0Y2hSZXF1ZXN0Gh4uemlnZ3VyYXQudjEuSm9pbk1hdGNoUmVzcG9uc2USUAoLTGlzdE1hdGNoZXMSHy56aWdndXJhdC52MS5MaXN0TWF0Y2hlc1JlcXVlc3QaIC56aWdndXJhdC52MS5MaXN0TWF0Y2hlc1Jlc3BvbnNlEkcKCEdldE1hdGNoEhwuemlnZ3VyYXQudjEuR2V0TWF0Y2hSZXF1ZXN0Gh0uemlnZ3VyYXQudjEuR2V0TWF0Y2hSZXNwb25zZRJPCgpXYXRjaE1hdGNoEh4uemlnZ3VyYXQudjEuV2F0Y2hNYXRjaFJlcXVlc3QaHy56aWdndXJhdC52MS5XYXRjaE1hdGNoUmVzcG9uc2UwARJNCgpTdWJtaXRNb3ZlEh4uemlnZ3VyYXQudjEuU3VibWl0TW92ZVJlcXVlc3QaHy56aWdndXJhdC52MS5TdWJtaXRNb3ZlUmVzcG9uc2USQQoGUmVzaWduEhouemlnZ3VyYXQudjEuUmVzaWduUmVxdWVzdBobLnppZ2d1cmF0LnYxLlJlc2lnblJlc3BvbnNlEj8KBFBsYXkSGC56aWdndXJhdC52MS5QbGF5UmVxdWVzdBoZLnppZ2d1cmF0LnYxLlBsYXlSZXNwb25zZSgBMAESWQoOR2V0TWF0Y2hSZWNvcmQSIi56aWdndXJhdC52MS5HZXRNYXRjaFJlY29yZFJlcXVlc3QaIy56aWdndXJhdC52MS5HZXRNYXRjaFJlY29yZFJlc3BvbnNlQqIBCg9vcmcuemlnZ3VyYXQudjFCEU1hdGNoU2VydmljZVByb3RvUAFaQ2dpdGh1Yi5jb20vemlnZ3VyYXQtZ2FtZXMvemlnZ3VyYXQvY2xpZW50cy9nby96aWdndXJhdHYxO3ppZ2d1cmF0djGiAgNaWFiqAgtaaWdndXJhdC5WMboCA1ppZ8oCC1ppZ2d1cmF0XFYx6gIMWmlnZ3VyYXQ6OlYxYgZwcm90bzM", [file_ziggurat_v1_game, file_ziggurat_v1_match]);
+  fileDesc("Ch96aWdndXJhdC92MS9tYXRjaF9zZXJ2aWNlLnByb3RvEgt6aWdndXJhdC52MSKjAQoSQ3JlYXRlTWF0Y2hSZXF1ZXN0EicKBmNvbmZpZxgBIAEoCzIXLnppZ2d1cmF0LnYxLkdhbWVDb25maWcSLgoMdGltZV9jb250cm9sGAIgASgLMhguemlnZ3VyYXQudjEuVGltZUNvbnRyb2wSNAoPc2VhdF9hc3NpZ25tZW50GAMgASgOMhsuemlnZ3VyYXQudjEuU2VhdEFzc2lnbm1lbnQiTwoTQ3JlYXRlTWF0Y2hSZXNwb25zZRIhCgVtYXRjaBgBIAEoCzISLnppZ2d1cmF0LnYxLk1hdGNoEhUKDWNyZWF0b3JfdG9rZW4YAiABKAkiJgoSQ2FuY2VsTWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJIjgKE0NhbmNlbE1hdGNoUmVzcG9uc2USIQoFbWF0Y2gYASABKAsyEi56aWdndXJhdC52MS5NYXRjaCJHChBKb2luTWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEhMKC3BsYXllcl9uYW1lGAIgASgJEgwKBHNlYXQYAyABKA0iUwoRSm9pbk1hdGNoUmVzcG9uc2USDQoFdG9rZW4YASABKAkSDAoEc2VhdBgCIAEoDRIhCgVtYXRjaBgDIAEoCzISLnppZ2d1cmF0LnYxLk1hdGNoIoYBChJMaXN0TWF0Y2hlc1JlcXVlc3QSKAoGc3RhdHVzGAEgASgOMhguemlnZ3VyYXQudjEuTWF0Y2hTdGF0dXMSHwoEZ2FtZRgCIAEoDjIRLnppZ2d1cmF0LnYxLkdhbWUSEQoJcGFnZV9zaXplGAMgASgNEhIKCnBhZ2VfdG9rZW4YBCABKAkiUwoTTGlzdE1hdGNoZXNSZXNwb25zZRIjCgdtYXRjaGVzGAEgAygLMhIuemlnZ3VyYXQudjEuTWF0Y2gSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIiMKD0dldE1hdGNoUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCSI1ChBHZXRNYXRjaFJlc3BvbnNlEiEKBW1hdGNoGAEgASgLMhIuemlnZ3VyYXQudjEuTWF0Y2giOAoRV2F0Y2hNYXRjaFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSEQoJYWZ0ZXJfc2VxGAIgASgEIjgKEldhdGNoTWF0Y2hSZXNwb25zZRIiCgZldmVudHMYASADKAsyEi56aWdndXJhdC52MS5FdmVudCJNChFTdWJtaXRNb3ZlUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIMCgRtb3ZlGAIgASgJEhAKA3BseRgDIAEoDUgAiAEBQgYKBF9wbHkiLwoSU3VibWl0TW92ZVJlc3BvbnNlEgsKA3NlcRgBIAEoBBIMCgRtb3ZlGAIgASgJIiEKDVJlc2lnblJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkiHQoOUmVzaWduUmVzcG9uc2USCwoDc2VxGAEgASgEIloKC1BsYXlSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEhEKCWFmdGVyX3NlcRgCIAEoBBIMCgRtb3ZlGAMgASgJEhAKA3BseRgEIAEoDUgAiAEBQgYKBF9wbHkiZAoMUGxheVJlc3BvbnNlEiIKBmV2ZW50cxgBIAMoCzISLnppZ2d1cmF0LnYxLkV2ZW50EjAKDW1vdmVfcmVqZWN0ZWQYAiABKAsyGS56aWdndXJhdC52MS5Nb3ZlUmVqZWN0ZWQiPQoMTW92ZVJlamVjdGVkEgwKBG1vdmUYASABKAkSDgoGcmVhc29uGAIgASgJEg8KB21lc3NhZ2UYAyABKAkiKQoVR2V0TWF0Y2hSZWNvcmRSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJIkIKFkdldE1hdGNoUmVjb3JkUmVzcG9uc2USKAoGcmVjb3JkGAEgASgLMhguemlnZ3VyYXQudjEuTWF0Y2hSZWNvcmQijQMKC01hdGNoUmVjb3JkEhAKCG1hdGNoX2lkGAEgASgJEicKBmNvbmZpZxgCIAEoCzIXLnppZ2d1cmF0LnYxLkdhbWVDb25maWcSLgoMdGltZV9jb250cm9sGAMgASgLMhguemlnZ3VyYXQudjEuVGltZUNvbnRyb2wSIAoFc2VhdHMYBCADKAsyES56aWdndXJhdC52MS5TZWF0EhcKD3NlZWRfY29tbWl0bWVudBgFIAEoCRIVCg1yZXZlYWxlZF9zZWVkGAYgASgJEigKBW1vdmVzGAcgAygLMhkuemlnZ3VyYXQudjEuUmVjb3JkZWRNb3ZlEiUKB291dGNvbWUYCCABKAsyFC56aWdndXJhdC52MS5PdXRjb21lEiYKCGZvcmZlaXRzGAkgAygLMhQuemlnZ3VyYXQudjEuRm9yZmVpdBI0Cg9zZWF0X2Fzc2lnbm1lbnQYCiABKA4yGy56aWdndXJhdC52MS5TZWF0QXNzaWdubWVudBISCgpqb2luX29yZGVyGAsgAygNIj8KDFJlY29yZGVkTW92ZRIMCgRzZWF0GAEgASgNEgwKBG1vdmUYAiABKAkSEwoLc3Vic3RpdHV0ZWQYAyABKAgiUwoHRm9yZmVpdBIMCgRzZWF0GAEgASgNEgsKA3BseRgCIAEoDRItCgt0ZXJtaW5hdGlvbhgDIAEoDjIYLnppZ2d1cmF0LnYxLlRlcm1pbmF0aW9uIhgKFkxpc3RCdWlsdGluQm90c1JlcXVlc3QiQAoXTGlzdEJ1aWx0aW5Cb3RzUmVzcG9uc2USJQoEYm90cxgBIAMoCzIXLnppZ2d1cmF0LnYxLkJ1aWx0aW5Cb3QiUQoKQnVpbHRpbkJvdBIMCgRuYW1lGAEgASgJEiAKBWdhbWVzGAIgAygOMhEuemlnZ3VyYXQudjEuR2FtZRITCgtkZXNjcmlwdGlvbhgDIAEoCSI8Cg1BZGRCb3RSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEgsKA2JvdBgCIAEoCRIMCgRzZWF0GAMgASgNIkEKDkFkZEJvdFJlc3BvbnNlEgwKBHNlYXQYASABKA0SIQoFbWF0Y2gYAiABKAsyEi56aWdndXJhdC52MS5NYXRjaDK5BwoMTWF0Y2hTZXJ2aWNlElAKC0NyZWF0ZU1hdGNoEh8uemlnZ3VyYXQudjEuQ3JlYXRlTWF0Y2hSZXF1ZXN0GiAuemlnZ3VyYXQudjEuQ3JlYXRlTWF0Y2hSZXNwb25zZRJQCgtDYW5jZWxNYXRjaBIfLnppZ2d1cmF0LnYxLkNhbmNlbE1hdGNoUmVxdWVzdBogLnppZ2d1cmF0LnYxLkNhbmNlbE1hdGNoUmVzcG9uc2USSgoJSm9pbk1hdGNoEh0uemlnZ3VyYXQudjEuSm9pbk1hdGNoUmVxdWVzdBoeLnppZ2d1cmF0LnYxLkpvaW5NYXRjaFJlc3BvbnNlElAKC0xpc3RNYXRjaGVzEh8uemlnZ3VyYXQudjEuTGlzdE1hdGNoZXNSZXF1ZXN0GiAuemlnZ3VyYXQudjEuTGlzdE1hdGNoZXNSZXNwb25zZRJHCghHZXRNYXRjaBIcLnppZ2d1cmF0LnYxLkdldE1hdGNoUmVxdWVzdBodLnppZ2d1cmF0LnYxLkdldE1hdGNoUmVzcG9uc2USTwoKV2F0Y2hNYXRjaBIeLnppZ2d1cmF0LnYxLldhdGNoTWF0Y2hSZXF1ZXN0Gh8uemlnZ3VyYXQudjEuV2F0Y2hNYXRjaFJlc3BvbnNlMAESTQoKU3VibWl0TW92ZRIeLnppZ2d1cmF0LnYxLlN1Ym1pdE1vdmVSZXF1ZXN0Gh8uemlnZ3VyYXQudjEuU3VibWl0TW92ZVJlc3BvbnNlEkEKBlJlc2lnbhIaLnppZ2d1cmF0LnYxLlJlc2lnblJlcXVlc3QaGy56aWdndXJhdC52MS5SZXNpZ25SZXNwb25zZRI/CgRQbGF5EhguemlnZ3VyYXQudjEuUGxheVJlcXVlc3QaGS56aWdndXJhdC52MS5QbGF5UmVzcG9uc2UoATABElkKDkdldE1hdGNoUmVjb3JkEiIuemlnZ3VyYXQudjEuR2V0TWF0Y2hSZWNvcmRSZXF1ZXN0GiMuemlnZ3VyYXQudjEuR2V0TWF0Y2hSZWNvcmRSZXNwb25zZRJcCg9MaXN0QnVpbHRpbkJvdHMSIy56aWdndXJhdC52MS5MaXN0QnVpbHRpbkJvdHNSZXF1ZXN0GiQuemlnZ3VyYXQudjEuTGlzdEJ1aWx0aW5Cb3RzUmVzcG9uc2USQQoGQWRkQm90EhouemlnZ3VyYXQudjEuQWRkQm90UmVxdWVzdBobLnppZ2d1cmF0LnYxLkFkZEJvdFJlc3BvbnNlQqIBCg9vcmcuemlnZ3VyYXQudjFCEU1hdGNoU2VydmljZVByb3RvUAFaQ2dpdGh1Yi5jb20vemlnZ3VyYXQtZ2FtZXMvemlnZ3VyYXQvY2xpZW50cy9nby96aWdndXJhdHYxO3ppZ2d1cmF0djGiAgNaWFiqAgtaaWdndXJhdC5WMboCA1ppZ8oCC1ppZ2d1cmF0XFYx6gIMWmlnZ3VyYXQ6OlYxYgZwcm90bzM", [file_ziggurat_v1_game, file_ziggurat_v1_match]);
 
 /**
  * CreateMatch input.
@@ -708,6 +708,134 @@ export const ForfeitSchema: GenMessage<Forfeit> = /*@__PURE__*/
   messageDesc(file_ziggurat_v1_match_service, 23);
 
 /**
+ * ListBuiltinBots input.
+ *
+ * @generated from message ziggurat.v1.ListBuiltinBotsRequest
+ */
+export type ListBuiltinBotsRequest = Message<"ziggurat.v1.ListBuiltinBotsRequest"> & {
+};
+
+/**
+ * Describes the message ziggurat.v1.ListBuiltinBotsRequest.
+ * Use `create(ListBuiltinBotsRequestSchema)` to create a new message.
+ */
+export const ListBuiltinBotsRequestSchema: GenMessage<ListBuiltinBotsRequest> = /*@__PURE__*/
+  messageDesc(file_ziggurat_v1_match_service, 24);
+
+/**
+ * ListBuiltinBots output.
+ *
+ * @generated from message ziggurat.v1.ListBuiltinBotsResponse
+ */
+export type ListBuiltinBotsResponse = Message<"ziggurat.v1.ListBuiltinBotsResponse"> & {
+  /**
+   * @generated from field: repeated ziggurat.v1.BuiltinBot bots = 1;
+   */
+  bots: BuiltinBot[];
+};
+
+/**
+ * Describes the message ziggurat.v1.ListBuiltinBotsResponse.
+ * Use `create(ListBuiltinBotsResponseSchema)` to create a new message.
+ */
+export const ListBuiltinBotsResponseSchema: GenMessage<ListBuiltinBotsResponse> = /*@__PURE__*/
+  messageDesc(file_ziggurat_v1_match_service, 25);
+
+/**
+ * A bot the server can play itself.
+ *
+ * @generated from message ziggurat.v1.BuiltinBot
+ */
+export type BuiltinBot = Message<"ziggurat.v1.BuiltinBot"> & {
+  /**
+   * What AddBot takes, e.g. "random", "greedy", "mcts", "alphabeta".
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * The games it plays.
+   *
+   * @generated from field: repeated ziggurat.v1.Game games = 2;
+   */
+  games: Game[];
+
+  /**
+   * One line for people choosing an opponent.
+   *
+   * @generated from field: string description = 3;
+   */
+  description: string;
+};
+
+/**
+ * Describes the message ziggurat.v1.BuiltinBot.
+ * Use `create(BuiltinBotSchema)` to create a new message.
+ */
+export const BuiltinBotSchema: GenMessage<BuiltinBot> = /*@__PURE__*/
+  messageDesc(file_ziggurat_v1_match_service, 26);
+
+/**
+ * AddBot input.
+ *
+ * @generated from message ziggurat.v1.AddBotRequest
+ */
+export type AddBotRequest = Message<"ziggurat.v1.AddBotRequest"> & {
+  /**
+   * @generated from field: string match_id = 1;
+   */
+  matchId: string;
+
+  /**
+   * A BuiltinBot name.
+   *
+   * @generated from field: string bot = 2;
+   */
+  bot: string;
+
+  /**
+   * With SEAT_ASSIGNMENT_CHOSEN: the seat wanted (1-based); 0 = the lowest free seat.
+   *
+   * @generated from field: uint32 seat = 3;
+   */
+  seat: number;
+};
+
+/**
+ * Describes the message ziggurat.v1.AddBotRequest.
+ * Use `create(AddBotRequestSchema)` to create a new message.
+ */
+export const AddBotRequestSchema: GenMessage<AddBotRequest> = /*@__PURE__*/
+  messageDesc(file_ziggurat_v1_match_service, 27);
+
+/**
+ * AddBot output.
+ *
+ * @generated from message ziggurat.v1.AddBotResponse
+ */
+export type AddBotResponse = Message<"ziggurat.v1.AddBotResponse"> & {
+  /**
+   * The bot's seat (1-based).
+   *
+   * @generated from field: uint32 seat = 1;
+   */
+  seat: number;
+
+  /**
+   * @generated from field: ziggurat.v1.Match match = 2;
+   */
+  match?: Match | undefined;
+};
+
+/**
+ * Describes the message ziggurat.v1.AddBotResponse.
+ * Use `create(AddBotResponseSchema)` to create a new message.
+ */
+export const AddBotResponseSchema: GenMessage<AddBotResponse> = /*@__PURE__*/
+  messageDesc(file_ziggurat_v1_match_service, 28);
+
+/**
  * Creating, joining, watching and playing matches.
  *
  * Authentication: JoinMatch returns a seat token. Send it as the metadata entry
@@ -727,6 +855,7 @@ export const ForfeitSchema: GenMessage<Forfeit> = /*@__PURE__*/
  *   SEAT_BY_LOT (INVALID_ARGUMENT): a seat was named in a match whose seats are drawn by lot.
  *   BAD_FILTER (INVALID_ARGUMENT): an unknown status or game in a ListMatches filter.
  *   BAD_PAGE_TOKEN (INVALID_ARGUMENT): page_token is not a next_page_token of the same listing.
+ *   UNKNOWN_BOT (INVALID_ARGUMENT): AddBot named no built-in bot of this server (see ListBuiltinBots).
  *   ILLEGAL_MOVE (FAILED_PRECONDITION): the move is well formed but not legal in the position.
  *   NOT_YOUR_TURN (FAILED_PRECONDITION): it is not the caller's seat's turn.
  *   STALE_PLY (FAILED_PRECONDITION): the move's ply guard names another ply than the current one.
@@ -750,6 +879,7 @@ export const ForfeitSchema: GenMessage<Forfeit> = /*@__PURE__*/
  *   TOO_MANY_MATCHES (RESOURCE_EXHAUSTED): the server hosts its maximum number of live matches.
  *   TOO_MANY_STREAMS (RESOURCE_EXHAUSTED): the match, the seat or the caller's address already has the most open streams it may have.
  *   TOO_MANY_CONNECTIONS (RESOURCE_EXHAUSTED): this address has as many connections in use as the server allows (--max-connections-per-address).
+ *   TOO_MANY_BOTS (RESOURCE_EXHAUSTED): the server already plays its maximum number of built-in bots.
  *   BAD_SEQ (OUT_OF_RANGE): the resume point after_seq is beyond the match's log.
  *   STORE_UNAVAILABLE (UNAVAILABLE): the database refused the write (locked, full, read-only or failing); nothing changed; retry later.
  *   SERVER_ERROR (UNAVAILABLE): the server could not process the request because of a fault of its own (logged); retry.
@@ -866,6 +996,29 @@ export const MatchService: GenService<{
     methodKind: "unary";
     input: typeof GetMatchRecordRequestSchema;
     output: typeof GetMatchRecordResponseSchema;
+  },
+  /**
+   * The built-in bots this server can seat and play itself (AddBot).
+   *
+   * @generated from rpc ziggurat.v1.MatchService.ListBuiltinBots
+   */
+  listBuiltinBots: {
+    methodKind: "unary";
+    input: typeof ListBuiltinBotsRequestSchema;
+    output: typeof ListBuiltinBotsResponseSchema;
+  },
+  /**
+   * Seats one of the server's built-in bots in a waiting match, as JoinMatch would seat a
+   * player named "NAME (bot)"; the server then plays that seat until the match ends.
+   * Refusals: UNKNOWN_BOT, BOT_GAME (it does not play this game), TOO_MANY_BOTS, and
+   * those of JoinMatch.
+   *
+   * @generated from rpc ziggurat.v1.MatchService.AddBot
+   */
+  addBot: {
+    methodKind: "unary";
+    input: typeof AddBotRequestSchema;
+    output: typeof AddBotResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_ziggurat_v1_match_service, 0);

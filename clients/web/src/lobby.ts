@@ -1,0 +1,204 @@
+// The lobby: the server's matches (refreshed every two seconds), the seats this browser holds,
+// and the form that creates a match, seats you, and fills other seats with built-in bots.
+import { create } from "@bufbuild/protobuf";
+import { api, allTickets, explain, keepTicket, playerName, setPlayerName } from "./api.js";
+import { clear, h } from "./dom.js";
+import { Game, GameConfigSchema, KabaleoDeal, PylosVariant, type GameConfig } from "./gen/ziggurat/v1/game_pb.js";
+import { MatchStatus, SeatState, TimeoutPolicy, type Match } from "./gen/ziggurat/v1/match_pb.js";
+import type { BuiltinBot } from "./gen/ziggurat/v1/match_service_pb.js";
+import { navigate } from "./router.js";
+import { gameName, seatLabel } from "./text.js";
+
+const REFRESH_MS = 2000;
+
+export function showLobby(root: HTMLElement): () => void {
+  clear(root);
+  const status = h("p", { class: "status", role: "status" });
+  const mine = h("section", { class: "my-seats" });
+  const list = h("section", { class: "matches" });
+  const form = h("section", { class: "create" });
+  root.append(
+    h("header", { class: "top" }, h("h1", {}, "ziggurat"), h("span", { class: "sub" }, "Pylos and Kabaleo on this server")),
+    h("div", { class: "lobby" }, h("div", { class: "col" }, form, mine), h("div", { class: "col wide" }, list)),
+    status,
+  );
+  let bots: BuiltinBot[] = [];
+  let stopped = false;
+  void api.listBuiltinBots({}).then((r) => {
+    bots = r.bots;
+    renderForm(form, bots, status);
+  }).catch((e: unknown) => { status.textContent = explain(e); renderForm(form, bots, status); });
+
+  async function refresh(): Promise<void> {
+    try {
+      const response = await api.listMatches({ pageSize: 50 });
+      if (stopped) return;
+      renderList(list, response.matches);
+      renderMine(mine, response.matches);
+      status.textContent = "";
+    } catch (error) {
+      status.textContent = explain(error);
+    }
+  }
+  void refresh();
+  const timer = window.setInterval(() => void refresh(), REFRESH_MS);
+  return () => {
+    stopped = true;
+    window.clearInterval(timer);
+  };
+}
+
+function renderMine(section: HTMLElement, matches: Match[]): void {
+  clear(section);
+  const known = new Map(matches.map((m) => [m.matchId, m]));
+  const tickets = allTickets().filter((t) => known.get(t.matchId)?.status !== MatchStatus.FINISHED);
+  if (!tickets.length) return;
+  section.append(
+    h("h2", {}, "Your seats"),
+    h("ul", { class: "plain" }, tickets.map((t) =>
+      h("li", {},
+        h("button", { class: "resume", "data-match": t.matchId, onclick: () => navigate(`/match/${t.matchId}`) },
+          `Resume ${known.get(t.matchId) ? gameName(known.get(t.matchId)!.config?.game ?? 0) : ""} ${t.matchId} (seat ${t.seat})`),
+      ))),
+  );
+}
+
+function renderList(section: HTMLElement, matches: Match[]): void {
+  clear(section);
+  section.append(h("h2", {}, "Matches"));
+  if (!matches.length) {
+    section.append(h("p", { class: "hint" }, "No matches yet: create one."));
+    return;
+  }
+  const rows = matches.map((m) => {
+    const seats = m.seats.map((s) => seatLabel(m.config?.game ?? 0, s.seat, s.playerName, s.state)).join(" · ");
+    const mineTicket = allTickets().find((t) => t.matchId === m.matchId);
+    let actions: HTMLElement[] = [];
+    if (m.status === MatchStatus.WAITING) {
+      actions = mineTicket
+        ? [h("button", { onclick: () => navigate(`/match/${m.matchId}`) }, "Open")]
+        : [h("button", { class: "join", "data-match": m.matchId, onclick: () => void join(m.matchId) }, "Join")];
+    } else if (m.status === MatchStatus.ACTIVE) {
+      actions = [h("button", { class: "watch", "data-match": m.matchId, onclick: () => navigate(`/match/${m.matchId}`) },
+        mineTicket ? "Play" : "Watch")];
+    } else {
+      actions = [h("button", { class: "replay", "data-match": m.matchId, onclick: () => navigate(`/replay/${m.matchId}`) }, "Replay")];
+    }
+    return h("tr", { "data-match": m.matchId },
+      h("td", {}, gameName(m.config?.game ?? 0)),
+      h("td", { class: "mono" }, m.matchId),
+      h("td", {}, statusName(m.status)),
+      h("td", { class: "seats" }, seats),
+      h("td", {}, actions));
+  });
+  section.append(h("table", { class: "list" },
+    h("thead", {}, h("tr", {}, h("th", {}, "Game"), h("th", {}, "Match"), h("th", {}, "Status"), h("th", {}, "Seats"), h("th", {}, ""))),
+    h("tbody", {}, rows)));
+}
+
+function statusName(status: MatchStatus): string {
+  const names: Record<number, string> = { [MatchStatus.WAITING]: "waiting", [MatchStatus.ACTIVE]: "playing", [MatchStatus.FINISHED]: "finished" };
+  return names[status] ?? "?";
+}
+
+function askName(): string {
+  let name = playerName();
+  if (!name) {
+    name = (window.prompt("Your name (shown to the other players)", "") ?? "").trim() || "player";
+    setPlayerName(name);
+  }
+  return name;
+}
+
+async function join(matchId: string): Promise<void> {
+  const name = askName();
+  try {
+    const joined = await api.joinMatch({ matchId, playerName: name });
+    keepTicket({ matchId, seat: joined.seat, token: joined.token, name });
+    navigate(`/match/${matchId}`);
+  } catch (error) {
+    window.alert(explain(error));
+  }
+}
+
+function renderForm(section: HTMLElement, bots: BuiltinBot[], status: HTMLElement): void {
+  clear(section);
+  const name = h("input", { id: "name", value: playerName(), placeholder: "your name", maxlength: 64 });
+  name.addEventListener("input", () => setPlayerName(name.value.trim()));
+  const game = h("select", { id: "game" }, h("option", { value: "pylos" }, "Pylos (2 players)"), h("option", { value: "kabaleo" }, "Kabaleo (2–4 players)"));
+  const seats = h("select", { id: "seats" }, [2, 3, 4].map((n) => h("option", { value: n }, `${n} players`)));
+  const variant = h("select", { id: "variant" },
+    h("option", { value: PylosVariant.STANDARD }, "standard"),
+    h("option", { value: PylosVariant.BEGINNER }, "beginner (no recovery)"),
+    h("option", { value: PylosVariant.ADVANCED }, "advanced (lines too)"));
+  const deal = h("select", { id: "deal" }, h("option", { value: KabaleoDeal.RANDOM }, "random deal"), h("option", { value: KabaleoDeal.EQUAL }, "equal deal"));
+  const lastStack = h("input", { id: "last-stack", type: "checkbox" });
+  const clock = h("select", { id: "clock" },
+    h("option", { value: "none" }, "no clock"),
+    h("option", { value: "move30" }, "30 s per move"),
+    h("option", { value: "move10" }, "10 s per move"),
+    h("option", { value: "fischer5" }, "5 min + 3 s per move"),
+    h("option", { value: "fischer1" }, "1 min + 2 s per move"));
+  const opponents = h("div", { class: "opponents" });
+  const renderOpponents = (): void => {
+    clear(opponents);
+    const g = game.value;
+    const n = g === "pylos" ? 2 : Number(seats.value);
+    for (let i = 1; i < n; i++) {
+      const choices = bots.filter((b) => b.games.includes(g === "pylos" ? Game.PYLOS : Game.KABALEO));
+      opponents.append(h("label", {}, `Seat for opponent ${i}: `,
+        h("select", { class: "opponent", "data-index": i },
+          h("option", { value: "" }, "a person (open seat)"),
+          choices.map((b) => h("option", { value: b.name, title: b.description }, `bot: ${b.name}`)))));
+    }
+  };
+  const kabaleoOnly = h("div", { class: "kabaleo-only" }, h("label", {}, "Players ", seats), h("label", {}, "Deal ", deal), h("label", {}, lastStack, " last-stack rule"));
+  const pylosOnly = h("div", { class: "pylos-only" }, h("label", {}, "Variant ", variant));
+  const sync = (): void => {
+    kabaleoOnly.hidden = game.value !== "kabaleo";
+    pylosOnly.hidden = game.value !== "pylos";
+    renderOpponents();
+  };
+  game.addEventListener("change", sync);
+  seats.addEventListener("change", renderOpponents);
+  const button = h("button", { id: "create", class: "primary" }, "Create and sit down");
+  button.addEventListener("click", () => void (async () => {
+    const who = name.value.trim() || "player";
+    setPlayerName(who);
+    button.disabled = true;
+    try {
+      const config: GameConfig = create(GameConfigSchema, game.value === "pylos"
+        ? { game: Game.PYLOS, seats: 2, options: { case: "pylos", value: { variant: Number(variant.value) } } }
+        : { game: Game.KABALEO, seats: Number(seats.value), options: { case: "kabaleo", value: { deal: Number(deal.value), lastStack: lastStack.checked } } });
+      const timeControl = {
+        none: {}, move30: { perMoveMs: 30000 }, move10: { perMoveMs: 10000 },
+        fischer5: { baseMs: 300000, incrementMs: 3000 }, fischer1: { baseMs: 60000, incrementMs: 2000 },
+      }[clock.value] ?? {};
+      const created = await api.createMatch({ config, timeControl: { ...timeControl, onTimeout: TimeoutPolicy.FORFEIT } });
+      const matchId = created.match!.matchId;
+      const joined = await api.joinMatch({ matchId, playerName: who });
+      keepTicket({ matchId, seat: joined.seat, token: joined.token, name: who });
+      for (const select of opponents.querySelectorAll<HTMLSelectElement>("select.opponent")) {
+        if (select.value) await api.addBot({ matchId, bot: select.value });
+      }
+      navigate(`/match/${matchId}`);
+    } catch (error) {
+      status.textContent = explain(error);
+    } finally {
+      button.disabled = false;
+    }
+  })());
+  section.append(
+    h("h2", {}, "New match"),
+    h("label", {}, "Your name ", name),
+    h("label", {}, "Game ", game),
+    pylosOnly,
+    kabaleoOnly,
+    h("label", {}, "Clock ", clock),
+    opponents,
+    button,
+  );
+  sync();
+}
+
+export const _statusForTests = SeatState;

@@ -1,0 +1,20 @@
+// Entry point: one page, three screens chosen by the address's #route.
+import { showLobby } from "./lobby.js";
+import { showMatch } from "./match.js";
+import { showReplay } from "./replay.js";
+import { currentRoute } from "./router.js";
+
+const root = document.getElementById("app")!;
+let leave: (() => void) | null = null;
+
+function route(): void {
+  leave?.();
+  const current = currentRoute();
+  if (current.name === "match") leave = showMatch(root, current.id);
+  else if (current.name === "replay") leave = showReplay(root, current.id);
+  else leave = showLobby(root);
+  window.scrollTo(0, 0);
+}
+
+window.addEventListener("hashchange", route);
+route();

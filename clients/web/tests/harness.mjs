@@ -1,0 +1,113 @@
+// Test harness: a real `ziggurat serve` subprocess (loopback, port 0, its own database file)
+// and Debian's chromium driven by playwright-core, with a fresh profile per browser.
+// Screenshots go to clients/web/test-output/ (gitignored).
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repo = join(here, "../../..");
+export const SHOTS = join(here, "../test-output");
+const ZIGGURAT = process.env.ZIGGURAT ?? join(repo, ".venv/bin/ziggurat");
+const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
+
+export async function startServer() {
+  const dir = mkdtempSync(join(tmpdir(), "ziggurat-web-test-"));
+  const child = spawn(ZIGGURAT, ["serve", "--host", "127.0.0.1", "--port", "0", "--http-port", "0", "--db", join(dir, "z.db"), "--no-mdns", "--grace", "1"], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (chunk) => { stderr += chunk; });
+  const lines = await new Promise((resolve, reject) => {
+    let out = "";
+    const timer = setTimeout(() => reject(new Error(`server did not start: ${stderr}`)), 30000);
+    child.stdout.on("data", (chunk) => {
+      out += chunk;
+      if (/web client on http:\/\/\S+\//.test(out)) {
+        clearTimeout(timer);
+        resolve(out);
+      }
+    });
+    child.on("exit", (code) => reject(new Error(`server exited (${code}): ${stderr}`)));
+  });
+  const grpc = /ziggurat listening on (\S+)/.exec(lines)[1];
+  const url = /web client on (http:\/\/\S+\/)/.exec(lines)[1];
+  return {
+    url,
+    grpc,
+    dir,
+    stderr: () => stderr,
+    async stop() {
+      child.kill("SIGTERM");
+      await new Promise((resolve) => child.once("exit", resolve));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+// playwright's launch() always gives chromium a fresh, temporary --user-data-dir of its own
+// (it refuses one in args), so every run starts from an empty profile.
+export async function launchBrowser() {
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    ],
+  });
+  return {
+    browser,
+    async close() {
+      await browser.close();
+    },
+  };
+}
+
+let counter = 0;
+export async function shot(page, name) {
+  mkdirSync(SHOTS, { recursive: true });
+  counter += 1;
+  const file = join(SHOTS, `${String(counter).padStart(2, "0")}-${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}
+
+/** Every byte of every API response this page receives, teed off fetch before the app runs. */
+export const RECORD_BYTES = `(() => {
+  const chunks = [];
+  let next = 0;
+  window.__zigChunks = chunks;
+  const original = window.fetch.bind(window);
+  window.fetch = async (...args) => {
+    const response = await original(...args);
+    const url = String(args[0] && args[0].url ? args[0].url : args[0]);
+    if (!url.includes("/ziggurat.v1.MatchService/") || !response.body) return response;
+    const id = next++;
+    const [mine, theirs] = response.body.tee();
+    (async () => {
+      const reader = mine.getReader();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        chunks.push({ id, url, bytes: Array.from(value) });
+      }
+    })();
+    return new Response(theirs, { status: response.status, statusText: response.statusText, headers: response.headers });
+  };
+})();`;
+
+export function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Bundles tests/secrecy.ts (generated protobuf code included) for node; returns its module. */
+export async function loadSecrecy() {
+  const { build } = await import("esbuild");
+  mkdirSync(SHOTS, { recursive: true });
+  const outfile = join(SHOTS, "secrecy.mjs");
+  await build({ entryPoints: [join(here, "secrecy.ts")], bundle: true, platform: "node", format: "esm", outfile, logLevel: "warning" });
+  return import(outfile);
+}

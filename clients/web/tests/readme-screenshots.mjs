@@ -1,0 +1,61 @@
+// Makes the README's screenshots (docs/web-pylos.png, docs/web-kabaleo.png): a Pylos game
+// against a built-in bot and a 3-seat Kabaleo table, each in the middle of the game.
+// Run by hand after a visible change: `node tests/readme-screenshots.mjs` (not a test).
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { launchBrowser, startServer } from "./harness.mjs";
+
+const docs = join(dirname(fileURLToPath(import.meta.url)), "../../../docs");
+const server = await startServer();
+const chrome = await launchBrowser();
+try {
+  const pylos = await chrome.browser.newPage({ viewport: { width: 1100, height: 720 } });
+  await pylos.goto(server.url);
+  await pylos.fill("#name", "Ada");
+  await pylos.selectOption("select.opponent", "greedy");
+  await pylos.selectOption("#clock", "fischer5");
+  await pylos.click("#create");
+  await pylos.waitForSelector("svg.pyramid");
+  for (let i = 0; i < 9; i++) {
+    await pylos.waitForSelector("svg.pyramid .place.target");
+    const targets = await pylos.$$eval("svg.pyramid .place.target", (els) => els.map((e) => e.dataset.place));
+    const n = await pylos.$$eval("ol.moves li", (l) => l.length);
+    await pylos.click(`svg.pyramid circle[data-place="${targets[(i * 5) % targets.length]}"]`);
+    if (await pylos.$("svg.pyramid .place.recoverable")) {
+      await pylos.click("svg.pyramid .place.recoverable");
+      if (await pylos.$("button.done")) await pylos.click("button.done");
+    }
+    await pylos.waitForFunction((k) => document.querySelectorAll("ol.moves li").length > k + 1, n);
+  }
+  await pylos.waitForSelector("svg.pyramid .place.source, svg.pyramid .place.target");
+  const source = await pylos.$("svg.pyramid .place.source");
+  if (source) await source.click(); // show a raise in progress: a free ball and its targets
+  await pylos.screenshot({ path: join(docs, "web-pylos.png") });
+
+  const kabaleo = await chrome.browser.newPage({ viewport: { width: 1100, height: 860 } });
+  await kabaleo.goto(server.url);
+  await kabaleo.fill("#name", "Ada");
+  await kabaleo.selectOption("#game", "kabaleo");
+  await kabaleo.selectOption("#seats", "3");
+  await kabaleo.selectOption("select.opponent[data-index='1']", "greedy");
+  await kabaleo.selectOption("select.opponent[data-index='2']", "mcts");
+  await kabaleo.selectOption("#clock", "fischer5");
+  await kabaleo.click("#create");
+  await kabaleo.waitForSelector(".kabaleo .stacks");
+  for (let i = 0; i < 5; i++) {
+    await kabaleo.waitForSelector(".hand.mine .chip:not([disabled])", { timeout: 60000 });
+    const colours = await kabaleo.$$eval(".hand.mine .chip:not([disabled])", (c) => c.map((x) => x.dataset.colour));
+    await kabaleo.click(`.hand.mine .chip[data-colour="${colours[i % colours.length]}"]`);
+    const stacks = await kabaleo.$$eval(".stack.target", (els) => els.map((e) => e.dataset.stack));
+    const n = await kabaleo.$$eval("ol.moves li", (l) => l.length);
+    await kabaleo.click(`.stack[data-stack="${stacks[(i * 7) % stacks.length]}"]`);
+    await kabaleo.waitForFunction((k) => document.querySelectorAll("ol.moves li").length > k, n);
+  }
+  await kabaleo.waitForSelector(".hand.mine .chip:not([disabled])", { timeout: 60000 });
+  await kabaleo.click(".hand.mine .chip:not([disabled])");
+  await kabaleo.screenshot({ path: join(docs, "web-kabaleo.png") });
+  console.log("wrote docs/web-pylos.png and docs/web-kabaleo.png");
+} finally {
+  await chrome.close();
+  await server.stop();
+}

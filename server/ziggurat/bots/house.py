@@ -1,0 +1,142 @@
+"""Built-in bots the server seats and plays itself ("play against the computer").
+
+Why in-process: a person in the lobby wants an opponent now, without starting a
+second program. The bot follows the match like any seat does — every event it
+sees is rendered by :func:`ziggurat.service.render.render_event` for its own seat, so
+it learns exactly what a remote bot in that seat would and nothing more — and plays
+through :meth:`Match.submit`, the path every move takes. Thinking runs on one worker
+thread so search bots never stall the event loop that serves everyone else, and the
+number of bots at once is capped.
+
+The service layer knows this only through the
+:class:`~ziggurat.service.house_bots.HouseBotSeater` protocol; ``ziggurat serve`` hands
+this implementation to the server. A bot seat is taken by :meth:`Match.join` like any
+other; after a server restart the seat is not played by a bot again (its clock and
+timeout policy apply as to any player who left).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from ziggurat.service.house_bots import HouseBotInfo
+from ziggurat.service.manager import MatchManager
+from ziggurat.service.match import Match
+from ziggurat.service.render import render_event
+from ziggurat.v1 import game_pb2
+from ziggurat.wire import errors
+from ziggurat_client.bot import Turn
+
+log = logging.getLogger("ziggurat.house_bots")
+
+MAX_HOUSE_BOTS = 64
+
+
+def _catalogue() -> tuple[dict[str, HouseBotInfo], Callable[[str], Any]]:
+    """The built-in bots and their factory (imported on first use: search bots are heavy)."""
+    from ziggurat.bots import BOTS, GAMES_OF, make_bot
+
+    infos = {
+        name: HouseBotInfo(name, GAMES_OF[name], (BOTS[name].__doc__ or "").strip().splitlines()[0])
+        for name in BOTS
+    }
+    return infos, make_bot
+
+
+class HouseBots:
+    """Seats built-in bots in matches and plays them until their match ends."""
+
+    def __init__(self, manager: MatchManager, *, limit: int = MAX_HOUSE_BOTS) -> None:
+        self.manager = manager
+        self.limit = limit
+        self.tasks: set[asyncio.Task[None]] = set()
+        self._executor: ThreadPoolExecutor | None = None
+
+    def catalogue(self) -> list[HouseBotInfo]:
+        """Every built-in bot, by name."""
+        infos, _ = _catalogue()
+        return [infos[name] for name in sorted(infos)]
+
+    def add(self, match: Match, bot_name: str, seat: int | None) -> int:
+        """Seat ``bot_name`` in ``match`` (0-based ``seat`` or by the match's rule); returns the seat."""
+        infos, make_bot = _catalogue()
+        info = infos.get(bot_name)
+        if info is None:
+            known = ", ".join(sorted(infos))
+            raise errors.invalid("UNKNOWN_BOT", f"no built-in bot {bot_name!r}; known: {known}")
+        if match.game not in info.games:
+            raise errors.precondition("BOT_GAME", f"the built-in bot {bot_name!r} does not play {match.game}")
+        if len(self.tasks) >= self.limit:
+            raise errors.exhausted("TOO_MANY_BOTS", "the server already plays its maximum number of bots")
+        bot = make_bot(bot_name)
+        _, joined = match.join(f"{bot_name} (bot)", seat)
+        task = asyncio.create_task(self._play(match, joined, bot), name=f"bot {bot_name} {match.match_id}")
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        return joined
+
+    async def close(self) -> None:
+        """Stop every bot (server shutdown)."""
+        for task in list(self.tasks):
+            task.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = None
+
+    async def _play(self, match: Match, seat: int, bot: Any) -> None:
+        subscriber = match.subscribe(0, seat)
+        match.connect(seat)
+        view = game_pb2.GameView()
+        history: list[str] = []
+        try:
+            async for entries, _ in match.batches(subscriber):
+                for entry in entries:
+                    event = render_event(match, entry, seat)
+                    kind = event.WhichOneof("kind")
+                    if kind == "match_started":
+                        view = event.match_started.view
+                    elif kind == "move_played":
+                        view = event.move_played.view
+                        history.append(event.move_played.move)
+                    elif kind == "turn_started" and event.turn_started.seat == seat + 1:
+                        await self._move(
+                            match,
+                            seat,
+                            bot,
+                            Turn(
+                                game=match.game,
+                                options=match.rules.config_options(match.config),
+                                seats=match.seat_count,
+                                seat=seat + 1,
+                                ply=event.turn_started.ply,
+                                view=view,
+                                legal_moves=tuple(event.turn_started.legal_moves),
+                                time_left_ms=event.turn_started.time_left_ms,
+                                history=tuple(history),
+                            ),
+                        )
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # a bot bug must not take the server down; its clock runs on
+            log.exception("built-in bot in match %s seat %d stopped", match.match_id, seat + 1)
+        finally:
+            match.unsubscribe(subscriber)
+            match.disconnect(seat)
+
+    async def _move(self, match: Match, seat: int, bot: Any, turn: Turn) -> None:
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="house-bot")
+        loop = asyncio.get_running_loop()
+        result = await loop.run_in_executor(self._executor, bot.choose, turn)
+        move = result if isinstance(result, str) else await result
+        if match.status != "active":
+            return
+        try:
+            match.submit(seat, move, turn.ply)
+        except errors.ApiError as refusal:  # the turn moved on (timeout) or the bot erred
+            log.warning("built-in bot in match %s seat %d: %s", match.match_id, seat + 1, refusal.message)

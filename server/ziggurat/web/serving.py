@@ -1,0 +1,88 @@
+"""The HTTP listener of ``ziggurat serve``: uvicorn on the same asyncio loop as grpc.aio.
+
+Why uvicorn embedded rather than a second process: one process means one
+:class:`~ziggurat.service.manager.MatchManager`, so a move made in a browser and a move
+made by a gRPC bot go through the same match object, commit and fan-out. uvicorn is
+driven as a task of the running loop (``Server.serve`` with a socket we bound), with its
+own signal capture switched off: ``ziggurat serve`` owns SIGINT/SIGTERM and stops the
+HTTP side as part of its ordered shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+from collections.abc import Iterator
+
+import uvicorn
+
+from ziggurat.web.app import WebApp
+
+log = logging.getLogger("ziggurat.web")
+
+
+class _EmbeddedServer(uvicorn.Server):
+    """uvicorn that leaves signal handling to its host program."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (0 = any free port); OSError when taken."""
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host.strip("[]"), port))
+        sock.listen(128)
+        sock.setblocking(False)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+class WebServer:
+    """Serves :class:`WebApp` on one socket until :meth:`stop`."""
+
+    def __init__(self, app: WebApp, sock: socket.socket, *, grace_seconds: float = 5.0) -> None:
+        """Serve ``app`` on ``sock``, a listening socket from :func:`bind`."""
+        self.socket = sock
+        self.port: int = self.socket.getsockname()[1]
+        config = uvicorn.Config(
+            app,
+            lifespan="off",
+            log_config=None,
+            access_log=False,
+            timeout_graceful_shutdown=max(1, int(grace_seconds)),
+            server_header=False,
+            ws="none",
+        )
+        self._server = _EmbeddedServer(config)
+        logging.getLogger("uvicorn.error").setLevel(logging.WARNING)  # our own start-up line says it
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> int:
+        """Begin serving; returns the bound port once requests are accepted."""
+        self._task = asyncio.create_task(self._server.serve(sockets=[self.socket]))
+        while not self._server.started:
+            if self._task.done():
+                self._task.result()  # raises the start-up error
+                raise OSError("the HTTP server stopped while starting")
+            await asyncio.sleep(0.01)
+        return self.port
+
+    async def stop(self) -> None:
+        """Stop accepting, let open responses finish (streams end with the matches), close."""
+        if self._task is None:
+            return
+        self._server.should_exit = True
+        try:
+            await self._task
+        finally:
+            self._task = None
+            self.socket.close()

@@ -1,0 +1,138 @@
+"""Built-in bots seated by AddBot and played by the server itself, over real gRPC."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import grpc
+import pytest
+
+from tests.service.conftest import RunningServer, kabaleo_config, pylos_config, random_chooser
+from ziggurat.bots.house import HouseBots
+from ziggurat.service.server import ServeOptions, ZigguratServer
+from ziggurat.v1 import game_pb2, match_pb2
+from ziggurat.v1 import match_service_pb2 as spb
+from ziggurat_client import ZigguratClient
+
+Code = grpc.StatusCode
+
+
+@pytest.fixture
+async def server(tmp_path: Path) -> AsyncIterator[RunningServer]:
+    """A server as ``ziggurat serve`` builds it: with the built-in bots."""
+    db = tmp_path / "ziggurat.db"
+    running = ZigguratServer(
+        ServeOptions(host="127.0.0.1", port=0, db_path=str(db), grace_seconds=0.5), house_bots=HouseBots
+    )
+    port = await running.start()
+    yield RunningServer(running, f"127.0.0.1:{port}", db)
+    await running.stop()
+
+
+async def test_a_server_without_builtin_bots_says_so(tmp_path: Path) -> None:
+    plain = ZigguratServer(ServeOptions(host="127.0.0.1", port=0, db_path=str(tmp_path / "plain.db")))
+    port = await plain.start()
+    try:
+        async with ZigguratClient(f"127.0.0.1:{port}") as client:
+            assert not (await client.stub.ListBuiltinBots(spb.ListBuiltinBotsRequest())).bots
+            match = await client.create_match(pylos_config())
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await _add_bot(client, match.match_id, "random")
+            assert (refused.value.code(), _reason(refused.value)) == (Code.INVALID_ARGUMENT, "UNKNOWN_BOT")
+    finally:
+        await plain.stop()
+
+
+async def _add_bot(client: ZigguratClient, match_id: str, bot: str) -> spb.AddBotResponse:
+    response: spb.AddBotResponse = await client.stub.AddBot(spb.AddBotRequest(match_id=match_id, bot=bot))
+    return response
+
+
+async def test_list_builtin_bots_names_games(client: ZigguratClient) -> None:
+    listed = await client.stub.ListBuiltinBots(spb.ListBuiltinBotsRequest())
+    bots = {bot.name: (set(bot.games), bot.description) for bot in listed.bots}
+    assert set(bots) == {"random", "greedy", "mcts", "alphabeta"}
+    assert bots["alphabeta"][0] == {game_pb2.GAME_PYLOS}
+    assert bots["mcts"][0] == {game_pb2.GAME_PYLOS, game_pb2.GAME_KABALEO}
+    assert all(description for _, description in bots.values())
+
+
+async def test_a_person_plays_pylos_against_a_builtin_bot(client: ZigguratClient) -> None:
+    match = await client.create_match(pylos_config())
+    added = await _add_bot(client, match.match_id, "greedy")
+    assert added.match.seats[added.seat - 1].player_name == "greedy (bot)"
+    me = await client.join(match.match_id, "person")
+    assert me.seat != added.seat
+    ended = await asyncio.wait_for(client.play(me, random_chooser(1)), 120)
+    assert ended.outcome.termination != game_pb2.TERMINATION_UNSPECIFIED
+    record = await client.record(match.match_id)
+    bot_moves = [m for m in record.moves if m.seat == added.seat]
+    assert bot_moves and not any(m.substituted for m in bot_moves)
+
+
+async def test_bots_fill_a_kabaleo_table(client: ZigguratClient) -> None:
+    match = await client.create_match(kabaleo_config(3))
+    for bot in ("random", "greedy"):
+        await _add_bot(client, match.match_id, bot)
+    me = await client.join(match.match_id, "person")
+    ended = await asyncio.wait_for(client.play(me, random_chooser(2)), 120)
+    assert sorted(ended.outcome.ranks) and len(ended.outcome.ranks) == 3
+
+
+async def test_refusals(client: ZigguratClient, server: RunningServer) -> None:
+    kabaleo = await client.create_match(kabaleo_config(2))
+    cases = [
+        (kabaleo.match_id, "nobody", grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_BOT"),
+        (kabaleo.match_id, "alphabeta", grpc.StatusCode.FAILED_PRECONDITION, "BOT_GAME"),
+        ("no-such-match", "random", grpc.StatusCode.NOT_FOUND, "MATCH_NOT_FOUND"),
+    ]
+    for match_id, bot, code, reason in cases:
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await _add_bot(client, match_id, bot)
+        assert (refused.value.code(), _reason(refused.value)) == (code, reason)
+    await _add_bot(client, kabaleo.match_id, "random")
+    await _add_bot(client, kabaleo.match_id, "random")
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await _add_bot(client, kabaleo.match_id, "random")
+    assert (refused.value.code(), _reason(refused.value)) == (
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "MATCH_FULL",
+    )
+    # The two bots play the match to its end on their own.
+    for _ in range(600):
+        state = await client.get_match(kabaleo.match_id)
+        if state.status == match_pb2.MATCH_STATUS_FINISHED:
+            break
+        await asyncio.sleep(0.05)
+    assert state.status == match_pb2.MATCH_STATUS_FINISHED
+    assert not server.server.house_bots.tasks
+
+
+async def test_the_bot_limit_is_enforced(client: ZigguratClient, server: RunningServer) -> None:
+    server.server.house_bots.limit = 1
+    first = await client.create_match(pylos_config())
+    await _add_bot(client, first.match_id, "random")
+    second = await client.create_match(pylos_config())
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await _add_bot(client, second.match_id, "random")
+    assert (refused.value.code(), _reason(refused.value)) == (
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        "TOO_MANY_BOTS",
+    )
+    state = await client.get_match(second.match_id)
+    assert [s.state for s in state.seats] == [match_pb2.SEAT_STATE_OPEN] * 2
+
+
+def _reason(error: grpc.aio.AioRpcError) -> str:
+    from google.rpc import error_details_pb2, status_pb2
+
+    for key, value in error.trailing_metadata() or ():
+        if key == "grpc-status-details-bin":
+            status = status_pb2.Status.FromString(value)
+            for detail in status.details:
+                info = error_details_pb2.ErrorInfo()
+                if detail.Unpack(info):
+                    return str(info.reason)
+    return ""

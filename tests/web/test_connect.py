@@ -1,0 +1,230 @@
+"""MatchService over Connect on the server's HTTP port: a real server, a real Connect client.
+
+The Connect client is connectrpc's own (the protocol a browser's connect-web speaks),
+pointed at ``ZigguratServer``'s web port on loopback; the same match is driven over
+gRPC at the same time, which shows there is one match manager behind both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from connectrpc.client import ConnectClient
+from connectrpc.code import Code
+from connectrpc.compat import google_protobuf_binary_codec, google_protobuf_json_codec
+from connectrpc.errors import ConnectError
+from google.rpc import error_details_pb2
+
+from ziggurat.bots.house import HouseBots
+from ziggurat.service.server import ServeOptions, ZigguratServer
+from ziggurat.v1 import game_pb2, match_pb2
+from ziggurat.v1 import match_service_pb2 as spb
+from ziggurat.web.connect import PATH, method_infos
+from ziggurat_client import ZigguratClient
+
+METHODS = method_infos()
+
+
+class Web:
+    """A tiny Connect caller: ``await web.call("GetMatch", request, token)``."""
+
+    def __init__(self, base: str, *, json: bool = False) -> None:
+        codec = google_protobuf_json_codec() if json else google_protobuf_binary_codec()
+        self.client = ConnectClient(base, codec=codec)
+
+    async def call(self, name: str, request: Any, token: str | None = None) -> Any:
+        headers = {"authorization": f"Bearer {token}"} if token else None
+        return await self.client.execute_unary(request=request, method=METHODS[name], headers=headers)
+
+    def stream(self, name: str, request: Any, token: str | None = None) -> AsyncIterator[Any]:
+        headers = {"authorization": f"Bearer {token}"} if token else None
+        return self.client.execute_server_stream(request=request, method=METHODS[name], headers=headers)
+
+    async def close(self) -> None:
+        await self.client.close()
+
+
+@pytest.fixture
+async def served(tmp_path: Path) -> AsyncIterator[tuple[ZigguratServer, str, str]]:
+    server = ZigguratServer(
+        ServeOptions(
+            host="127.0.0.1", port=0, http_port=0, db_path=str(tmp_path / "z.db"), grace_seconds=0.5
+        ),
+        house_bots=HouseBots,
+    )
+    port = await server.start()
+    assert server.http_port
+    yield server, f"127.0.0.1:{port}", f"http://127.0.0.1:{server.http_port}"
+    await server.stop()
+
+
+def _reason(error: ConnectError) -> str:
+    for detail in error.details:
+        if detail.type_name == "google.rpc.ErrorInfo":
+            info = error_details_pb2.ErrorInfo.FromString(detail.message_bytes)
+            assert info.domain == "ziggurat"
+            return info.reason
+    raise AssertionError(f"no ErrorInfo in {error!r}")
+
+
+PYLOS = game_pb2.GameConfig(game=game_pb2.GAME_PYLOS, seats=2)
+
+
+def test_every_unary_and_server_streaming_rpc_is_served_and_play_is_not() -> None:
+    descriptor = spb.DESCRIPTOR.services_by_name["MatchService"]
+    expected = {m.name for m in descriptor.methods if not m.client_streaming}
+    assert set(METHODS) == expected
+    assert "Play" not in METHODS and "WatchMatch" in METHODS
+    assert PATH == "/ziggurat.v1.MatchService"
+
+
+async def test_a_match_played_over_connect_and_grpc_at_once(served: tuple[ZigguratServer, str, str]) -> None:
+    _, address, base = served
+    web = Web(base)
+    try:
+        created = await web.call("CreateMatch", spb.CreateMatchRequest(config=PYLOS))
+        match_id = created.match.match_id
+        browser = await web.call("JoinMatch", spb.JoinMatchRequest(match_id=match_id, player_name="browser"))
+        async with ZigguratClient(address) as grpc_client:
+            bot = await grpc_client.join(match_id, "grpc")
+            # The browser's stream and the same seat's gRPC stream carry the same events.
+            stream = web.stream("WatchMatch", spb.WatchMatchRequest(match_id=match_id), browser.token)
+            seen: list[match_pb2.Event] = []
+            while True:
+                state = await grpc_client.get_match(match_id, bot)
+                if state.status != match_pb2.MATCH_STATUS_ACTIVE:
+                    continue
+                to_move = state.view.to_move
+                moves = list(
+                    (
+                        await web.call("GetMatch", spb.GetMatchRequest(match_id=match_id), browser.token)
+                    ).match.view.legal_moves
+                    if to_move == browser.seat
+                    else state.view.legal_moves
+                )
+                if to_move == browser.seat:
+                    await web.call(
+                        "SubmitMove", spb.SubmitMoveRequest(match_id=match_id, move=moves[0]), browser.token
+                    )
+                    break
+                await grpc_client.submit_move(bot, moves[0])
+            # A refusal over Connect: the same code and ErrorInfo reason as over gRPC.
+            with pytest.raises(ConnectError) as refused:
+                await web.call(
+                    "SubmitMove", spb.SubmitMoveRequest(match_id=match_id, move="1a1"), browser.token
+                )
+            assert refused.value.code == Code.FAILED_PRECONDITION
+            assert _reason(refused.value) == "NOT_YOUR_TURN"
+            await web.call("Resign", spb.ResignRequest(match_id=match_id), browser.token)
+            async for response in stream:
+                seen.extend(response.events)
+            assert seen[-1].WhichOneof("kind") == "match_ended"
+            over_grpc = [
+                e async for e in grpc_client.watch(match_id, handle=browser_handle(browser, match_id))
+            ]
+            assert [e.SerializeToString() for e in seen] == [e.SerializeToString() for e in over_grpc]
+    finally:
+        await web.close()
+
+
+def browser_handle(joined: spb.JoinMatchResponse, match_id: str) -> Any:
+    from ziggurat_client.client import MatchHandle
+
+    return MatchHandle(match_id=match_id, seat=joined.seat, token=joined.token)
+
+
+async def test_refusals_carry_status_and_reason(served: tuple[ZigguratServer, str, str]) -> None:
+    _, _, base = served
+    web = Web(base, json=True)
+    try:
+        cases: list[tuple[str, Any, str | None, Code, str]] = [
+            ("GetMatch", spb.GetMatchRequest(match_id="nope"), None, Code.NOT_FOUND, "MATCH_NOT_FOUND"),
+            (
+                "CreateMatch",
+                spb.CreateMatchRequest(config=game_pb2.GameConfig(game=game_pb2.GAME_PYLOS, seats=3)),
+                None,
+                Code.INVALID_ARGUMENT,
+                "INVALID_CONFIG",
+            ),
+        ]
+        created = await web.call("CreateMatch", spb.CreateMatchRequest(config=PYLOS))
+        match_id = created.match.match_id
+        cases += [
+            (
+                "SubmitMove",
+                spb.SubmitMoveRequest(match_id=match_id, move="1a1"),
+                None,
+                Code.UNAUTHENTICATED,
+                "MISSING_TOKEN",
+            ),
+            (
+                "SubmitMove",
+                spb.SubmitMoveRequest(match_id=match_id, move="1a1"),
+                "forged",
+                Code.PERMISSION_DENIED,
+                "BAD_TOKEN",
+            ),
+            (
+                "AddBot",
+                spb.AddBotRequest(match_id=match_id, bot="nobody"),
+                None,
+                Code.INVALID_ARGUMENT,
+                "UNKNOWN_BOT",
+            ),
+            (
+                "GetMatchRecord",
+                spb.GetMatchRecordRequest(match_id=match_id),
+                None,
+                Code.FAILED_PRECONDITION,
+                "NOT_FINISHED",
+            ),
+        ]
+        for name, request, token, code, reason in cases:
+            with pytest.raises(ConnectError) as refused:
+                await web.call(name, request, token)
+            assert (refused.value.code, _reason(refused.value)) == (code, reason), name
+        # A stream refused before its first message: the error ends the stream.
+        with pytest.raises(ConnectError) as refused:
+            async for _ in web.stream("WatchMatch", spb.WatchMatchRequest(match_id="nope")):
+                pass
+        assert (refused.value.code, _reason(refused.value)) == (Code.NOT_FOUND, "MATCH_NOT_FOUND")
+        # Nothing changed: the match still waits with both seats open.
+        match = (await web.call("GetMatch", spb.GetMatchRequest(match_id=match_id))).match
+        assert match.status == match_pb2.MATCH_STATUS_WAITING
+        assert [s.state for s in match.seats] == [match_pb2.SEAT_STATE_OPEN] * 2
+    finally:
+        await web.close()
+
+
+async def test_a_browser_stream_counts_as_a_connected_seat(served: tuple[ZigguratServer, str, str]) -> None:
+    server, _, base = served
+    web = Web(base)
+    try:
+        created = await web.call("CreateMatch", spb.CreateMatchRequest(config=PYLOS))
+        match_id = created.match.match_id
+        joined = await web.call("JoinMatch", spb.JoinMatchRequest(match_id=match_id, player_name="tab"))
+        first = asyncio.Event()
+
+        async def watch() -> None:
+            async for _ in web.stream("WatchMatch", spb.WatchMatchRequest(match_id=match_id), joined.token):
+                first.set()
+
+        watching = asyncio.create_task(watch())
+        await asyncio.wait_for(first.wait(), 10)
+        match = server.manager.get(match_id)
+        assert match.presence(joined.seat - 1) == "connected"
+        watching.cancel()  # the tab goes away: the HTTP request is dropped
+        with contextlib.suppress(asyncio.CancelledError, ConnectError):  # the client says CANCELED
+            await watching
+        for _ in range(250):
+            if match.presence(joined.seat - 1) != "connected":
+                break
+            await asyncio.sleep(0.02)
+        assert match.presence(joined.seat - 1) == "disconnected"
+    finally:
+        await web.close()
