@@ -24,7 +24,7 @@ from tests.service.conftest import RunningServer, random_chooser
 from ziggurat.service.server import ServeOptions, ZigguratServer
 from ziggurat.tui import ZigguratApp
 from ziggurat.tui.discovery import discover
-from ziggurat.tui.game import GameScreen
+from ziggurat.tui.game import ConfirmResign, GameScreen
 from ziggurat.tui.lobby import LobbyScreen
 from ziggurat.tui.servers import ServerScreen, normalise_address
 from ziggurat.v1 import game_pb2, match_pb2
@@ -228,10 +228,57 @@ async def test_clock_counts_down_between_events_and_resign_ends(server: RunningS
             line.split("⏱ ")[1] for line in (first, second) for line in line.splitlines() if "⏱" in line
         ]
         assert reading[0] > reading[1] and reading[0] <= "0:30.0", reading
+        # Resigning asks first: "n" (and a stray Enter on the default button) keeps playing.
+        for cancel in ("n", "enter", "escape"):
+            await pilot.press("ctrl+r")
+            await until(pilot, lambda: isinstance(pilot.app.screen, ConfirmResign))
+            snap(pilot, "resign-confirm")
+            await pilot.press(cancel)
+            await until(pilot, lambda: pilot.app.screen is game)
+            await pilot.pause(0.2)
+            assert game.state.ended is None, cancel
         await pilot.press("ctrl+r")
+        await until(pilot, lambda: isinstance(pilot.app.screen, ConfirmResign))
+        await pilot.press("y")
         await until(pilot, lambda: game.state.ended is not None)
         assert "resignation" in text_of(game, "#result")
         assert (await asyncio.wait_for(bot, 5)) is not None
+
+
+async def test_typing_goes_to_the_move_box_and_enter_plays_what_was_typed(server: RunningServer) -> None:
+    """Nothing is focused by hand: the keys typed on the game screen are the move played,
+    never the highlighted entry of the legal-move list."""
+    app = ZigguratApp(server=server.address, player_name="human")
+    async with app.run_test(size=SIZE) as pilot, ZigguratClient(server.address) as bots:
+        game = await create_and_join(pilot, "kabaleo")
+        tasks = []
+        for i in range(2):
+            handle = await bots.join(game.state.match_id, f"bot{i + 1}")
+            tasks.append(asyncio.create_task(bots.play(handle, random_chooser(i))))
+        played: list[tuple[int, str]] = []  # every move of the match, as a spectator sees it
+
+        async def spectate() -> None:
+            async for event in bots.watch(game.state.match_id):
+                if event.WhichOneof("kind") == "move_played":
+                    played.append((event.move_played.seat, event.move_played.move))
+
+        tasks.append(asyncio.create_task(spectate()))
+        for _ in range(3):
+            await until(pilot, lambda: game.state.my_turn and bool(shown_moves(game)))
+            assert isinstance(pilot.app.focused, Input) and pilot.app.focused.id == "move-input"
+            shown = shown_moves(game)
+            wanted = shown[-1]  # not the highlighted first entry
+            assert wanted != shown[0]
+            await pilot.press(*wanted, "enter")
+
+            mine = (game.state.my_seat, wanted)
+            await until(pilot, lambda mine=mine: mine in played)  # type: ignore[misc]
+            assert "refused" not in game.message
+        await pilot.press("ctrl+r")
+        await until(pilot, lambda: isinstance(pilot.app.screen, ConfirmResign))
+        await pilot.press("y")
+        await until(pilot, lambda: game.state.ended is not None)
+        await asyncio.wait_for(asyncio.gather(*tasks), 30)
 
 
 async def test_watch_a_finished_match_replays_it_without_input(server: RunningServer) -> None:

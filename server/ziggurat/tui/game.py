@@ -18,8 +18,8 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.screen import Screen
-from textual.widgets import Footer, Input, OptionList, Static
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Button, Footer, Input, Label, OptionList, Static
 
 from ziggurat.tui import render
 from ziggurat.tui.model import MatchState
@@ -29,12 +29,47 @@ from ziggurat_client.runner import RETRYABLE
 CLOCK_TICK_SECONDS = 0.1
 
 
+class ConfirmResign(ModalScreen[bool]):
+    """ "Resign this game?" — y / Enter on Resign confirms; n, Esc or Keep playing cancels."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "answer(True)", "Resign"),
+        Binding("n,escape", "answer(False)", "Keep playing"),
+    ]
+
+    DEFAULT_CSS = """
+    ConfirmResign { align: center middle; }
+    #confirm { width: 44; height: auto; border: thick $error; padding: 1 2; background: $surface; }
+    #confirm Horizontal { height: auto; margin-top: 1; }
+    """
+
+    def compose(self) -> ComposeResult:
+        """The question and two buttons (keep playing is the default)."""
+        with Vertical(id="confirm"):
+            yield Label("Resign this game? It counts as a loss.")
+            with Horizontal():
+                yield Button("Keep playing (n)", id="keep", variant="primary")
+                yield Button("Resign (y)", id="resign", variant="error")
+
+    def on_mount(self) -> None:
+        """Keep playing has the focus: a stray Enter never resigns."""
+        self.query_one("#keep", Button).focus()
+
+    def action_answer(self, confirmed: bool) -> None:
+        """Close with the answer."""
+        self.dismiss(confirmed)
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "resign")
+
+
 class GameScreen(Screen[None]):
     """Plays one seat (``handle``) or spectates (``handle=None``) one match."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "leave", "Back"),
-        Binding("ctrl+r", "resign", "Resign"),
+        Binding("ctrl+r", "resign", "Resign…"),
     ]
 
     DEFAULT_CSS = """
@@ -76,7 +111,15 @@ class GameScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        """Draw, start the clock tick and follow the event stream."""
+        """Draw, start the clock tick and follow the event stream.
+
+        The move box has the focus and the legal-move list cannot take it: what a player
+        types always lands in the box, and Enter plays exactly what was typed (the list is
+        for reading, or for a click).
+        """
+        if self.handle is not None:
+            self.query_one("#moves", OptionList).can_focus = False
+            self.query_one("#move-input", Input).focus()
         self.redraw()
         self.set_interval(CLOCK_TICK_SECONDS, self._tick)
         self.follow()
@@ -176,11 +219,21 @@ class GameScreen(Screen[None]):
         else:
             self.app.exit()
 
-    @work(group="submit")
-    async def action_resign(self) -> None:
-        """Resign this seat (spectators cannot)."""
+    def action_resign(self) -> None:
+        """Ask first; resign this seat only when the player confirms (spectators cannot)."""
         if self.handle is None or self.state.ended is not None:
             return
+
+        def answered(confirmed: bool | None) -> None:
+            if confirmed:
+                self.resign()
+
+        self.app.push_screen(ConfirmResign(), answered)
+
+    @work(group="submit")
+    async def resign(self) -> None:
+        """Resign this seat (after the confirmation)."""
+        assert self.handle is not None
         try:
             await self.client.resign(self.handle)
         except ZigguratError as error:
