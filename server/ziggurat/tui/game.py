@@ -30,7 +30,7 @@ CLOCK_TICK_SECONDS = 0.1
 
 
 class ConfirmResign(ModalScreen[bool]):
-    """ "Resign this game?" — y / Enter on Resign confirms; n, Esc or Keep playing cancels."""
+    """Asks "Resign this game?": y or the Resign button confirms; n, Esc or Keep playing cancels."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer(True)", "Resign"),
