@@ -378,3 +378,43 @@ def test_state_ignores_replayed_events_and_clock_counts_down() -> None:
     assert (state.last_seq, state.legal_moves, state.last_move.move) == (6, (), "1a1")  # type: ignore[union-attr]
     clock = Clock(seat=1, left_ms=1000, started=100.0)
     assert (clock.remaining_ms(100.25), clock.remaining_ms(102.0)) == (750, 0)
+
+
+async def test_leaving_and_quitting_never_lose_the_seat(server: RunningServer, seat_files: Path) -> None:
+    """Esc back to the lobby, then the match again: the same seat. A new program (quit and
+    start again) finds the seat in its file too; nothing turns the player into a spectator."""
+    async with ZigguratClient(server.address) as bots:
+        app = ZigguratApp(server=server.address, player_name="human")
+        async with app.run_test(size=SIZE) as pilot:
+            game = await create_and_join(pilot, "pylos", per_move="60")
+            match_id, seat = game.state.match_id, game.state.my_seat
+            assert seat in (1, 2)
+            files = list(seat_files.rglob(f"{match_id}.json"))
+            assert len(files) == 1 and files[0].stat().st_mode & 0o077 == 0  # owner-only: a secret
+            await pilot.press("escape")
+            lobby: LobbyScreen = await screen_of(pilot, LobbyScreen)
+            await until(pilot, lambda: match_id in lobby.matches)
+            lobby.matches_list.focus()
+            lobby.matches_list.highlighted = lobby.matches_list.get_option_index(match_id)
+            await pilot.press("enter")
+            again: GameScreen = await screen_of(pilot, GameScreen)
+            assert again is not game and again.handle is not None
+            assert (again.state.match_id, again.state.my_seat) == (match_id, seat)
+            await until(pilot, lambda: again.state.last_seq > 0)
+            # Reopening did not take a second seat: the other one is still open for the bot.
+            handle = await bots.join(match_id, "randombot")
+            assert handle.seat != seat
+        bot = asyncio.create_task(bots.play(handle, random_chooser(2)))
+        # A new program, as after quitting: the seat comes back from its file.
+        app = ZigguratApp(server=server.address, player_name="human")
+        async with app.run_test(size=SIZE) as pilot:
+            lobby = await screen_of(pilot, LobbyScreen)
+            await until(pilot, lambda: match_id in lobby.matches)
+            lobby.matches_list.focus()
+            lobby.matches_list.highlighted = lobby.matches_list.get_option_index(match_id)
+            await pilot.press("enter")
+            game = await screen_of(pilot, GameScreen)
+            assert game.handle is not None and game.state.my_seat == seat
+            typed = await play_to_the_end(pilot, game, random.Random(9))
+            assert typed >= 1 and game.state.ended is not None
+        await asyncio.wait_for(bot, 10)

@@ -15,6 +15,7 @@ from textual.binding import Binding, BindingType
 from ziggurat.tui.discovery import ServerInfo, discover
 from ziggurat.tui.game import GameScreen
 from ziggurat.tui.lobby import LobbyScreen
+from ziggurat.tui.seats import SeatStore
 from ziggurat.tui.servers import Discover, ServerScreen
 from ziggurat_client.client import ZigguratClient
 
@@ -35,6 +36,7 @@ class ZigguratApp(App[None]):
         player_name: str = "player",
         watch_match: str | None = None,
         discover_servers: Discover | None = None,
+        seats: SeatStore | None = None,
     ) -> None:
         super().__init__()
         self.server_address = server
@@ -42,6 +44,7 @@ class ZigguratApp(App[None]):
         self.watch_match = watch_match
         self.discover_servers: Discover = discover_servers or partial(_discover_default)
         self.client: ZigguratClient | None = None
+        self.seats = seats or SeatStore()
 
     def on_mount(self) -> None:
         """Start at the server chooser unless an address was given."""
@@ -59,7 +62,7 @@ class ZigguratApp(App[None]):
         if self.watch_match:
             self.push_screen(GameScreen(self.client, self.watch_match))
         else:
-            self.push_screen(LobbyScreen(self.client, self.player_name))
+            self.push_screen(LobbyScreen(self.client, self.player_name, seats=self.seats, server=address))
 
     async def on_unmount(self) -> None:
         """Close the gRPC channel with the app."""

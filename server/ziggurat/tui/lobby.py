@@ -18,6 +18,7 @@ from textual.widgets.option_list import Option
 
 from ziggurat.tui.forms import FormError, MatchForm, describe_match, parse_form
 from ziggurat.tui.game import GameScreen
+from ziggurat.tui.seats import SeatStore
 from ziggurat.v1 import match_pb2
 from ziggurat_client.client import ZigguratClient, ZigguratError
 
@@ -44,11 +45,15 @@ class LobbyScreen(Screen[None]):
     .row Input, .row Select { width: 1fr; }
     """
 
-    def __init__(self, client: ZigguratClient, player_name: str) -> None:
+    def __init__(
+        self, client: ZigguratClient, player_name: str, *, seats: SeatStore | None = None, server: str = ""
+    ) -> None:
         super().__init__()
         self.client = client
         self.player_name = player_name
         self.matches: dict[str, match_pb2.Match] = {}
+        self.seats = seats or SeatStore()
+        self.server = server
 
     def compose(self) -> ComposeResult:
         """Match list left, create form right."""
@@ -142,7 +147,10 @@ class LobbyScreen(Screen[None]):
         match = self.matches.get(event.option.id or "")
         if match is None:
             return
-        if match.status == match_pb2.MATCH_STATUS_WAITING:
+        held = self.seats.load(self.server, match.match_id)
+        if held is not None:  # our own seat: back into it, never as a spectator
+            self.app.push_screen(GameScreen(self.client, match.match_id, held))
+        elif match.status == match_pb2.MATCH_STATUS_WAITING:
             self.join(match.match_id)
         else:
             self.app.push_screen(GameScreen(self.client, match.match_id))
@@ -155,6 +163,7 @@ class LobbyScreen(Screen[None]):
         except ZigguratError as error:
             self.say(f"cannot join: {error.reason or error.code.name}: {error.message}")
             return
+        self.seats.save(self.server, handle)
         self.app.push_screen(GameScreen(self.client, match_id, handle))
 
     @on(Button.Pressed, "#create-button")
