@@ -418,3 +418,38 @@ async def test_leaving_and_quitting_never_lose_the_seat(server: RunningServer, s
             typed = await play_to_the_end(pilot, game, random.Random(9))
             assert typed >= 1 and game.state.ended is not None
         await asyncio.wait_for(bot, 10)
+
+
+async def test_history_pane_lists_every_move_and_marks_cancellations(server: RunningServer) -> None:
+    app = ZigguratApp(server=server.address, player_name="human")
+    async with app.run_test(size=SIZE) as pilot, ZigguratClient(server.address) as bots:
+        game = await create_and_join(pilot, "kabaleo")
+        tasks = []
+        for i in range(2):
+            handle = await bots.join(game.state.match_id, f"bot{i + 1}")
+            tasks.append(asyncio.create_task(bots.play(handle, random_chooser(i))))
+        await play_to_the_end(pilot, game, random.Random(11))
+        await asyncio.wait_for(asyncio.gather(*tasks), 10)
+        record = await bots.record(game.state.match_id)
+        history = game.state.history
+        assert [(m.seat, m.move) for m in history] == [(m.seat, m.move) for m in record.moves]
+        # Cancellations, recomputed from the spectator's stream: a move whose stack got lower.
+        stacks: list[int] = []
+        expected: list[bool] = []
+        async for event in bots.watch(game.state.match_id):
+            kind = event.WhichOneof("kind")
+            if kind == "match_started":
+                stacks = [len(s) for s in event.match_started.view.kabaleo.stacks]
+            elif kind == "move_played":
+                after = [len(s) for s in event.move_played.view.kabaleo.stacks]
+                index = int(event.move_played.move[1:]) - 1
+                expected.append(after[index] < stacks[index])
+                stacks = after
+        assert [m.cancelled for m in history] == expected
+        pane = text_of(game, "#history")
+        shown = history[-12:]
+        assert len(pane.strip().splitlines()) == len(shown)
+        for line, played in zip(pane.strip().splitlines(), shown, strict=True):
+            assert f": {played.move}" in line
+            assert ("cancelled" in line) == played.cancelled
+        snap(pilot, "kabaleo-history")

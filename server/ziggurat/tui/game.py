@@ -79,6 +79,7 @@ class GameScreen(Screen[None]):
     #board { width: auto; min-width: 40; padding: 1 2; border: round $secondary; height: auto; }
     #side { width: 1fr; height: auto; padding: 0 1; }
     #status, #hands, #result { height: auto; margin-bottom: 1; }
+    #history { height: auto; border: round $secondary; }
     #entry { height: 1fr; min-height: 6; }
     #moves { width: 24; height: 100%; border: round $secondary; }
     #entry-right { width: 1fr; }
@@ -102,6 +103,7 @@ class GameScreen(Screen[None]):
                 yield Static(id="status")
                 yield Static(id="hands")
                 yield Static(id="result")
+                yield Static(id="history")
         if self.handle is not None:
             with Horizontal(id="entry"):
                 yield OptionList(id="moves")
@@ -170,6 +172,9 @@ class GameScreen(Screen[None]):
             render.kabaleo_hands(state) if state.game == "kabaleo" else ""
         )
         self.query_one("#result", Static).update(render.result(state))
+        history = self.query_one("#history", Static)
+        history.update(render.history(state))
+        history.border_title = f"moves played ({len(state.history)})"
         if self.handle is not None:
             self._redraw_moves()
 

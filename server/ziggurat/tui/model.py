@@ -33,6 +33,16 @@ class Clock:
         return max(0, self.left_ms - int(elapsed * 1000))
 
 
+@dataclass(frozen=True, slots=True)
+class PlayedMove:
+    """One entry of the history pane: who played what, and what it did."""
+
+    seat: int
+    move: str
+    substituted: bool = False  # played by the server for the seat
+    cancelled: bool = False  # Kabaleo: the piece cancelled with the one under it
+
+
 @dataclass
 class MatchState:
     """Everything the screen draws, updated only by :meth:`apply` and :meth:`load`."""
@@ -48,6 +58,7 @@ class MatchState:
     turn_ply: int = 0
     clock: Clock = field(default_factory=Clock)
     last_move: match_pb2.MovePlayedEvent | None = None
+    history: list[PlayedMove] = field(default_factory=list)
     ended: match_pb2.MatchEndedEvent | None = None
     seed_commitment: str = ""
     last_seq: int = 0
@@ -94,8 +105,11 @@ class MatchState:
             self.legal_moves = tuple(turn.legal_moves) if turn.seat == self.my_seat else ()
             self.clock = Clock(turn.seat, turn.time_left_ms, time.monotonic())
         elif kind == "move_played":
-            self.last_move = event.move_played
-            self.view = event.move_played.view
+            played = event.move_played
+            cancelled = _cancelled(self.view, played.view, played.move)
+            self.history.append(PlayedMove(played.seat, played.move, played.substituted, cancelled))
+            self.last_move = played
+            self.view = played.view
             self.legal_moves, self.turn_seat, self.clock = (), 0, Clock()
         elif kind == "match_ended":
             self.ended = event.match_ended
@@ -126,3 +140,14 @@ class MatchState:
             return commitment(bytes.fromhex(self.ended.revealed_seed)) == self.seed_commitment
         except (ValueError, InvalidConfigError):
             return False
+
+
+def _cancelled(before: game_pb2.GameView | None, after: game_pb2.GameView, move: str) -> bool:
+    """A Kabaleo move cancelled when its stack came out lower than it was."""
+    if before is None or not before.HasField("kabaleo") or not after.HasField("kabaleo"):
+        return False
+    try:
+        index = int(move[1:]) - 1
+        return len(after.kabaleo.stacks[index]) < len(before.kabaleo.stacks[index])
+    except (ValueError, IndexError):
+        return False

@@ -219,3 +219,22 @@ def result(state: MatchState) -> Text:
         style="bold green" if verified else "bold red",
     )
     return out
+
+
+def history(state: MatchState, limit: int = 12) -> Text:
+    """The moves played so far, newest last (the last ``limit``), cancellations marked."""
+    text = Text()
+    start = max(0, len(state.history) - limit)
+    for number, played in enumerate(state.history[start:], start + 1):
+        seat = state.seats.get(played.seat)
+        who = seat.player_name if seat is not None and seat.player_name else f"seat {played.seat}"
+        if state.game == "pylos":
+            who = ("Light" if played.seat == 1 else "Dark") + f" ({who})"
+        text.append(f"{number:>3}. {who}: ")
+        text.append(played.move, style="bold")
+        if played.cancelled:
+            text.append(" ✕ cancelled", style="red")
+        if played.substituted:
+            text.append(" (by the server)", style="italic")
+        text.append("\n")
+    return text
