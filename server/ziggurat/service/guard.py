@@ -174,13 +174,13 @@ class Guard(_Interceptor):
             return None
         if handler.unary_unary is not None:
             return grpc.unary_unary_rpc_method_handler(
-                self._unary(handler.unary_unary, request_streaming=False),
+                self._awaited(handler.unary_unary, streaming=False, request_streaming=False),
                 request_deserializer=handler.request_deserializer,
                 response_serializer=handler.response_serializer,
             )
         if handler.stream_unary is not None:
             return grpc.stream_unary_rpc_method_handler(
-                self._unary(handler.stream_unary, request_streaming=True),
+                self._awaited(handler.stream_unary, streaming=True, request_streaming=True),
                 request_deserializer=handler.request_deserializer,
                 response_serializer=handler.response_serializer,
             )
@@ -197,15 +197,30 @@ class Guard(_Interceptor):
             response_serializer=handler.response_serializer,
         )
 
-    def _unary(self, inner: Callable[..., Any], *, request_streaming: bool) -> Callable[..., Any]:
+    async def _enter(
+        self, request: Any, context: Context, *, streaming: bool, request_streaming: bool
+    ) -> tuple[_Call, Any] | None:
+        """Admit the call (None once it is refused) and put the first-message deadline on its requests."""
+        try:
+            call = self._admit(context, streaming=streaming)
+        except errors.ApiError as error:
+            await _abort(context, error)
+            return None
+        return call, self._first_in_time(request, context) if request_streaming else request
+
+    def _awaited(
+        self, inner: Callable[..., Any], *, streaming: bool, request_streaming: bool
+    ) -> Callable[..., Any]:
+        """A handler that is awaited: unary responses, or a stream written with context.write()
+        (health Watch)."""
+
         async def behaviour(request: Any, context: Context) -> Any:
-            try:
-                call = self._admit(context, streaming=request_streaming)
-            except errors.ApiError as error:
-                await _abort(context, error)
+            entered = await self._enter(
+                request, context, streaming=streaming, request_streaming=request_streaming
+            )
+            if entered is None:
                 return None
-            if request_streaming:
-                request = self._first_in_time(request, context)
+            call, request = entered
             try:
                 return await self._ended(call, context, inner(request, context))
             finally:
@@ -215,30 +230,13 @@ class Guard(_Interceptor):
 
     def _streaming(self, inner: Callable[..., Any], *, request_streaming: bool) -> Callable[..., Any]:
         if not inspect.isasyncgenfunction(inner):
-            # A handler that writes with context.write() (health Watch) and returns.
-            async def writer(request: Any, context: Context) -> None:
-                try:
-                    call = self._admit(context, streaming=True)
-                except errors.ApiError as error:
-                    await _abort(context, error)
-                    return
-                if request_streaming:
-                    request = self._first_in_time(request, context)
-                try:
-                    await self._ended(call, context, inner(request, context))
-                finally:
-                    self._release(call)
-
-            return writer
+            return self._awaited(inner, streaming=True, request_streaming=request_streaming)
 
         async def generator(request: Any, context: Context) -> AsyncIterator[Any]:
-            try:
-                call = self._admit(context, streaming=True)
-            except errors.ApiError as error:
-                await _abort(context, error)
+            entered = await self._enter(request, context, streaming=True, request_streaming=request_streaming)
+            if entered is None:
                 return
-            if request_streaming:
-                request = self._first_in_time(request, context)
+            call, request = entered
             responses = inner(request, context)
             try:
                 try:
