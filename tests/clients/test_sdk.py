@@ -82,6 +82,9 @@ async def test_bots_and_watchers_survive_a_server_crash(tmp_path: Path) -> None:
             assert not any(
                 r.rejections for r in runners if r.rejections and r.rejections[0].reason != "STALE_PLY"
             )
+            # Each turn was put to its bot once, across the crash and the resume.
+            assert all(len(r.answered) == len(set(r.answered)) for r in runners)
+            assert sum(len(r.answered) for r in runners) == len(record.moves)
     finally:
         proc.stop()
 
