@@ -15,8 +15,8 @@ a move **only for the turn in progress**:
 * A move refused as illegal or malformed is reported (``rejections``, ``on_rejected``) and the
   bot is asked again, a few times per turn, so one bad answer does not stall the match.
 * The connection is retried with exponential backoff and jitter for as long as the match is
-  live. The failure budget (``Backoff.attempts``) counts *consecutive* failed attempts: a
-  Play stream that delivered anything resets it, so any number of server
+  live. The failure budget (``Backoff.attempts``) counts *consecutive* failed attempts: an
+  attempt the server answered resets it, so any number of server
   restarts, each followed by a working reconnection, is survived. Refusals (a bad token, a
   match that does not exist) are raised at once as :class:`ZigguratError`.
 """
@@ -121,14 +121,15 @@ class SeatRunner:
         self._sent: set[int] = set()  # plies answered on the current stream
         self._retries: dict[int, int] = {}
         self._config: tuple[str, int, dict[str, str]] | None = None
+        self._answered = False  # the server answered the current attempt
 
     async def run(self) -> match_pb2.MatchEndedEvent:
         """Play to the end; raises ZigguratError on a refusal or when the budget is spent."""
         failures = 0
         while True:
-            worked = False
+            self._answered = False
             try:
-                ended, worked = await self._session()
+                ended = await self._session()
             except ZigguratError as error:
                 if error.code not in RETRYABLE:
                     raise
@@ -136,7 +137,7 @@ class SeatRunner:
                 ended = None
             if ended is not None:
                 return ended
-            if worked:
+            if self._answered:  # the server answered this attempt: failures start again from 0
                 failures = 0
                 self.backoff.reset()
             failures += 1
@@ -148,29 +149,30 @@ class SeatRunner:
                 )
             await asyncio.sleep(self.backoff.next_delay())
 
-    async def _session(self) -> tuple[match_pb2.MatchEndedEvent | None, bool]:
-        """One Play stream: (the end if it came, whether the server answered at all)."""
+    async def _session(self) -> match_pb2.MatchEndedEvent | None:
+        """One attempt: GetMatch, then a Play stream; the end if it came."""
         match = await self.client.get_match(self.handle.match_id, self.handle)
         if self._config is None:
             self._config = config_strings(match.config)
         head = match.last_seq  # everything up to here is the backlog
         self.sessions += 1
         self._sent.clear()
+        # The server answered: this attempt worked, whatever happens to the stream later. (A
+        # resumed stream may deliver nothing for a long time: connection changes are not events.)
+        self._answered = True
         call = self.client.stub.Play(metadata=self.handle.metadata)  # type: ignore[call-arg]
-        worked = False  # until the stream delivers something
         try:
             await call.write(spb.PlayRequest(match_id=self.handle.match_id, after_seq=self.last_seq))
             caught_up = self.last_seq >= head
             if caught_up:
                 await self._answer(call)
             async for response in call:
-                worked = True
                 if response.HasField("move_rejected"):
                     self._rejected(response.move_rejected)
                 for event in response.events:
                     ended = self._apply(event, live=caught_up)
                     if ended is not None:
-                        return ended, worked
+                        return ended
                 caught_up = caught_up or self.last_seq >= head
                 if caught_up:
                     await self._answer(call)
@@ -181,7 +183,7 @@ class SeatRunner:
             log.info("seat %d: stream closed while sending a move; reconnecting", self.handle.seat)
         finally:
             call.cancel()
-        return None, worked
+        return None
 
     def _apply(self, event: match_pb2.Event, *, live: bool) -> match_pb2.MatchEndedEvent | None:
         """Fold one event into what the runner knows; never answers anything itself."""
