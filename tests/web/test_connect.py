@@ -228,3 +228,18 @@ async def test_a_browser_stream_counts_as_a_connected_seat(served: tuple[Ziggura
         assert match.presence(joined.seat - 1) == "disconnected"
     finally:
         await web.close()
+
+
+async def test_list_matches_over_connect_in_both_codecs(served: tuple[ZigguratServer, str, str]) -> None:
+    """ListMatches answers with summaries serialized once for gRPC; Connect sends them too."""
+    _, _, base = served
+    for json_codec in (False, True):
+        web = Web(base, json=json_codec)
+        try:
+            created = await web.call("CreateMatch", spb.CreateMatchRequest(config=PYLOS))
+            listed = await web.call("ListMatches", spb.ListMatchesRequest(page_size=10))
+            assert created.match.match_id in [m.match_id for m in listed.matches]
+            mine = next(m for m in listed.matches if m.match_id == created.match.match_id)
+            assert mine.status == match_pb2.MATCH_STATUS_WAITING and len(mine.seats) == 2
+        finally:
+            await web.close()

@@ -14,6 +14,8 @@ export interface SeatTicket {
   seat: number;
   token: string;
   name: string;
+  /** The creator token, when this browser created the match: it can cancel it while it waits. */
+  creatorToken?: string;
 }
 
 const SEATS_KEY = "ziggurat.seats";

@@ -1,7 +1,7 @@
 // The lobby: the server's matches (refreshed every two seconds), the seats this browser holds,
 // and the form that creates a match, seats you, and fills other seats with built-in bots.
 import { create } from "@bufbuild/protobuf";
-import { api, allTickets, explain, keepTicket, playerName, setPlayerName } from "./api.js";
+import { api, allTickets, explain, forgetTicket, keepTicket, playerName, setPlayerName } from "./api.js";
 import { clear, h } from "./dom.js";
 import { Game, GameConfigSchema, KabaleoDeal, PylosVariant, type GameConfig } from "./gen/ziggurat/v1/game_pb.js";
 import { MatchStatus, SeatState, TimeoutPolicy, type Match } from "./gen/ziggurat/v1/match_pb.js";
@@ -40,6 +40,7 @@ export function showLobby(root: HTMLElement): () => void {
       status.textContent = explain(error);
     }
   }
+  list.addEventListener("refresh", () => void refresh());
   void refresh();
   const timer = window.setInterval(() => void refresh(), REFRESH_MS);
   return () => {
@@ -78,6 +79,15 @@ function renderList(section: HTMLElement, matches: Match[]): void {
       actions = mineTicket
         ? [h("button", { onclick: () => navigate(`/match/${m.matchId}`) }, "Open")]
         : [h("button", { class: "join", "data-match": m.matchId, onclick: () => void join(m.matchId) }, "Join")];
+      const creatorToken = mineTicket?.creatorToken;
+      if (creatorToken) {
+        actions.push(h("button", {
+          class: "cancel-match danger", "data-match": m.matchId,
+          onclick: () => void api.cancelMatch({ matchId: m.matchId }, { headers: { authorization: `Bearer ${creatorToken}` } })
+            .then(() => { forgetTicket(m.matchId); section.dispatchEvent(new Event("refresh")); })
+            .catch((e: unknown) => window.alert(explain(e))),
+        }, "Cancel"));
+      }
     } else if (m.status === MatchStatus.ACTIVE) {
       actions = [h("button", { class: "watch", "data-match": m.matchId, onclick: () => navigate(`/match/${m.matchId}`) },
         mineTicket ? "Play" : "Watch")];
@@ -177,7 +187,7 @@ function renderForm(section: HTMLElement, bots: BuiltinBot[], status: HTMLElemen
       const created = await api.createMatch({ config, timeControl: { ...timeControl, onTimeout: TimeoutPolicy.FORFEIT } });
       const matchId = created.match!.matchId;
       const joined = await api.joinMatch({ matchId, playerName: who });
-      keepTicket({ matchId, seat: joined.seat, token: joined.token, name: who });
+      keepTicket({ matchId, seat: joined.seat, token: joined.token, name: who, creatorToken: created.creatorToken });
       for (const select of opponents.querySelectorAll<HTMLSelectElement>("select.opponent")) {
         if (select.value) await api.addBot({ matchId, bot: select.value });
       }

@@ -117,11 +117,13 @@ def to_connect_error(
     return ConnectError(Code[code.name], message, details)
 
 
-def _unary(servicer: MatchServicer, name: str) -> Any:
+def _unary(servicer: MatchServicer, name: str, response_type: type[Message]) -> Any:
     handler = getattr(servicer, name)
 
     async def call(request: Any, ctx: RequestContext[Any, Any]) -> Any:
-        return await handler(request, CallContext(ctx))
+        response = await handler(request, CallContext(ctx))
+        # Some handlers (ListMatches) answer with bytes already serialized for gRPC.
+        return _Raw(response, response_type) if isinstance(response, bytes) else response
 
     return call
 
@@ -167,7 +169,7 @@ def endpoints(servicer: MatchServicer) -> Mapping[str, Any]:
                 info, _server_stream(servicer, name, info.output)
             )
         else:
-            table[f"{PATH}/{name}"] = Endpoint.unary(info, _unary(servicer, name))
+            table[f"{PATH}/{name}"] = Endpoint.unary(info, _unary(servicer, name, info.output))
     return table
 
 
