@@ -46,9 +46,15 @@ export class KabaleoBoard {
   private selected = "";
   private props: KabaleoProps | null = null;
 
+  private drawn = "";
+
   update(props: KabaleoProps): void {
     if (this.props && this.props.view.ply !== props.view.ply) this.selected = "";
     this.props = props;
+    // Redraw only when what is shown changed (a redraw between press and release loses a click).
+    const key = [props.view.ply, props.view.position, props.legalMoves.join(), props.lastMove ?? "", props.cancelled, props.names.join(), props.mySeat].join("|");
+    if (key === this.drawn) return;
+    this.drawn = key;
     const colours = new Set(props.legalMoves.map((m) => m[0]));
     if (this.selected && !colours.has(this.selected)) this.selected = "";
     if (!this.selected && colours.size === 1) this.selected = [...colours][0];

@@ -83,10 +83,17 @@ export class PylosBoard {
   private props: PylosProps | null = null;
   readonly element = h("div", { class: "pylos" });
 
+  private drawn = "";
+
   update(props: PylosProps): void {
     const turnChanged = !this.props || this.props.view.ply !== props.view.ply || this.props.legalMoves.join() !== props.legalMoves.join();
     this.props = props;
     if (turnChanged) this.mode = { kind: "idle" };
+    // Redraw only when what is shown changed: a board redrawn under the pointer between a
+    // press and its release loses the click (events about seats or clocks change nothing here).
+    const key = [props.view.ply, props.view.position, props.legalMoves.join(), props.lastMove ?? "", props.mySeat].join("|");
+    if (key === this.drawn && !turnChanged) return;
+    this.drawn = key;
     this.render();
   }
 
