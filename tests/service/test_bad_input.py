@@ -396,7 +396,7 @@ async def test_joining_a_full_match(server: RunningServer, client: ZigguratClien
     await chosen_guard.refused(client.join(chosen.match_id, "c", 1), PRECONDITION, "MATCH_FULL")
     await chosen_guard.refused(client.join(chosen.match_id, "c"), PRECONDITION, "MATCH_FULL")
     await play_to_end(client, match_id, handles)
-    await guard.refused(client.join(match_id, "after the end"), PRECONDITION, "MATCH_FULL")
+    await guard.refused(client.join(match_id, "after the end"), PRECONDITION, "GAME_OVER")
 
 
 async def test_chosen_seat_taken_and_out_of_range(server: RunningServer, client: ZigguratClient) -> None:

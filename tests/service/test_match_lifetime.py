@@ -108,6 +108,13 @@ async def test_the_creator_cancels_its_waiting_match(server: RunningServer) -> N
             grpc.StatusCode.FAILED_PRECONDITION,
             "GAME_OVER",
         )
+        # Its seats are still open, but a cancelled match can no longer be joined (not "full").
+        await refused(
+            stub.JoinMatch(spb.JoinMatchRequest(match_id=match_id, player_name="late")),
+            grpc.StatusCode.FAILED_PRECONDITION,
+            "GAME_OVER",
+        )
+        assert await status_of(stub, match_id) == cancelled.match
 
 
 async def test_a_started_match_cannot_be_cancelled_by_its_creator(server: RunningServer) -> None:

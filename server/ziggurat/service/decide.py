@@ -212,6 +212,9 @@ def _join(plan: _Plan, command: Join) -> None:
     name = command.name.strip() or "anonymous"
     if len(name) > MAX_NAME or not name.isprintable():
         raise errors.invalid("BAD_NAME", f"player_name must be at most {MAX_NAME} printable characters")
+    if state.status == "finished":
+        # Cancelled or expired before it filled: seats may be open, but nobody can take them.
+        raise errors.precondition("GAME_OVER", "the match is over: it can no longer be joined")
     if state.status != "waiting":
         raise errors.precondition("MATCH_FULL", "every seat of this match is taken")
     free = [s for s, record in enumerate(state.seats) if record.standing == "open"]
