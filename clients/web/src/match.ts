@@ -65,6 +65,7 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
       hint.textContent = "";
     } catch (error) {
       message.textContent = explain(error);
+      pylos.unlock();
     }
   }
 

@@ -88,7 +88,10 @@ export class PylosBoard {
   update(props: PylosProps): void {
     const turnChanged = !this.props || this.props.view.ply !== props.view.ply || this.props.legalMoves.join() !== props.legalMoves.join();
     this.props = props;
-    if (turnChanged) this.mode = { kind: "idle" };
+    if (turnChanged) {
+      this.mode = { kind: "idle" };
+      this.sent = false;
+    }
     // Redraw only when what is shown changed: a board redrawn under the pointer between a
     // press and its release loses the click (events about seats or clocks change nothing here).
     const key = [props.view.ply, props.view.position, props.legalMoves.join(), props.lastMove ?? "", props.mySeat].join("|");
@@ -98,6 +101,7 @@ export class PylosBoard {
   }
 
   private moves(): Move[] {
+    if (this.sent) return [];
     return (this.props?.legalMoves ?? []).map(parseMove).filter((m): m is Move => m !== null);
   }
 
@@ -105,8 +109,18 @@ export class PylosBoard {
     return this.props?.mySeat === 1 ? "L" : "D";
   }
 
+  private sent = false; // a move is on its way: nothing is clickable until the next turn
+
+  /** The move sent was refused: the board takes clicks again. */
+  unlock(): void {
+    this.sent = false;
+    this.drawn = "";
+    if (this.props) this.update(this.props);
+  }
+
   private play(move: string): void {
     this.mode = { kind: "idle" };
+    this.sent = true;
     this.props?.onMove?.(move);
     this.render();
   }

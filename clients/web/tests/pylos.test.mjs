@@ -76,24 +76,26 @@ test("a person plays Pylos against a built-in bot to the end, with a square and 
         await shot(page, "pylos-square-recovery");
         squareShot = true;
       }
-      const before = await page.$eval(`.reserve[data-reserve=${me === "L" ? "light" : "dark"}] .count`, (e) => Number(e.textContent));
+      const played = await page.$$eval("ol.moves li", (items) => items.length);
       await page.click("svg.pyramid .place.recoverable");
       if (await page.$("svg.pyramid .place.recoverable")) {
         if (recovered === 0) await shot(page, "pylos-recovery-second-choice");
         await page.click("button.done");
       }
-      await page.waitForFunction(
-        ([selector, n]) => Number(document.querySelector(selector)?.textContent) > n,
-        [`.reserve[data-reserve=${me === "L" ? "light" : "dark"}] .count`, before - 1],
-      );
+      // The move is in once the move list has it (the server's event, not the click).
+      await page.waitForFunction((n) => document.querySelectorAll("ol.moves li").length > n, played);
       recovered += 1;
       continue;
     }
     const targets = await page.$$eval("svg.pyramid .place.target", (els) => els.map((e) => e.dataset.place));
     if (!targets.length) {
       // Only raises are left: pick a free ball, then a highlighted target.
+      const played = await page.$$eval("ol.moves li", (items) => items.length);
       await page.click("svg.pyramid .place.source");
       await page.click("svg.pyramid .place.target");
+      if (!(await page.$("svg.pyramid .place.recoverable"))) {
+        await page.waitForFunction((n) => document.querySelectorAll("ol.moves li").length > n || document.querySelector(".end .result"), played);
+      }
       continue;
     }
     const cells = await board(page);
