@@ -150,12 +150,24 @@ class GameScreen(Screen[None]):
                 delay = min(5.0, delay * 2)
         self.show_message("")
 
+    @property
+    def on_stack(self) -> bool:
+        """Whether the screen is still one of the app's: once it is left (popped), its widgets
+        are being taken down, and a stream event or clock tick arriving meanwhile must draw
+        nothing (the follow worker is cancelled as it is left, but may already be awake).
+        """
+        return self in self.app.screen_stack
+
     def _tick(self) -> None:
+        if not self.on_stack:
+            return
         if self.state.clock.left_ms and self.state.ended is None:
             self.query_one("#status", Static).update(render.status(self.state))
 
     def redraw(self) -> None:
         """Redraw every part from the state."""
+        if not self.on_stack:
+            return
         state = self.state
         game = state.game.capitalize() or "Match"
         role = f"you are seat {state.my_seat}" if state.my_seat else "spectating"
@@ -189,7 +201,7 @@ class GameScreen(Screen[None]):
     def show_message(self, text: str, *, error: bool = False) -> None:
         """The line under the move input: the server's verdict on the last move."""
         self.message = text
-        if self.handle is not None:
+        if self.handle is not None and self.on_stack:
             self.query_one("#message", Static).update(Text(text, style="bold red" if error else ""))
 
     @on(Input.Submitted, "#move-input")
@@ -219,6 +231,7 @@ class GameScreen(Screen[None]):
 
     def action_leave(self) -> None:
         """Back to where we came from (the lobby)."""
+        self.workers.cancel_group(self, "follow")
         if len(self.app.screen_stack) > 2:
             self.app.pop_screen()
         else:
