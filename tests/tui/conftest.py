@@ -1,14 +1,28 @@
-"""The real-server fixtures of tests/service, shared with the client tests; seat files in a
-temporary directory (never the user's own state directory)."""
+"""A real server as ``ziggurat serve`` builds it (with its built-in bots) on 127.0.0.1:0 in the
+test's event loop; seat files in a temporary directory (never the user's own state directory)."""
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.service.conftest import client, server, server_process
+from tests.service.conftest import RunningServer, client, server_process
+from ziggurat.bots.house import HouseBots
+from ziggurat.service.server import ServeOptions, ZigguratServer
 
 __all__ = ["client", "server", "server_process"]
+
+
+@pytest.fixture
+async def server(tmp_path: Path) -> AsyncIterator[RunningServer]:
+    """The server of every TUI test: built-in bots included, so the lobby can seat them."""
+    running = ZigguratServer(
+        ServeOptions(host="127.0.0.1", port=0, db_path=str(tmp_path / "z.db"), grace_seconds=0.2),
+        house_bots=HouseBots,
+    )
+    port = await running.start()
+    yield RunningServer(running, f"127.0.0.1:{port}", tmp_path / "z.db")
+    await running.stop()
 
 
 @pytest.fixture(autouse=True)

@@ -151,6 +151,23 @@ class ZigguratClient:
         response: bpb.ListBotsResponse = await self._call(self.bots.ListBots, bpb.ListBotsRequest())
         return list(response.bots)
 
+    async def list_builtin_bots(self) -> list[spb.BuiltinBot]:
+        """The server's own bots (what :meth:`add_bot` takes), with the games each plays."""
+        response: spb.ListBuiltinBotsResponse = await self._call(
+            self.stub.ListBuiltinBots, spb.ListBuiltinBotsRequest()
+        )
+        return list(response.bots)
+
+    async def add_bot(self, match_id: str, bot: str, seat: int = 0) -> int:
+        """Seat one of the server's built-in bots in a waiting match; returns its seat.
+
+        The server then plays that seat itself. Refused (ZigguratError) with UNKNOWN_BOT,
+        BOT_GAME or TOO_MANY_BOTS, or with JoinMatch's reasons when the match cannot.
+        """
+        request = spb.AddBotRequest(match_id=match_id, bot=bot, seat=seat)
+        response: spb.AddBotResponse = await self._call(self.stub.AddBot, request)
+        return response.seat
+
     async def join(self, match_id: str, name: str, seat: int = 0) -> MatchHandle:
         """Take a seat (``seat`` only for SEAT_ASSIGNMENT_CHOSEN matches)."""
         request = spb.JoinMatchRequest(match_id=match_id, player_name=name, seat=seat)

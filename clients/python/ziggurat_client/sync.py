@@ -84,6 +84,10 @@ class SyncClient:
         """See :meth:`ZigguratClient.invite_bot`."""
         return self._run(self._client.invite_bot(match_id, bot_name, seat))
 
+    def add_bot(self, match_id: str, bot: str, seat: int = 0) -> int:
+        """See :meth:`ZigguratClient.add_bot`."""
+        return self._run(self._client.add_bot(match_id, bot, seat))
+
     def record(self, match_id: str) -> spb.MatchRecord:
         """See :meth:`ZigguratClient.record`."""
         return self._run(self._client.record(match_id))

@@ -17,12 +17,14 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Footer, Input, Label, OptionList, Static
+from textual.widgets.option_list import Option
 
-from ziggurat.tui import render
+from ziggurat.tui import kabaleo_board, pylos_board, render
 from ziggurat.tui.model import MatchState
+from ziggurat.tui.recovery import DONE, Recovery, bases, with_recovery
 from ziggurat_client.client import MatchHandle, ZigguratClient, ZigguratError
 from ziggurat_client.runner import RETRYABLE
 
@@ -65,7 +67,11 @@ class ConfirmResign(ModalScreen[bool]):
 
 
 class GameScreen(Screen[None]):
-    """Plays one seat (``handle``) or spectates (``handle=None``) one match."""
+    """Plays one seat (``handle``) or spectates (``handle=None``) one match.
+
+    Laid out to fit 80x24: board and the game's facts on the left; turn, clocks, result,
+    legal moves and the history on the right; one line for the move box at the bottom.
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "leave", "Back"),
@@ -75,41 +81,50 @@ class GameScreen(Screen[None]):
     DEFAULT_CSS = """
     GameScreen { layout: vertical; }
     #title { height: 1; background: $primary; color: $text; padding: 0 1; }
-    #main { height: auto; }
-    #board { width: auto; min-width: 40; padding: 1 2; border: round $secondary; height: auto; }
-    #side { width: 1fr; height: auto; padding: 0 1; }
-    #status, #hands, #result { height: auto; margin-bottom: 1; }
-    #history { height: auto; border: round $secondary; }
-    #entry { height: 1fr; min-height: 6; }
-    #moves { width: 24; height: 100%; border: round $secondary; }
-    #entry-right { width: 1fr; }
-    #message { height: auto; padding: 0 1; }
+    #main { height: 1fr; }
+    #left { width: auto; max-width: 46; height: 1fr; overflow-y: auto; }
+    #board { width: auto; padding: 0 1; border: round $secondary; height: auto; }
+    #facts { width: auto; height: auto; padding: 0 1; }
+    #side { width: 1fr; height: 1fr; }
+    #status, #result { height: auto; padding: 0 1; }
+    #moves { height: 1fr; min-height: 4; border: round $secondary; }
+    #history-pane { height: 1fr; min-height: 4; border: round $secondary; }
+    #history { height: auto; }
+    #entry { height: auto; }
+    #move-input { width: 34; }
+    #message { width: 1fr; height: auto; max-height: 3; padding: 0 1; }
     """
 
-    def __init__(self, client: ZigguratClient, match_id: str, handle: MatchHandle | None = None) -> None:
+    def __init__(
+        self, client: ZigguratClient, match_id: str, handle: MatchHandle | None = None, *, notice: str = ""
+    ) -> None:
         super().__init__()
         self.client = client
         self.handle = handle
         self.state = MatchState(match_id, my_seat=handle.seat if handle else 0)
-        self._shown_moves: tuple[str, ...] = ()
+        self._shown_moves: tuple[object, ...] = ()
         self.message = ""
+        self.notice = notice
+        self.recovery: Recovery | None = None
 
     def compose(self) -> ComposeResult:
-        """Board left, seats/status right; move list and input below (players only)."""
+        """Board and facts left; status, result, moves and history right; the move box below."""
         yield Static(id="title")
         with Horizontal(id="main"):
-            yield Static(id="board")
+            with Vertical(id="left"):
+                yield Static(id="board")
+                yield Static(id="facts")
             with Vertical(id="side"):
                 yield Static(id="status")
-                yield Static(id="hands")
                 yield Static(id="result")
-                yield Static(id="history")
+                if self.handle is not None:
+                    yield OptionList(id="moves")
+                with VerticalScroll(id="history-pane"):
+                    yield Static(id="history")
         if self.handle is not None:
             with Horizontal(id="entry"):
-                yield OptionList(id="moves")
-                with Vertical(id="entry-right"):
-                    yield Input(placeholder="type a move and press Enter", id="move-input")
-                    yield Static(id="message")
+                yield Input(placeholder="type a move, Enter plays it", id="move-input", compact=True)
+                yield Static(id="message")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -123,6 +138,8 @@ class GameScreen(Screen[None]):
             self.query_one("#moves", OptionList).can_focus = False
             self.query_one("#move-input", Input).focus()
         self.redraw()
+        if self.notice:
+            self.show_message(self.notice, error=True)
         self.set_interval(CLOCK_TICK_SECONDS, self._tick)
         self.follow()
 
@@ -169,37 +186,63 @@ class GameScreen(Screen[None]):
         if not self.on_stack:
             return
         state = self.state
+        if self.recovery is not None and (
+            not state.my_turn or self.recovery.base not in bases(state.legal_moves)
+        ):
+            self.recovery = None  # the turn is over (or another began): nothing is half-chosen
         game = state.game.capitalize() or "Match"
         role = f"you are seat {state.my_seat}" if state.my_seat else "spectating"
         self.query_one("#title", Static).update(f"{game} · match {state.match_id} · {role}")
         board = self.query_one("#board", Static)
+        facts = self.query_one("#facts", Static)
         if state.view is not None and state.game == "pylos":
-            board.update(render.pylos_levels(state.view))
+            picks = self.recovery.choices(state.legal_moves) if self.recovery is not None else ()
+            last = state.last_move.move if state.last_move is not None else ""
+            board.update(pylos_board.draw(state.view, last_move=last, picks=picks))
+            facts.update(pylos_board.summary(state.view))
         elif state.view is not None and state.game == "kabaleo":
-            board.update(render.kabaleo_table(state.view))
+            board.update(kabaleo_board.stacks(state.view))
+            facts.update(render.kabaleo_hands(state))
         else:
             board.update(Text(f"Waiting for players to join match {state.match_id}", style="italic"))
+            facts.update("")
         self.query_one("#status", Static).update(render.status(state))
-        self.query_one("#hands", Static).update(
-            render.kabaleo_hands(state) if state.game == "kabaleo" else ""
-        )
         self.query_one("#result", Static).update(render.result(state))
         history = self.query_one("#history", Static)
-        history.update(render.history(state))
-        history.border_title = f"moves played ({len(state.history)})"
+        history.update(render.history(state, limit=200))
+        pane = self.query_one("#history-pane", VerticalScroll)
+        pane.border_title = f"moves played ({len(state.history)})"
+        pane.scroll_end(animate=False)
         if self.handle is not None:
+            self.query_one("#moves", OptionList).display = state.ended is None  # room for the result
             self._redraw_moves()
 
     def _redraw_moves(self) -> None:
+        """The legal moves (a Pylos square's recoveries once each), or the balls a recovery may take."""
         moves = self.query_one("#moves", OptionList)
-        if self.state.legal_moves != self._shown_moves:
-            self._shown_moves = self.state.legal_moves
+        legal = self.state.legal_moves
+        if self.recovery is not None:
+            choices = self.recovery.choices(legal)
+            options = [Option(_choice_label(ball), id=ball) for ball in choices]
+            title = "take back (type it or click)"
+        elif self.state.game == "pylos":
+            options = [
+                Option(f"{base}  + take back" if with_recovery(base, legal) else base, id=base)
+                for base in render.move_order(tuple(bases(legal)))
+            ]
+            title = f"legal moves ({len(options)})" if options else "moves"
+        else:
+            options = [Option(move, id=move) for move in render.move_order(legal)]
+            title = f"legal moves ({len(options)})" if options else "moves"
+        shown = tuple((option.id, str(option.prompt)) for option in options)
+        if shown != self._shown_moves:
+            self._shown_moves = shown
             moves.clear_options()
-            moves.add_options(render.move_order(self._shown_moves))
-        moves.border_title = f"legal moves ({len(self._shown_moves)})" if self._shown_moves else "moves"
+            moves.add_options(options)
+        moves.border_title = title
 
     def show_message(self, text: str, *, error: bool = False) -> None:
-        """The line under the move input: the server's verdict on the last move."""
+        """The line beside the move input: the server's verdict on the last move, or a prompt."""
         self.message = text
         if self.handle is not None and self.on_stack:
             self.query_one("#message", Static).update(Text(text, style="bold red" if error else ""))
@@ -209,11 +252,59 @@ class GameScreen(Screen[None]):
         move = event.value.strip()
         event.input.value = ""
         if move:
-            self.submit(move)
+            self.enter(move)
 
     @on(OptionList.OptionSelected, "#moves")
     def _picked(self, event: OptionList.OptionSelected) -> None:
-        self.submit(str(event.option.prompt))
+        self.enter(event.option.id or str(event.option.prompt))
+
+    def enter(self, text: str) -> None:
+        """A move typed or clicked: played as is, unless it starts or continues a Pylos recovery.
+
+        A Pylos ball that completes a square is not sent yet: the balls to take back are
+        then picked one at a time (typed or clicked), and the whole move goes when complete.
+        """
+        legal = self.state.legal_moves
+        if self.recovery is not None:
+            ball = text.removeprefix("x")
+            if ball == DONE or ball in self.recovery.choices(legal):
+                self._recover(ball)
+                return
+            self.recovery = None  # something else typed: a new move
+        if self.state.game == "pylos" and self.state.my_turn and with_recovery(text, legal):
+            self.recovery = Recovery(text)
+            self.show_message(self.recovery.prompt())
+            self.redraw()
+            return
+        self.submit(text)
+
+    def _recover(self, ball: str) -> None:
+        assert self.recovery is not None
+        legal = self.state.legal_moves
+        recovery = self.recovery if ball == DONE else self.recovery.pick(ball)
+        if ball != DONE and recovery.choices(legal) != [DONE] and len(recovery.picked) < 2:
+            self.recovery = recovery
+            self.show_message(recovery.prompt())
+            self.redraw()
+            return
+        move = recovery.move(legal)
+        self.recovery = None
+        self.redraw()
+        if move is not None:
+            self.submit(move)
+
+    def action_leave(self) -> None:
+        """Esc: drop a recovery being chosen; otherwise back to where we came from (the lobby)."""
+        if self.recovery is not None:
+            self.recovery = None
+            self.show_message("recovery dropped: play a move")
+            self.redraw()
+            return
+        self.workers.cancel_group(self, "follow")
+        if len(self.app.screen_stack) > 2:
+            self.app.pop_screen()
+        else:
+            self.app.exit()
 
     @work(group="submit")
     async def submit(self, move: str) -> None:
@@ -228,14 +319,6 @@ class GameScreen(Screen[None]):
             )
         else:
             self.show_message(f"✓ played {move}")
-
-    def action_leave(self) -> None:
-        """Back to where we came from (the lobby)."""
-        self.workers.cancel_group(self, "follow")
-        if len(self.app.screen_stack) > 2:
-            self.app.pop_screen()
-        else:
-            self.app.exit()
 
     def action_resign(self) -> None:
         """Ask first; resign this seat only when the player confirms (spectators cannot)."""
@@ -256,3 +339,7 @@ class GameScreen(Screen[None]):
             await self.client.resign(self.handle)
         except ZigguratError as error:
             self.show_message(f"resign refused: {error.reason}: {error.message}", error=True)
+
+
+def _choice_label(ball: str) -> str:
+    return "done: take back no second ball" if ball == DONE else f"take back {ball}"

@@ -11,22 +11,29 @@ from typing import ClassVar
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Button, Checkbox, Footer, Input, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
 from ziggurat.tui.forms import FormError, MatchForm, describe_match, parse_form
 from ziggurat.tui.game import GameScreen
+from ziggurat.tui.opponents import GAME_NAMES, Opponent, opponents, parse_key, seat_bot
 from ziggurat.tui.seats import SeatStore
 from ziggurat.v1 import match_pb2
+from ziggurat.v1.match_service_pb2 import BuiltinBot
 from ziggurat_client.client import ZigguratClient, ZigguratError
 
 REFRESH_SECONDS = 2.0
+PEOPLE = "people"  # the create form's "Opponents" value for "people join from their own screens"
 
 
 class LobbyScreen(Screen[None]):
-    """Lists waiting and running matches; Enter on one joins (or watches) it."""
+    """Lists waiting and running matches; Enter on one joins (or watches) it.
+
+    The create form and the bot chooser are compact (one line per control) so that the
+    whole lobby, Create button included, fits an 80x24 terminal.
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("f5", "refresh", "Refresh"),
@@ -37,12 +44,14 @@ class LobbyScreen(Screen[None]):
     #lobby { height: 1fr; }
     #matches-pane { width: 1fr; }
     #matches { height: 1fr; border: round $secondary; }
-    #create { width: 46; border: round $secondary; padding: 0 1; }
-    #create Input, #create Select { margin-bottom: 0; }
-    #lobby-message { height: auto; padding: 0 1; }
-    .row { height: auto; }
-    .row Label { width: 16; padding: 1 0 0 0; }
+    #side { width: 38; height: 1fr; overflow-y: auto; }
+    #create, #bots { height: auto; border: round $secondary; padding: 0 1; }
+    #lobby-message { height: auto; max-height: 4; padding: 0 1; }
+    .row { height: 1; }
+    .row Label { width: 13; }
     .row Input, .row Select { width: 1fr; }
+    #create-button, #add-bot { width: 1fr; }
+    #bot { width: 1fr; }
     """
 
     def __init__(
@@ -54,63 +63,45 @@ class LobbyScreen(Screen[None]):
         self.matches: dict[str, match_pb2.Match] = {}
         self.seats = seats or SeatStore()
         self.server = server
+        self.builtin_bots: list[BuiltinBot] = []
+        self.opponents: list[Opponent] = []
 
     def compose(self) -> ComposeResult:
-        """Match list left, create form right."""
+        """Match list left; the create form and the bot chooser right."""
         yield Static(f"ziggurat · {self.client.address} · playing as {self.player_name}", id="title")
         with Horizontal(id="lobby"):
             with Vertical(id="matches-pane"):
                 yield OptionList(id="matches")
                 yield Static(id="lobby-message")
-            with VerticalScroll(id="create"):
-                yield _row(
-                    "Game",
-                    Select(
-                        [("Pylos", "pylos"), ("Kabaleo", "kabaleo")],
-                        value="pylos",
-                        allow_blank=False,
-                        id="game",
-                    ),
-                )
-                yield _row("Seats", Input("2", id="seats", restrict=r"[0-9]*"))
-                yield _row(
-                    "Pylos variant",
-                    Select(
-                        [(v, v) for v in ("standard", "beginner", "advanced")],
-                        value="standard",
-                        allow_blank=False,
-                        id="variant",
-                    ),
-                )
-                yield _row("Max moves", Input("0", id="max-moves", restrict=r"[0-9]*"))
-                yield _row(
-                    "Kabaleo deal",
-                    Select(
-                        [("random", "random"), ("equal", "equal")],
-                        value="random",
-                        allow_blank=False,
-                        id="deal",
-                    ),
-                )
-                yield Checkbox("last-stack rule", id="last-stack")
-                yield _row("Per move (s)", Input("0", id="per-move", restrict=r"[0-9.]*"))
-                yield _row("Clock base (s)", Input("0", id="base", restrict=r"[0-9.]*"))
-                yield _row("Increment (s)", Input("0", id="increment", restrict=r"[0-9.]*"))
-                yield _row(
-                    "On timeout",
-                    Select(
-                        [("forfeit", "forfeit"), ("random move", "random")],
-                        value="forfeit",
-                        allow_blank=False,
-                        id="timeout",
-                    ),
-                )
-                yield Button("Create and join", id="create-button", variant="primary")
+            with Vertical(id="side"):
+                with Vertical(id="create"):
+                    yield _row("Game", _select([("Pylos", "pylos"), ("Kabaleo", "kabaleo")], "game"))
+                    yield _row("Seats", Input("2", id="seats", restrict=r"[0-9]*", compact=True))
+                    yield _row(
+                        "Pylos variant",
+                        _select([(v, v) for v in ("standard", "beginner", "advanced")], "variant"),
+                    )
+                    yield _row("Max moves", Input("0", id="max-moves", restrict=r"[0-9]*", compact=True))
+                    yield _row("Kabaleo deal", _select([("random", "random"), ("equal", "equal")], "deal"))
+                    yield Checkbox("last-stack rule", id="last-stack", compact=True)
+                    yield _row("Per move (s)", Input("0", id="per-move", restrict=r"[0-9.]*", compact=True))
+                    yield _row("Clock base (s)", Input("0", id="base", restrict=r"[0-9.]*", compact=True))
+                    yield _row("Increment (s)", Input("0", id="increment", restrict=r"[0-9.]*", compact=True))
+                    yield _row(
+                        "On timeout", _select([("forfeit", "forfeit"), ("random move", "random")], "timeout")
+                    )
+                    yield _row("Opponents", _select([("people", PEOPLE)], "opponents"))
+                    yield Button("Create and join", id="create-button", variant="primary", compact=True)
+                with Vertical(id="bots"):
+                    yield Select([], id="bot", prompt="no bot available", compact=True)
+                    yield Button("Seat this bot", id="add-bot", compact=True)
         yield Footer()
 
     def on_mount(self) -> None:
-        """List the matches now and every few seconds."""
+        """List the matches (and the bots) now and every few seconds."""
         self.matches_list.border_title = "open matches (Enter: join) · running (Enter: watch)"
+        self.query_one("#create").border_title = "new match"
+        self.query_one("#bots").border_title = "bot for the highlighted match"
         self.action_refresh()
         self.set_interval(REFRESH_SECONDS, self.action_refresh)
 
@@ -121,7 +112,7 @@ class LobbyScreen(Screen[None]):
 
     @work(exclusive=True, group="refresh")
     async def action_refresh(self) -> None:
-        """Fetch waiting and running matches (keeps the highlighted one highlighted)."""
+        """Fetch waiting and running matches and the bots (keeps the highlighted match highlighted)."""
         try:
             waiting = await self.client.list_matches(match_pb2.MATCH_STATUS_WAITING)
             active = await self.client.list_matches(match_pb2.MATCH_STATUS_ACTIVE)
@@ -137,6 +128,39 @@ class LobbyScreen(Screen[None]):
             listing.add_option(Option("no open match: create one →", id="", disabled=True))
         if highlighted in self.matches:
             listing.highlighted = listing.get_option_index(highlighted)
+        await self._refresh_bots()
+
+    async def _refresh_bots(self) -> None:
+        """The built-in bots (asked once) and the remote bots connected now, into both choosers."""
+        try:
+            if not self.builtin_bots:
+                self.builtin_bots = await self.client.list_builtin_bots()
+            remote = await self.client.list_bots()
+        except ZigguratError:
+            remote = []  # an older server without these calls: people only
+        found = opponents(self.builtin_bots, remote)
+        if found == self.opponents or self not in self.app.screen_stack:
+            return  # unchanged, or the lobby was left while asking
+        self.opponents = found
+        self._fill_opponents()
+        chooser = self.query_one("#bot", Select)
+        keep = chooser.value
+        chooser.set_options([(bot.label, bot.key) for bot in found])
+        if keep != Select.BLANK and any(bot.key == keep for bot in found):
+            chooser.value = keep
+        elif found:
+            chooser.value = found[0].key
+
+    def _fill_opponents(self) -> None:
+        """The create form's opponents: people, or a bot that plays the chosen game."""
+        chooser = self.query_one("#opponents", Select)
+        if not chooser.children:
+            return  # not composed yet (a change at start-up): filled when the bots are known
+        keep = chooser.value
+        game = GAME_NAMES.get(str(self.query_one("#game", Select).value), 0)
+        choices = [("people", PEOPLE)] + [(bot.label, bot.key) for bot in self.opponents if bot.plays(game)]
+        chooser.set_options(choices)
+        chooser.value = keep if any(value == keep for _, value in choices) else PEOPLE
 
     def say(self, text: str) -> None:
         """A line under the list: errors and hints."""
@@ -156,20 +180,29 @@ class LobbyScreen(Screen[None]):
             self.app.push_screen(GameScreen(self.client, match.match_id))
 
     @work(group="join")
-    async def join(self, match_id: str) -> None:
-        """Take a seat and open the game screen for it."""
+    async def join(self, match_id: str, bots: tuple[str, ...] = ()) -> None:
+        """Take a seat, seat the chosen bots in the others, and open the game screen."""
         try:
             handle = await self.client.join(match_id, self.player_name)
         except ZigguratError as error:
             self.say(f"cannot join: {error.reason or error.code.name}: {error.message}")
             return
         self.seats.save(self.server, handle)
-        self.app.push_screen(GameScreen(self.client, match_id, handle))
+        notice = ""
+        for key in bots:
+            try:
+                await seat_bot(self.client, match_id, key)
+            except ZigguratError as error:
+                notice = (
+                    f"bot {parse_key(key)[1]} not seated: {error.reason or error.code.name}: {error.message}"
+                )
+                break
+        self.app.push_screen(GameScreen(self.client, match_id, handle, notice=notice))
 
     @on(Button.Pressed, "#create-button")
     @work(group="join")
     async def create(self) -> None:
-        """Create the match described by the form, then join it."""
+        """Create the match described by the form, join it, and seat the chosen opponents."""
         try:
             config, time_control = parse_form(self._form())
         except FormError as error:
@@ -180,7 +213,30 @@ class LobbyScreen(Screen[None]):
         except ZigguratError as error:
             self.say(f"cannot create: {error.reason or error.code.name}: {error.message}")
             return
-        self.join(match.match_id)
+        opponent = str(self.query_one("#opponents", Select).value)
+        self.join(match.match_id, (opponent,) * (config.seats - 1) if opponent != PEOPLE else ())
+
+    @on(Button.Pressed, "#add-bot")
+    @work(group="join")
+    async def add_bot(self) -> None:
+        """Seat the chosen bot (built-in or remote) in the highlighted waiting match."""
+        key = self.query_one("#bot", Select).value
+        option = self.matches_list.highlighted_option
+        match = self.matches.get(option.id or "") if option is not None else None
+        if key == Select.BLANK:
+            self.say("no bot to seat: this server has no built-in bot and no remote bot is connected")
+            return
+        if match is None or match.status != match_pb2.MATCH_STATUS_WAITING:
+            self.say("highlight an open match in the list first")
+            return
+        name = parse_key(str(key))[1]
+        try:
+            seat = await seat_bot(self.client, match.match_id, str(key))
+        except ZigguratError as error:
+            self.say(f"cannot seat {name}: {error.reason or error.code.name}: {error.message}")
+            return
+        self.say(f"{name} took seat {seat} of match {match.match_id}")
+        self.action_refresh()
 
     def _form(self) -> MatchForm:
         def text(widget_id: str) -> str:
@@ -209,7 +265,13 @@ class LobbyScreen(Screen[None]):
             seats.value = "2"
         elif seats.value == "2":
             seats.value = "3"
+        self._fill_opponents()
 
 
 def _row(label: str, widget: Input | Select[str]) -> Horizontal:
     return Horizontal(Label(label), widget, classes="row")
+
+
+def _select(options: list[tuple[str, str]], widget_id: str) -> Select[str]:
+    """A one-line choice that starts on its first option."""
+    return Select(options, value=options[0][1], allow_blank=False, id=widget_id, compact=True)

@@ -2,8 +2,8 @@
 
 Why a separate, UI-free model: the screen must only ever show what the server
 sent (a refused move changes nothing because nothing local is changed), and tests
-can check the state without scraping the terminal. The clock ticks locally from
-the last ``turn_started`` so it moves between events, as a chess clock does.
+can check the state without scraping the terminal. The clock ticks locally towards
+the deadline of the last ``turn_started`` so it moves between events, as a chess clock does.
 """
 
 from __future__ import annotations
@@ -19,18 +19,30 @@ from ziggurat.v1 import game_pb2, match_pb2
 
 @dataclass
 class Clock:
-    """The running clock of the seat to move: time left when its turn started, and when."""
+    """The running clock of the seat to move, as a deadline on the server's clock.
+
+    Why a deadline and not "time left when the event arrived": a spectator who arrives
+    mid-turn receives the turn's event long after it happened; counting its time from the
+    arrival showed the whole turn's time (28.9 s shown, 16 s left). The deadline is the
+    event's server time plus the time the turn gave, so every viewer counts down to the
+    same instant (the machines' clocks are assumed to agree, as on a LAN with NTP); it is
+    never shown above the turn's own time.
+    """
 
     seat: int = 0
-    left_ms: int = 0  # 0 = untimed
-    started: float = 0.0  # time.monotonic() at the turn_started event
+    left_ms: int = 0  # the time the turn gave (0 = untimed)
+    deadline_ms: int = 0  # server time, ms since the Unix epoch, at which it runs out
 
-    def remaining_ms(self, now: float | None = None) -> int:
-        """Time left now, counted down locally (never below zero)."""
+    def remaining_ms(self, now_ms: int | None = None) -> int:
+        """Time left now (never below zero, never above the turn's time)."""
         if not self.left_ms:
             return 0
-        elapsed = (time.monotonic() if now is None else now) - self.started
-        return max(0, self.left_ms - int(elapsed * 1000))
+        now = _now_ms() if now_ms is None else now_ms
+        return max(0, min(self.left_ms, self.deadline_ms - now))
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +115,8 @@ class MatchState:
             self._take_seats(turn.seats)
             self.turn_seat, self.turn_ply = turn.seat, turn.ply
             self.legal_moves = tuple(turn.legal_moves) if turn.seat == self.my_seat else ()
-            self.clock = Clock(turn.seat, turn.time_left_ms, time.monotonic())
+            started = event.time_ms or _now_ms()  # an event without a server time: from now
+            self.clock = Clock(turn.seat, turn.time_left_ms, started + turn.time_left_ms)
         elif kind == "move_played":
             played = event.move_played
             cancelled = _cancelled(self.view, played.view, played.move)

@@ -11,21 +11,10 @@ import re
 
 from rich.text import Text
 
+from ziggurat.tui.kabaleo_board import colour_letter, own_score, seat_scores
 from ziggurat.tui.model import MatchState
 from ziggurat.v1 import game_pb2, match_pb2
 
-# Background colours for Kabaleo letters (text drawn black on them).
-COLOURS = {
-    "R": "red3",
-    "Y": "yellow1",
-    "G": "green3",
-    "B": "dodger_blue2",
-    "O": "dark_orange",
-    "P": "hot_pink",
-}
-COLOUR_NAMES = {"R": "red", "Y": "yellow", "G": "green", "B": "blue", "O": "orange", "P": "pink"}
-LEVEL_WIDTH = 14  # columns per drawn level: "Level 1" and a 4x4 grid with labels, plus a gap
-BALL_STYLE = {"L": "bold black on grey93", "D": "bold white on dark_red"}
 TERMINATIONS = {
     game_pb2.TERMINATION_NORMAL: "every piece placed",
     game_pb2.TERMINATION_PYRAMID_COMPLETE: "pyramid complete",
@@ -38,97 +27,48 @@ TERMINATIONS = {
 }
 
 
-def colour_letter(letter: str) -> Text:
-    """One Kabaleo colour letter on its colour."""
-    style = f"bold black on {COLOURS[letter]}" if letter in COLOURS else "bold"
-    return Text(letter, style=style)
-
-
 def format_ms(ms: int) -> str:
     """A clock reading: ``m:ss.t`` (tenths help in the last seconds)."""
     minutes, rest = divmod(max(0, ms), 60_000)
     return f"{minutes}:{rest // 1000:02d}.{rest % 1000 // 100}"
 
 
-def pylos_levels(view: game_pb2.GameView) -> Text:
-    """The four levels side by side, each a grid with column letters and row numbers.
-
-    ``L``/``D`` are balls; ``·`` an empty place a ball may go (supported); blank an
-    empty place not yet supported.
-    """
-    levels = list(view.pylos.levels) or ["." * 16, "." * 9, "." * 4, "."]
-    blocks = [_pylos_level(number, levels, 5 - number) for number in range(1, 5)]
-    height = max(len(block) for block in blocks)
-    out = Text()
-    for row in range(height):
-        for block in blocks:
-            line = block[row] if row < len(block) else Text("")
-            out.append_text(line)
-            out.append(" " * (LEVEL_WIDTH - line.cell_len))
-        out.append("\n")
-    out.rstrip()
-    return out
-
-
-def _pylos_level(number: int, levels: list[str], size: int) -> list[Text]:
-    lines = [Text(f"Level {number}", style="bold"), Text("   " + " ".join("abcd"[:size]), style="dim")]
-    cells = levels[number - 1]
-    for r in range(size):
-        line = Text(f"{r + 1:>2} ", style="dim")
-        for c in range(size):
-            if c:
-                line.append(" ")
-            ball = cells[r * size + c]
-            if ball in BALL_STYLE:
-                line.append(ball, style=BALL_STYLE[ball])
-            else:
-                line.append("·" if _supported(levels, number, c, r) else " ", style="dim")
-        lines.append(line)
-    return lines
-
-
-def _supported(levels: list[str], number: int, c: int, r: int) -> bool:
-    if number == 1:
-        return True
-    below, size = levels[number - 2], 6 - number
-    return all(below[(r + dr) * size + c + dc] != "." for dr in (0, 1) for dc in (0, 1))
-
-
-def kabaleo_table(view: game_pb2.GameView, per_row: int = 8) -> Text:
-    """The stacks as ``number colour height``: the top colour drawn in its colour."""
-    out = Text("stack · top colour · height (underlined: last move)\n", style="dim")
-    last = view.kabaleo.last_stack
-    for index, stack in enumerate(view.kabaleo.stacks, start=1):
-        top = stack[-1] if stack else "?"
-        out.append(f"{index:>2}", style="bold underline" if index == last else "dim")
-        out.append(" ")
-        out.append_text(colour_letter(top))
-        out.append(f"{len(stack)}", style="bold" if len(stack) > 1 else "dim")
-        out.append("\n" if index % per_row == 0 else "  ")
-    out.rstrip()
-    return out
-
-
 def kabaleo_hands(state: MatchState) -> Text:
-    """Every seat's hand (public), with the viewer's own secret colour and only that."""
+    """Every seat's hand (public), then the viewer's own secret colour and its live score only;
+    at the end, every seat's revealed colour and the score that ranked it instead."""
     view = state.view
     out = Text()
     if view is None:
         return out
-    objectives = list(view.kabaleo.objectives)
+    if state.ended is not None:
+        return final_scores(state)
     for seat, hand in enumerate(view.kabaleo.hands, start=1):
         out.append(f"{seat_label(state, seat)}: ", style="bold" if seat == state.my_seat else "")
         for letter in hand or "-":
             out.append_text(colour_letter(letter) if letter != "-" else Text("-"))
-        if state.ended is not None and seat <= len(objectives):
-            out.append("  objective ")
-            out.append_text(colour_letter(objectives[seat - 1]))
         out.append("\n")
-    if state.my_seat and state.ended is None and state.my_seat <= len(objectives):
-        mine = objectives[state.my_seat - 1]
-        out.append("Your secret colour: ", style="bold")
-        out.append_text(colour_letter(mine))
-        out.append(f" ({COLOUR_NAMES.get(mine, mine)})")
+    out.append_text(own_score(view, state.my_seat))
+    out.rstrip()
+    return out
+
+
+def final_scores(state: MatchState) -> Text:
+    """The end of a Kabaleo game: each seat's revealed colour and its score key, by rank."""
+    assert state.ended is not None
+    view, outcome = state.ended.view, state.ended.outcome
+    keys = {seat: (letter, key) for seat, letter, key in seat_scores(view)}
+    forfeited = set(view.kabaleo.forfeited_seats)
+    out = Text("Scores: stacks · covered · tallest covered\n", style="bold")
+    for seat, rank in sorted(enumerate(outcome.ranks, start=1), key=lambda pair: (pair[1], pair[0])):
+        letter, (shown, covered, tallest) = keys.get(seat, ("?", (0, 0, 0)))
+        out.append(f"{rank}. {seat_label(state, seat)[:18]:<18} ")
+        out.append_text(colour_letter(letter))
+        out.append(f" {shown:>2} · {covered} · {tallest}")
+        out.append(" forfeited\n" if seat in forfeited else "\n")
+    out.append("Nobody held: ")
+    for letter in view.kabaleo.unheld:
+        out.append_text(colour_letter(letter))
+        out.append(" ")
     out.rstrip()
     return out
 
@@ -148,7 +88,7 @@ def seat_label(state: MatchState, seat: int) -> str:
     return f"Seat {seat}{side} {name}{you}".rstrip()
 
 
-def status(state: MatchState, now: float | None = None) -> Text:
+def status(state: MatchState, now_ms: int | None = None) -> Text:
     """Whose turn, the clocks, the last move."""
     out = Text()
     view = state.view
@@ -161,9 +101,7 @@ def status(state: MatchState, now: float | None = None) -> Text:
         who = "Your turn" if seat == state.my_seat else f"{seat_label(state, seat)} to move"
         out.append(who, style="bold green" if seat == state.my_seat else "bold")
         out.append(f" · ply {view.ply}")
-    if state.game == "pylos" and view is not None:
-        out.append(f"\nReserves: L {view.pylos.light_reserve}  D {view.pylos.dark_reserve}")
-    out.append_text(clocks(state, now))
+    out.append_text(clocks(state, now_ms))
     if state.last_move is not None:
         move = state.last_move
         out.append(f"\nLast move: {seat_label(state, move.seat)} played ")
@@ -173,7 +111,7 @@ def status(state: MatchState, now: float | None = None) -> Text:
     return out
 
 
-def clocks(state: MatchState, now: float | None = None) -> Text:
+def clocks(state: MatchState, now_ms: int | None = None) -> Text:
     """One line per seat: state and clock (the running one counted down locally)."""
     out = Text()
     timed = state.time_control.per_move_ms or state.time_control.base_ms
@@ -185,34 +123,25 @@ def clocks(state: MatchState, now: float | None = None) -> Text:
         if not timed:
             continue
         if number == state.clock.seat and state.clock.left_ms:
-            out.append(f"  ⏱ {format_ms(state.clock.remaining_ms(now))}", style="bold yellow")
+            out.append(f"  ⏱ {format_ms(state.clock.remaining_ms(now_ms))}", style="bold yellow")
         elif seat.clock_ms:
             out.append(f"  {format_ms(seat.clock_ms)}", style="dim")
     return out
 
 
 def result(state: MatchState) -> Text:
-    """The end: ranks, the reveal of every objective and the seed check."""
+    """The end: ranks by seat and the seed check (a Kabaleo game's scores and objectives are
+    drawn beside the board, by :func:`final_scores`)."""
     ended = state.ended
     out = Text()
     if ended is None:
         return out
     reason = TERMINATIONS.get(ended.outcome.termination, "ended")
     out.append(f"Result ({reason})\n", style="bold")
-    for seat, rank in enumerate(ended.outcome.ranks, start=1):
+    ranked = sorted(enumerate(ended.outcome.ranks, start=1), key=lambda pair: (pair[1], pair[0]))
+    for seat, rank in ranked:
         mark = "  winner" if seat in ended.outcome.winners else ""
         out.append(f"  {rank}. {seat_label(state, seat)}{mark}\n")
-    view = ended.view
-    if view.HasField("kabaleo"):
-        out.append("Objectives: ")
-        for seat, letter in enumerate(view.kabaleo.objectives, start=1):
-            out.append(f"seat {seat} ")
-            out.append_text(colour_letter(letter))
-            out.append("  ")
-        out.append(" unheld ")
-        for letter in view.kabaleo.unheld:
-            out.append_text(colour_letter(letter))
-        out.append("\n")
     verified = state.seed_verified()
     out.append(
         "seed verified" if verified else "SEED MISMATCH: the set-up does not match the commitment",
@@ -233,7 +162,7 @@ def history(state: MatchState, limit: int = 12) -> Text:
         text.append(f"{number:>3}. {who}: ")
         text.append(played.move, style="bold")
         if played.cancelled:
-            text.append(" ✕ cancelled", style="red")
+            text.append(f" ✕ cancelled: both {played.move[:1]} leave", style="red")
         if played.substituted:
             text.append(" (by the server)", style="italic")
         text.append("\n")
