@@ -1,4 +1,5 @@
-"""docs/operations.md stays true: every test it names exists, every limit's default is the code's."""
+"""docs/operations.md stays true: every test it names exists, every limit's default is the code's,
+every limit names the tests that reach it, and every limit is a real `ziggurat serve` option."""
 
 from __future__ import annotations
 
@@ -69,3 +70,32 @@ def test_every_serve_limit_option_is_a_limit() -> None:
     serve = parser._subparsers._group_actions[0].choices["serve"]  # type: ignore[union-attr]
     group = next(g for g in serve._action_groups if (g.title or "").startswith("limits"))
     assert {action.dest for action in group._group_actions} <= LIMIT_OPTIONS
+
+
+def test_every_limit_names_the_tests_that_reach_it() -> None:
+    text = OPERATIONS.read_text()
+    section = text[text.index("## Limits") : text.index("## Shutdown")]
+    rows = re.findall(r"^\| [^|]+ \| `--([\w-]+)` \| [^|]+ \| [^|]+ \| ([^|]+) \|$", section, re.MULTILINE)
+    assert {flag.replace("-", "_") for flag, _ in rows} == LIMIT_OPTIONS
+    untested = [flag for flag, tests in rows if not TEST_NAME.search(tests)]
+    assert not untested, f"limits without a test of ours in docs/operations.md: {untested}"
+
+
+def test_every_documented_limit_is_a_serve_flag_with_that_default() -> None:
+    # The table is checked against the command line itself, not only the ServeOptions defaults.
+    text = OPERATIONS.read_text()
+    section = text[text.index("## Limits") : text.index("## Shutdown")]
+    rows = re.findall(r"^\| [^|]+ \| `--([\w-]+)` \| ([^|]+?) \|", section, re.MULTILINE)
+    import argparse
+
+    from ziggurat.cli import serve_cmd
+
+    parser = argparse.ArgumentParser()
+    serve_cmd.register(parser.add_subparsers())
+    serve = parser._subparsers._group_actions[0].choices["serve"]  # type: ignore[union-attr]
+    flags = {option: action for action in serve._actions for option in action.option_strings}
+    for flag, default in rows:
+        assert f"--{flag}" in flags, f"--{flag} is documented but `ziggurat serve` has no such option"
+        value = flags[f"--{flag}"].default
+        assert isinstance(value, (int, float)), (flag, value)
+        assert f"{value:g}" == default, f"--{flag}: documented {default}, `ziggurat serve` says {value:g}"

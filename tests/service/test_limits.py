@@ -1,9 +1,10 @@
 """The operator's limits on idle and greedy clients (docs/operations.md), each reached for real.
 
 A real server on a loopback port with small limits: a Play stream that never speaks, an idle
-connection, a connection past its age, and an address
-that opens more calls or connections than it may. (Keepalive, which drops a peer that stops
-answering pings, is gRPC's own: see docs/operations.md.)
+connection, a connection past its age, a TCP connection that never starts HTTP/2, a peer
+that stops answering pings (a proxy that goes dark in the middle), a connection that opens
+more streams than it may carry, an address that opens more calls or connections than it may,
+and unary calls still running when the server stops.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import grpc
 
 from tests.service.conftest import pylos_config
 from ziggurat.service.server import ServeOptions, ZigguratServer
+from ziggurat.v1 import match_pb2
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.v1 import match_service_pb2_grpc as sgrpc
 from ziggurat.wire.errors import error_reason
@@ -166,3 +168,199 @@ async def test_an_address_may_hold_so_many_connections(tmp_path: Path) -> None:
         finally:
             for channel in channels:
                 await channel.close()
+
+
+async def test_a_connection_that_never_starts_http2_is_closed_after_the_handshake_timeout(
+    tmp_path: Path,
+) -> None:
+    async with serving(tmp_path, handshake_timeout=0.5, max_connection_idle=0) as (_, address):
+        host, port = address.split(":")
+        silent_reader, silent = await asyncio.open_connection(host, int(port))
+        speaking_reader, speaking = await asyncio.open_connection(host, int(port))
+        speaking.write(HTTP2_PREFACE + SETTINGS_FRAME)  # the client's half of the HTTP/2 set-up
+        try:
+            started = time.monotonic()
+            assert await _read_to_eof(silent_reader, 10), "a silent connection was held open"
+            assert 0.3 < time.monotonic() - started < 5
+            # A connection that finished its set-up is not cut by this limit.
+            assert not await _read_to_eof(speaking_reader, 1.5)
+        finally:
+            for writer in (silent, speaking):
+                writer.close()
+
+
+async def test_a_peer_that_stops_answering_pings_is_dropped_and_its_seat_disconnected(
+    tmp_path: Path,
+) -> None:
+    async with (
+        serving(tmp_path, keepalive_time=0.3, keepalive_timeout=0.5, max_connection_idle=0) as (
+            server,
+            address,
+        ),
+        ZigguratClient(address) as client,
+        DarkeningProxy(address) as proxy,
+        grpc.aio.insecure_channel(proxy.address, options=OWN_CONNECTION) as far,
+    ):
+        match = await client.create_match(pylos_config())
+        handle = await client.join(match.match_id, "far away")
+        await client.join(match.match_id, "near")
+        play = sgrpc.MatchServiceStub(far).Play(metadata=handle.metadata)
+        await play.write(spb.PlayRequest(match_id=match.match_id))
+        assert (await asyncio.wait_for(play.read(), 5)).events
+
+        async def state() -> int:
+            seats = (await client.get_match(match.match_id)).seats
+            return int(next(s.state for s in seats if s.seat == handle.seat))
+
+        # A quiet stream whose peer answers is pinged, and kept.
+        assert server.guard.calls_from(LOOPBACK) == 1
+        pings = proxy.pings_from_server
+        await asyncio.sleep(1.5)
+        assert proxy.pings_from_server > pings, "the server sent no keepalive ping on a quiet stream"
+        assert not play.done()
+        assert server.guard.calls_from(LOOPBACK) == 1
+        assert await state() == match_pb2.SEAT_STATE_CONNECTED
+        # The peer goes dark (a cable pulled: nothing more gets through, nothing is closed).
+        proxy.go_dark()
+        started = time.monotonic()
+        assert await until(lambda: server.guard.calls_from(LOOPBACK) == 0, 10), "the dark stream was held"
+        assert time.monotonic() - started < 8
+        deadline = time.monotonic() + 5
+        while await state() != match_pb2.SEAT_STATE_DISCONNECTED and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        assert await state() == match_pb2.SEAT_STATE_DISCONNECTED
+        play.cancel()
+
+
+async def test_a_connection_carries_so_many_streams_at_once(tmp_path: Path) -> None:
+    async with (
+        serving(tmp_path, max_streams_per_connection=2) as (server, address),
+        grpc.aio.insecure_channel(address, options=OWN_CONNECTION) as channel,
+    ):
+        stub = sgrpc.MatchServiceStub(channel)
+        match = (await stub.CreateMatch(spb.CreateMatchRequest(config=pylos_config()))).match
+        request = spb.WatchMatchRequest(match_id=match.match_id)
+        streams = [stub.WatchMatch(request) for _ in range(3)]
+        reads = [asyncio.ensure_future(stream.read()) for stream in streams]
+        done, pending = await asyncio.wait(reads, timeout=5, return_when=asyncio.ALL_COMPLETED)
+        # Two are served; the third is held by the client's own HTTP/2 layer, not refused.
+        assert len(done) == 2 and len(pending) == 1, (len(done), len(pending))
+        assert server.guard.calls_from(LOOPBACK) == 2
+        (held,) = pending
+        waiting = streams[reads.index(held)]
+        assert not waiting.done()
+        # One ends: the held call goes through on the same connection.
+        next(s for s in streams if s is not waiting).cancel()
+        assert (await asyncio.wait_for(held, 5)).events
+        for stream in streams:
+            stream.cancel()
+
+
+async def test_grace_lets_unary_calls_finish_and_cuts_the_ones_still_running(tmp_path: Path) -> None:
+    options = ServeOptions(host="127.0.0.1", port=0, db_path=str(tmp_path / "z.db"), grace_seconds=1.0)
+    server = ZigguratServer(options)
+    server.server.add_generic_rpc_handlers((_sleeper_service(),))
+    port = await server.start()
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        sleep = channel.unary_unary(SLEEP_METHOD)
+        short = asyncio.ensure_future(sleep(b"0.3", timeout=10))
+        long = asyncio.ensure_future(sleep(b"30", timeout=60))
+        await until(lambda: server.guard.calls_from(LOOPBACK) == 2, 5)
+        started = time.monotonic()
+        await server.stop()
+        took = time.monotonic() - started
+        assert await short == b"slept 0.3"  # inside the grace: it finished
+        try:
+            await long
+            raise AssertionError("a call outlived --grace")
+        except grpc.aio.AioRpcError as error:
+            assert status_of(error) == (grpc.StatusCode.UNAVAILABLE, "SERVER_SHUTTING_DOWN"), error
+        assert 0.9 < took < 6, took
+
+
+SLEEP_METHOD = "/ziggurat.test.Sleeper/Sleep"
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+SETTINGS_FRAME = bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])  # an empty SETTINGS frame
+PING_FRAME = 6
+
+
+def _sleeper_service() -> grpc.GenericRpcHandler:
+    """A unary call that sleeps as many seconds as its request says (raw bytes): a call that is
+    still running when the server stops, which none of the real methods can be made to be."""
+
+    async def sleep(request: bytes, context: Any) -> bytes:
+        await asyncio.sleep(float(request.decode()))
+        return b"slept " + request
+
+    handler = grpc.unary_unary_rpc_method_handler(sleep)
+    return grpc.method_handlers_generic_handler("ziggurat.test.Sleeper", {"Sleep": handler})
+
+
+async def _read_to_eof(reader: asyncio.StreamReader, timeout: float) -> bool:
+    """True when the peer closed the connection within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            if not await asyncio.wait_for(reader.read(4096), left):
+                return True
+        except TimeoutError:
+            return False
+        except ConnectionError:
+            return True
+    return False
+
+
+class DarkeningProxy:
+    """A TCP proxy that can go dark: after :meth:`go_dark` it forwards nothing either way and
+    closes nothing, like a peer whose network vanished. It counts the HTTP/2 PING frames the
+    server sends (the frames of the server's half are parsed; they are forwarded unchanged)."""
+
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream
+        self.address = ""
+        self.pings_from_server = 0
+        self.dark = False
+        self._server: asyncio.Server | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._writers: list[asyncio.StreamWriter] = []
+
+    async def __aenter__(self) -> DarkeningProxy:
+        self._server = await asyncio.start_server(self._accept, "127.0.0.1", 0)
+        self.address = f"127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._server is not None
+        self._server.close()
+        for task in self._tasks:
+            task.cancel()
+        for writer in self._writers:
+            writer.close()
+
+    def go_dark(self) -> None:
+        self.dark = True
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        host, port = self.upstream.split(":")
+        up_reader, up_writer = await asyncio.open_connection(host, int(port))
+        self._writers += [writer, up_writer]
+        for task in (
+            asyncio.create_task(self._pipe(reader, up_writer, count=False)),
+            asyncio.create_task(self._pipe(up_reader, writer, count=True)),
+        ):
+            self._tasks.add(task)
+
+    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, count: bool) -> None:
+        pending = b""
+        while data := await reader.read(65536):
+            if self.dark:
+                continue  # swallowed: neither forwarded nor answered
+            if count:
+                pending += data
+                while len(pending) >= 9 and len(pending) >= 9 + int.from_bytes(pending[:3], "big"):
+                    length = int.from_bytes(pending[:3], "big")
+                    if pending[3] == PING_FRAME and not pending[4] & 1:  # not an ACK
+                        self.pings_from_server += 1
+                    pending = pending[9 + length :]
+            writer.write(data)
+            await writer.drain()

@@ -13,7 +13,8 @@ One server interceptor wraps every method handler (ours, health, reflection), so
   (``FIRST_MESSAGE_TIMEOUT``): a silent stream would otherwise hold its memory for ever.
 * on shutdown every open stream ends with UNAVAILABLE (``SERVER_SHUTTING_DOWN``), so a
   client can tell a restart from the end of a match (which ends a WatchMatch with OK), and
-  a new call during the drain is refused the same way.
+  a new call during the drain is refused the same way; unary calls get the grace period to
+  finish, and the ones still running after it end with the same status (:meth:`Guard.drain`).
 """
 
 from __future__ import annotations
@@ -97,6 +98,7 @@ class Guard(_Interceptor):
         self.shutting_down = False
         self._addresses: dict[str, _Address] = {}
         self._streams: set[_Call] = set()
+        self._unary: set[_Call] = set()
 
     # ------------------------------------------------------------------ accounting
 
@@ -135,12 +137,12 @@ class Guard(_Interceptor):
         use.calls += 1
         use.calls_by_peer[peer] += 1
         call = _Call(address, peer, asyncio.current_task(), streaming)
-        if streaming:
-            self._streams.add(call)
+        (self._streams if streaming else self._unary).add(call)
         return call
 
     def _release(self, call: _Call) -> None:
         self._streams.discard(call)
+        self._unary.discard(call)
         use = self._addresses.get(call.address)
         if use is None:
             return
@@ -160,6 +162,19 @@ class Guard(_Interceptor):
             if call.task is not None:
                 call.task.cancel()
         return len(streams)
+
+    async def drain(self, grace: float) -> int:
+        """Give the unary calls still running ``grace`` seconds to finish, then end the rest with
+        SERVER_SHUTTING_DOWN (rather than gRPC's bare "Cancelling all calls"); returns how many."""
+        deadline = asyncio.get_running_loop().time() + grace
+        while self._unary and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.05)
+        late = list(self._unary)
+        for call in late:
+            call.ended_by_shutdown = True
+            if call.task is not None:
+                call.task.cancel()
+        return len(late)
 
     # -------------------------------------------------------------------- wrapping
 

@@ -126,6 +126,9 @@ def grpc_options(options: ServeOptions) -> list[tuple[str, int]]:
         ("grpc.max_receive_message_length", options.max_message_bytes),
         ("grpc.keepalive_time_ms", ms(options.keepalive_time)),
         ("grpc.keepalive_timeout_ms", ms(options.keepalive_timeout)),
+        # gRPC core (1.85) times out an unanswered ping by this one, default 60 s, whatever
+        # keepalive_timeout_ms says (found by test_a_peer_that_stops_answering_pings_...).
+        ("grpc.http2.ping_timeout_ms", ms(options.keepalive_timeout)),
         ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
         ("grpc.keepalive_permit_without_calls", 1),
         # Keep pinging a quiet stream for as long as it lives (gRPC stops after 2 pings without
@@ -364,6 +367,9 @@ class ZigguratServer:
         self.manager.close()
         if self.web is not None:
             await self.web.stop()
+        cut = await self.guard.drain(self.options.grace_seconds)
+        if cut:
+            log.info("ended %d unary calls still running after the grace period", cut)
         await self.server.stop(self.options.grace_seconds)
         # The final checkpoint waits for readers of old snapshots (a backup, `ziggurat check`):
         # on a thread, so that a second signal can still force the exit meanwhile.
