@@ -1,5 +1,14 @@
 """``ziggurat bot`` never gives up on a live match: a pair of bot processes plays one match to the
-end while the server is restarted after every move, up to 50 times (SIGTERM and kill -9 alternately)."""
+end while the server is restarted exactly 50 times (SIGTERM and kill -9 alternately).
+
+The test sets the pace, not the clock: the bots may only make the moves the test allows (a
+gate file holding how many plies may be played), so that every restart lands on a live match
+with the bots running, whatever the machine's load. Every other restart follows a move (and
+the reconnection of the bot that made it); the others land while the bot to move waits at
+the gate, in the middle of its turn (it reconnects, and re-sends its move, once it chose). That is
+25 moves in 50 restarts, fewer than any Pylos game lasts (a player places at least 15 balls
+before running out), so the match is live for all 50; then the gate opens and it finishes.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +16,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,26 +26,35 @@ from ziggurat_client import ZigguratError
 from ziggurat_client.sync import SyncClient
 from ziggurat_client.v1 import match_pb2
 
-SLOW_BOT = '''
+GATED_BOT = '''
+import pathlib
 import random
 import time
 
 
-class SlowBot:
-    """Thinks a little, so that a restart lands between almost every two moves."""
+class GatedBot:
+    """Plays a random legal move once the gate file allows the turn's ply."""
 
-    name = "slow"
+    name = "gated"
 
-    def __init__(self, delay: float = 1.0, seed: int = 0) -> None:
-        self.delay = delay
+    def __init__(self, gate: str = "gate", seed: int = 0) -> None:
+        self.gate = pathlib.Path(gate)
         self.rng = random.Random(seed)
 
+    def allowed(self) -> int:
+        try:
+            return int(self.gate.read_text() or 0)
+        except (OSError, ValueError):
+            return 0
+
     def choose(self, turn):
-        time.sleep(self.delay)
+        while turn.ply >= self.allowed():
+            time.sleep(0.02)
         return self.rng.choice(turn.legal_moves)
 '''
 
-MAX_RESTARTS = 50
+RESTARTS = 50
+OPEN = 1_000_000  # a gate that lets the match run to its end
 
 
 def _free_port() -> int:
@@ -45,7 +64,7 @@ def _free_port() -> int:
 
 
 def _match(client: SyncClient, match_id: str) -> match_pb2.Match:
-    for _ in range(300):
+    for _ in range(600):
         try:
             return client.get_match(match_id)
         except ZigguratError as error:
@@ -55,13 +74,34 @@ def _match(client: SyncClient, match_id: str) -> match_pb2.Match:
     raise AssertionError("the server did not come back")
 
 
+def _until(client: SyncClient, match_id: str, what: str, done: Callable[[match_pb2.Match], bool]) -> None:
+    deadline = time.monotonic() + 120  # generous: under heavy load a restart takes seconds
+    while time.monotonic() < deadline:
+        if done(_match(client, match_id)):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"waited 120 s for {what}: {_match(client, match_id)}")
+
+
+def _waiting_bot_connected(match: match_pb2.Match) -> bool:
+    """The bot that is not to move is back on its stream. (The one to move may be waiting at
+    the gate inside ``choose``: the runner reconnects once its bot has chosen.)"""
+    return all(
+        seat.state == match_pb2.SEAT_STATE_CONNECTED
+        for seat in match.seats
+        if seat.seat != match.view.to_move
+    )
+
+
 @pytest.mark.slow
 def test_a_bot_pair_finishes_its_match_through_many_server_restarts(tmp_path: Path) -> None:
-    (tmp_path / "slow_bot.py").write_text(SLOW_BOT)
+    (tmp_path / "gated_bot.py").write_text(GATED_BOT)
+    gate = tmp_path / "gate"
+    gate.write_text("0")
     port = _free_port()
-    server = ServerProcess(tmp_path / "z.db", ["--port", str(port)])
+    server = ServerProcess(tmp_path / "z.db", ["--port", str(port), "--no-web"])
     address = server.start()
-    cli = [sys.executable, "-m", "ziggurat.cli.main", "bot", "slow_bot.py:SlowBot", "--server", address]
+    cli = [sys.executable, "-m", "ziggurat.cli.main", "bot", "gated_bot.py:GatedBot", "--server", address]
     bots: list[subprocess.Popen[str]] = []
     try:
         creator = subprocess.Popen(
@@ -84,32 +124,33 @@ def test_a_bot_pair_finishes_its_match_through_many_server_restarts(tmp_path: Pa
             text=True,
         )
         bots.append(joiner)
-        restarts = 0
+        restarts = {"SIGTERM": 0, "kill -9": 0}
         with SyncClient(address) as client:
-            last_ply = _match(client, match_id).view.ply
-            while restarts < MAX_RESTARTS:
+            for restart in range(RESTARTS):
+                if restart % 2 == 0:  # one move, then the restart
+                    ply = _match(client, match_id).view.ply
+                    gate.write_text(str(ply + 1))
+                    _until(client, match_id, f"move {ply + 1}", lambda m, ply=ply: m.view.ply == ply + 1)
+                _until(client, match_id, "the waiting bot to be connected", _waiting_bot_connected)
                 match = _match(client, match_id)
-                if match.status == match_pb2.MATCH_STATUS_FINISHED:
-                    break
-                if match.view.ply == last_ply:  # restart once a move has been made since the last one
-                    time.sleep(0.05)
-                    continue
-                last_ply = match.view.ply
-                if restarts % 2:
+                assert match.status == match_pb2.MATCH_STATUS_ACTIVE, f"not live at restart {restart + 1}"
+                if restart % 2:
                     server.kill9()
+                    restarts["kill -9"] += 1
                 else:
-                    server.terminate()
+                    assert server.terminate() == 0
+                    restarts["SIGTERM"] += 1
                 server.start()
-                restarts += 1
                 # A bot exits only at the end of the match, with status 0; anything else is giving up.
-                assert {creator.poll(), joiner.poll()} <= {None, 0}, f"gave up ({restarts} restarts)"
+                assert {creator.poll(), joiner.poll()} == {None}, f"a bot quit at restart {restart + 1}"
+            assert restarts == {"SIGTERM": RESTARTS // 2, "kill -9": RESTARTS // 2}
+            assert _match(client, match_id).view.ply == RESTARTS // 2
+            gate.write_text(str(OPEN))
             outputs = [bot.communicate(timeout=240) for bot in bots]
             for bot, (out, err) in zip(bots, outputs, strict=True):
                 assert bot.returncode == 0, err[-2000:]
                 assert f"match {match_id} over" in out
             assert client.get_match(match_id).status == match_pb2.MATCH_STATUS_FINISHED
-        # A bot thinks 1 s, so nearly every move gets a restart of its own: a Pylos game has 30+.
-        assert restarts >= 25, f"only {restarts} restarts"
         verify = subprocess.run(
             [sys.executable, "-m", "ziggurat.cli.main", "verify", match_id, "--server", address],
             capture_output=True,

@@ -55,7 +55,7 @@ class _Address:
 
 
 @dataclass(slots=True, eq=False)
-class _Call:
+class Call:
     """One admitted call: where from, the task serving it, whether shutdown ended it."""
 
     address: str
@@ -97,8 +97,8 @@ class Guard(_Interceptor):
         self.limits = limits
         self.shutting_down = False
         self._addresses: dict[str, _Address] = {}
-        self._streams: set[_Call] = set()
-        self._unary: set[_Call] = set()
+        self._streams: set[Call] = set()
+        self._unary: set[Call] = set()
 
     # ------------------------------------------------------------------ accounting
 
@@ -107,11 +107,15 @@ class Guard(_Interceptor):
         use = self._addresses.get(address)
         return 0 if use is None else use.calls
 
-    def _admit(self, context: Context, streaming: bool) -> _Call:
-        """Count the call in, or raise the ApiError that refuses it."""
+    def _admit(self, context: Context, streaming: bool) -> Call:
+        return self.admit(context.peer() or "unknown", streaming=streaming)
+
+    def admit(self, peer_name: str, *, streaming: bool) -> Call:
+        """Count a call from ``peer_name`` (gRPC's ``ipv4:HOST:PORT``) in, or raise the ApiError
+        that refuses it; the caller must :meth:`release` it. Public for the Connect (web) path."""
         if self.shutting_down:
             raise shutting_down_error()
-        address, peer = split_peer(context.peer() or "unknown")
+        address, peer = split_peer(peer_name)
         use = self._addresses.get(address)
         if use is None:
             use = self._addresses[address] = _Address()
@@ -136,11 +140,12 @@ class Guard(_Interceptor):
             )
         use.calls += 1
         use.calls_by_peer[peer] += 1
-        call = _Call(address, peer, asyncio.current_task(), streaming)
+        call = Call(address, peer, asyncio.current_task(), streaming)
         (self._streams if streaming else self._unary).add(call)
         return call
 
-    def _release(self, call: _Call) -> None:
+    def release(self, call: Call) -> None:
+        """Count an admitted call out."""
         self._streams.discard(call)
         self._unary.discard(call)
         use = self._addresses.get(call.address)
@@ -214,7 +219,7 @@ class Guard(_Interceptor):
 
     async def _enter(
         self, request: Any, context: Context, *, streaming: bool, request_streaming: bool
-    ) -> tuple[_Call, Any] | None:
+    ) -> tuple[Call, Any] | None:
         """Admit the call (None once it is refused) and put the first-message deadline on its requests."""
         try:
             call = self._admit(context, streaming=streaming)
@@ -239,7 +244,7 @@ class Guard(_Interceptor):
             try:
                 return await self._ended(call, context, inner(request, context))
             finally:
-                self._release(call)
+                self.release(call)
 
         return behaviour
 
@@ -268,11 +273,11 @@ class Guard(_Interceptor):
                     # Also a stream that ended on its own because shutdown closed its match.
                     await _abort(context, shutting_down_error())
             finally:
-                self._release(call)
+                self.release(call)
 
         return generator
 
-    async def _ended(self, call: _Call, context: Context, work: Awaitable[Any]) -> Any:
+    async def _ended(self, call: Call, context: Context, work: Awaitable[Any]) -> Any:
         """Await a handler; a stream cancelled by :meth:`shutdown` ends with SERVER_SHUTTING_DOWN."""
         try:
             result = await work

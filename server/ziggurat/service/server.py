@@ -277,9 +277,18 @@ class ZigguratServer:
         await self.server.start()
         if self.options.http_port is not None:
             from ziggurat.web.app import WebApp
+            from ziggurat.web.limits import BodyDeadline, GuardInterceptor
 
             assert self._web_socket is not None
-            self.web = WebServer(WebApp(servicer), self._web_socket, grace_seconds=self.options.grace_seconds)
+            # The web port keeps the gRPC port's limits (docs/operations.md, "The web port").
+            app = WebApp(servicer, interceptors=[GuardInterceptor(self.guard)])
+            self.web = WebServer(
+                BodyDeadline(app, self.options.first_message_timeout),
+                self._web_socket,
+                grace_seconds=self.options.grace_seconds,
+                handshake_timeout=self.options.handshake_timeout,
+                idle_timeout=self.options.max_connection_idle,
+            )
             self.http_port = await self.web.start()
         serving = health_pb2.HealthCheckResponse.SERVING
         await self.health.set("", serving)
@@ -365,11 +374,12 @@ class ZigguratServer:
             log.info("ending %d open streams (UNAVAILABLE SERVER_SHUTTING_DOWN)", ended)
         await self.house_bots.close()
         self.manager.close()
-        if self.web is not None:
-            await self.web.stop()
+        # Unary calls of both ports get the grace period, before the web port stops accepting.
         cut = await self.guard.drain(self.options.grace_seconds)
         if cut:
             log.info("ended %d unary calls still running after the grace period", cut)
+        if self.web is not None:
+            await self.web.stop()
         await self.server.stop(self.options.grace_seconds)
         # The final checkpoint waits for readers of old snapshots (a backup, `ziggurat check`):
         # on a thread, so that a second signal can still force the exit meanwhile.

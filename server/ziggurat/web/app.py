@@ -11,6 +11,7 @@ ever joined to a file system path.
 from __future__ import annotations
 
 import mimetypes
+from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
@@ -45,8 +46,15 @@ def load_static() -> dict[str, tuple[bytes, str]]:
 class WebApp:
     """ASGI entry point: Connect for the API paths, the static UI for the rest."""
 
-    def __init__(self, servicer: MatchServicer, static: dict[str, tuple[bytes, str]] | None = None) -> None:
-        self.connect = MatchServiceConnect(servicer)
+    def __init__(
+        self,
+        servicer: MatchServicer,
+        static: dict[str, tuple[bytes, str]] | None = None,
+        *,
+        interceptors: Sequence[Any] = (),
+    ) -> None:
+        """``interceptors`` wrap every Connect call (the server's limits: ziggurat.web.limits)."""
+        self.connect = MatchServiceConnect(servicer, interceptors)
         self.static = load_static() if static is None else static
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -176,10 +176,11 @@ def endpoints(servicer: MatchServicer) -> Mapping[str, Any]:
 class MatchServiceConnect(ConnectASGIApplication[MatchServicer]):
     """The ASGI application serving MatchService over Connect (and gRPC-Web)."""
 
-    def __init__(self, servicer: MatchServicer) -> None:
+    def __init__(self, servicer: MatchServicer, interceptors: Iterable[Any] = ()) -> None:
         super().__init__(
             service=servicer,
             endpoints=endpoints,
+            interceptors=interceptors,
             codecs=[_BinaryCodec(), _JsonCodec()],
         )
 

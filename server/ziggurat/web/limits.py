@@ -1,0 +1,181 @@
+"""The operator's limits on the web (Connect) port, the same as on the gRPC port.
+
+Why here and not in uvicorn's settings: uvicorn has one global concurrency cap and no
+deadline for a request's body or for a connection's first request, so a browser port
+would otherwise hold any number of silent connections and half-sent requests. The gRPC
+port's rules come from :class:`ziggurat.service.guard.Guard`; this module applies them to
+HTTP/1.1 and Connect:
+
+* **calls per address and connections per address**: each Connect call is admitted by the
+  very same guard (one count per client IP across both ports), and refused with
+  RESOURCE_EXHAUSTED (``TOO_MANY_STREAMS`` / ``TOO_MANY_CONNECTIONS``) as a Connect error;
+* **first message**: a call's request body must have arrived within
+  ``first_message_timeout`` seconds, else DEADLINE_EXCEEDED (``FIRST_MESSAGE_TIMEOUT``);
+* **handshake**: a new connection must send its first request line and headers within
+  ``handshake_timeout`` seconds, else it is closed;
+* **idle connections**: a connection with no request for ``max_connection_idle`` seconds is
+  closed (uvicorn's keep-alive timeout);
+* **shutdown**: every open WatchMatch stream ends with UNAVAILABLE (``SERVER_SHUTTING_DOWN``),
+  and a call made during the drain is refused the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from connectrpc.errors import ConnectError
+from connectrpc.request import RequestContext
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from ziggurat.service.guard import Call, Guard, shutting_down_error
+from ziggurat.web.connect import to_connect_error
+from ziggurat.wire import errors
+from ziggurat.wire.reasons import Reason
+
+log = logging.getLogger("ziggurat.limits")
+
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+
+
+def connect_error(error: errors.ApiError) -> ConnectError:
+    """The Connect form of a refusal: same code, message and ErrorInfo."""
+    status = error.to_status()
+    return to_connect_error(status.code, status.details, status.trailing_metadata)
+
+
+def handshake_limited(handshake_timeout: float) -> type[H11Protocol]:
+    """Uvicorn's HTTP/1.1 protocol, closing a connection whose first request has not begun
+    (request line and headers) within ``handshake_timeout`` seconds."""
+
+    class HandshakeLimited(H11Protocol):
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            if handshake_timeout > 0:
+                self.loop.call_later(handshake_timeout, self._first_request_due)
+
+        def _first_request_due(self) -> None:
+            if self.cycle is None and not self.transport.is_closing():
+                log.debug("closed a web connection from %s: no request in time", self.client)
+                self.transport.close()
+
+    return HandshakeLimited
+
+
+def body_within(receive: Receive, timeout: float, peer: str) -> Receive:
+    """``receive``, but the request body must be complete within ``timeout`` seconds of the
+    call's start (later messages, such as a disconnect, are not timed)."""
+    if timeout <= 0:
+        return receive
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    body_done = False
+
+    async def timed() -> dict[str, Any]:
+        nonlocal body_done
+        if body_done:
+            return await receive()
+        try:
+            message = await asyncio.wait_for(receive(), max(0.0, deadline - loop.time()))
+        except TimeoutError:
+            body_done = True
+            log.warning("closed a web call from %s: %s", peer, Reason.FIRST_MESSAGE_TIMEOUT.name)
+            raise connect_error(
+                errors.refuse(
+                    Reason.FIRST_MESSAGE_TIMEOUT, f"a request must be sent in full within {timeout:g} s"
+                )
+            ) from None
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            body_done = True
+        return message
+
+    return timed
+
+
+class GuardInterceptor:
+    """A connectrpc interceptor that admits every Connect call through the gRPC port's guard
+    and ends its streams with SERVER_SHUTTING_DOWN when the server stops."""
+
+    def __init__(self, guard: Guard) -> None:
+        self.guard = guard
+
+    def _admit(self, ctx: RequestContext[Any, Any], *, streaming: bool) -> Call:
+        address = ctx.client_address
+        try:
+            return self.guard.admit(f"ipv4:{address}" if address else "unknown", streaming=streaming)
+        except errors.ApiError as error:
+            raise connect_error(error) from None
+
+    async def intercept_unary(
+        self, call_next: Callable[[Any, RequestContext[Any, Any]], Awaitable[Any]], request: Any, ctx: Any, /
+    ) -> Any:
+        """A unary call; one still running after the grace period ends with SERVER_SHUTTING_DOWN."""
+        call = self._admit(ctx, streaming=False)
+        try:
+            try:
+                result = await call_next(request, ctx)
+            except asyncio.CancelledError:
+                if not call.ended_by_shutdown:
+                    raise
+                _uncancel()
+                raise connect_error(shutting_down_error()) from None
+            if call.ended_by_shutdown:
+                raise connect_error(shutting_down_error())
+            return result
+        finally:
+            self.guard.release(call)
+
+    async def intercept_server_stream(
+        self,
+        call_next: Callable[[Any, RequestContext[Any, Any]], AsyncIterator[Any]],
+        request: Any,
+        ctx: Any,
+        /,
+    ) -> AsyncIterator[Any]:
+        """A server stream; shutdown ends it with SERVER_SHUTTING_DOWN (also when it ended on its
+        own because shutdown closed its match)."""
+        call = self._admit(ctx, streaming=True)
+        try:
+            stream = call_next(request, ctx)
+            try:
+                async for message in stream:
+                    yield message
+            except asyncio.CancelledError:
+                if not call.ended_by_shutdown:
+                    raise
+                _uncancel()
+            finally:
+                aclose = getattr(stream, "aclose", None)
+                if aclose is not None:
+                    with contextlib.suppress(BaseException):
+                        await aclose()
+            if call.ended_by_shutdown:
+                raise connect_error(shutting_down_error())
+        finally:
+            self.guard.release(call)
+
+
+class BodyDeadline:
+    """ASGI middleware: on the API paths, a request's body must arrive within ``timeout``."""
+
+    def __init__(self, app: Any, timeout: float, api_prefix: str = "/ziggurat.") -> None:
+        self.app = app
+        self.timeout = timeout
+        self.api_prefix = api_prefix
+
+    async def __call__(self, scope: dict[str, Any], receive: Receive, send: Any) -> None:
+        """Route one ASGI connection, with the deadline on API calls."""
+        if scope["type"] == "http" and scope["path"].startswith(self.api_prefix) and self.timeout > 0:
+            client = scope.get("client")
+            peer = f"{client[0]}" if client else "unknown"
+            receive = body_within(receive, self.timeout, peer)
+        await self.app(scope, receive, send)
+
+
+def _uncancel() -> None:
+    task = asyncio.current_task()
+    if task is not None:
+        task.uncancel()
