@@ -1,12 +1,16 @@
 """``ziggurat watch MATCH_ID``: spectate a match in the terminal UI (no seat, no input).
 
 A spectator sees the public view only (no secret objective) until the end, when
-the reveal and the seed check are shown as for players.
+the reveal and the seed check are shown as for players. An unknown match, or a server
+that does not answer within a few seconds, is reported on stderr with exit status 1
+(before the screen opens when ``--server`` is given).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import sys
 from typing import Any
 
 
@@ -24,6 +28,22 @@ def register(commands: Any) -> None:
 
 def _watch(args: argparse.Namespace) -> int:
     from ziggurat.tui import ZigguratApp
+    from ziggurat.tui.watching import WatchError
 
-    ZigguratApp(server=args.server, watch_match=args.match_id).run()
-    return 0
+    if args.server:
+        try:
+            asyncio.run(_check(args.server, args.match_id))
+        except WatchError as error:
+            print(f"ziggurat watch: {error}", file=sys.stderr)
+            return 1
+    app = ZigguratApp(server=args.server, watch_match=args.match_id)
+    app.run()
+    return app.return_code or 0
+
+
+async def _check(address: str, match_id: str) -> None:
+    from ziggurat.tui.watching import check_watchable
+    from ziggurat_client.client import ZigguratClient
+
+    async with ZigguratClient(address) as client:
+        await check_watchable(client, match_id)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from functools import partial
 from typing import ClassVar
 
+from textual import work
 from textual.app import App
 from textual.binding import Binding, BindingType
 
@@ -17,6 +18,7 @@ from ziggurat.tui.game import GameScreen
 from ziggurat.tui.lobby import LobbyScreen
 from ziggurat.tui.seats import SeatStore
 from ziggurat.tui.servers import Discover, ServerScreen
+from ziggurat.tui.watching import WatchError, check_watchable
 from ziggurat_client.client import ZigguratClient
 
 
@@ -60,9 +62,19 @@ class ZigguratApp(App[None]):
         self.server_address = address
         self.client = ZigguratClient(address)
         if self.watch_match:
-            self.push_screen(GameScreen(self.client, self.watch_match))
+            self.open_watched(self.client, self.watch_match)
         else:
             self.push_screen(LobbyScreen(self.client, self.player_name, seats=self.seats, server=address))
+
+    @work(exclusive=True, group="watch")
+    async def open_watched(self, client: ZigguratClient, match_id: str) -> None:
+        """The spectator's screen, once the match is known to exist; otherwise exit (status 1) saying why."""
+        try:
+            await check_watchable(client, match_id)
+        except WatchError as error:
+            self.exit(return_code=1, message=f"ziggurat watch: {error}")
+            return
+        self.push_screen(GameScreen(client, match_id))
 
     async def on_unmount(self) -> None:
         """Close the gRPC channel with the app."""

@@ -18,6 +18,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Footer, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
@@ -179,12 +180,19 @@ class GameScreen(Screen[None]):
         if not self.on_stack:
             return
         if self.state.clock.left_ms and self.state.ended is None:
-            self.query_one("#status", Static).update(render.status(self.state))
+            for status in self.query("#status").results(Static):  # none once the app is closing
+                status.update(render.status(self.state))
 
     def redraw(self) -> None:
-        """Redraw every part from the state."""
+        """Redraw every part from the state (nothing once the screen is being taken down)."""
         if not self.on_stack:
             return
+        try:
+            self._redraw()
+        except NoMatches:
+            return  # the app is closing: its widgets went first
+
+    def _redraw(self) -> None:
         state = self.state
         if self.recovery is not None and (
             not state.my_turn or self.recovery.base not in bases(state.legal_moves)

@@ -1,0 +1,55 @@
+"""Spectators: one who arrives mid-turn sees the time actually left (counted from the server's
+turn deadline, not from the moment the stream reached them), and watching a match that does
+not exist ends the program with a message and status 1."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+
+from tests.service.conftest import RunningServer, pylos_config
+from tests.tui.test_tui import SIZE, screen_of, text_of, until
+from ziggurat.tui import ZigguratApp
+from ziggurat.tui.game import GameScreen
+from ziggurat.v1 import match_pb2
+from ziggurat_client import ZigguratClient
+
+LATE_SECONDS = 3.0
+
+
+def shown_clock_ms(game: GameScreen) -> int:
+    """The running clock drawn on the status pane (``⏱ m:ss.t``), in milliseconds."""
+    found = re.search(r"⏱ (\d+):(\d\d)\.(\d)", text_of(game, "#status"))
+    assert found, text_of(game, "#status")
+    minutes, seconds, tenths = (int(part) for part in found.groups())
+    return (minutes * 60 + seconds) * 1000 + tenths * 100
+
+
+async def test_a_late_spectator_sees_the_time_actually_left(server: RunningServer) -> None:
+    async with ZigguratClient(server.address) as players:
+        timed = match_pb2.TimeControl(per_move_ms=30_000)
+        match = await players.create_match(pylos_config(), time_control=timed)
+        await players.join(match.match_id, "ann")
+        before = time.time()
+        await players.join(match.match_id, "bob")  # the match starts: seat 1's 30 s turn begins
+        started = (time.time() + before) / 2
+        await asyncio.sleep(LATE_SECONDS)  # nobody moves; the spectator comes 3 s into the turn
+        app = ZigguratApp(server=server.address, watch_match=match.match_id)
+        async with app.run_test(size=SIZE) as pilot:
+            game: GameScreen = await screen_of(pilot, GameScreen)
+            await until(pilot, lambda: game.state.clock.left_ms == 30_000)
+            shown, now = shown_clock_ms(game), time.time()
+            left = 30_000 - (now - started) * 1000  # what the server's clock says is left
+            assert shown <= 30_000 - LATE_SECONDS * 1000 + 100  # not the whole turn again
+            assert abs(shown - left) < 1_000, (shown, left)
+            await pilot.pause(0.5)
+            assert shown_clock_ms(game) < shown  # and it keeps counting down
+
+
+async def test_watching_an_unknown_match_exits_with_status_1(server: RunningServer) -> None:
+    app = ZigguratApp(server=server.address, watch_match="no-such-match")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.return_code is not None)
+        assert not isinstance(app.screen, GameScreen)
+    assert app.return_code == 1
