@@ -445,7 +445,13 @@ type Match struct {
 	// The caller's view of the game (its seat's, or a spectator's).
 	View *GameView `protobuf:"bytes,9,opt,name=view,proto3" json:"view,omitempty"`
 	// Sequence number of the newest event.
-	LastSeq       uint64 `protobuf:"varint,10,opt,name=last_seq,json=lastSeq,proto3" json:"last_seq,omitempty"`
+	LastSeq uint64 `protobuf:"varint,10,opt,name=last_seq,json=lastSeq,proto3" json:"last_seq,omitempty"`
+	// The address (HOST:PORT) of the server process that owns the match, set when the server
+	// runs several worker processes (`ziggurat serve --workers N`, docs/scaling.md): calls
+	// about this match go there (any other worker answers FAILED_PRECONDITION
+	// MATCH_ELSEWHERE naming the same address). An empty HOST (":PORT") means the host the
+	// client already connects to. Empty: the server is one process; use the address called.
+	ServerAddress string `protobuf:"bytes,11,opt,name=server_address,json=serverAddress,proto3" json:"server_address,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -548,6 +554,13 @@ func (x *Match) GetLastSeq() uint64 {
 		return x.LastSeq
 	}
 	return 0
+}
+
+func (x *Match) GetServerAddress() string {
+	if x != nil {
+		return x.ServerAddress
+	}
+	return ""
 }
 
 // The match was created; seats are open.
@@ -1114,7 +1127,7 @@ const file_ziggurat_v1_match_proto_rawDesc = "" +
 	"\vplayer_name\x18\x02 \x01(\tR\n" +
 	"playerName\x12,\n" +
 	"\x05state\x18\x03 \x01(\x0e2\x16.ziggurat.v1.SeatStateR\x05state\x12\x19\n" +
-	"\bclock_ms\x18\x04 \x01(\x04R\aclockMs\"\xc5\x03\n" +
+	"\bclock_ms\x18\x04 \x01(\x04R\aclockMs\"\xec\x03\n" +
 	"\x05Match\x12\x19\n" +
 	"\bmatch_id\x18\x01 \x01(\tR\amatchId\x12/\n" +
 	"\x06config\x18\x02 \x01(\v2\x17.ziggurat.v1.GameConfigR\x06config\x12;\n" +
@@ -1126,7 +1139,8 @@ const file_ziggurat_v1_match_proto_rawDesc = "" +
 	"\rrevealed_seed\x18\b \x01(\tR\frevealedSeed\x12)\n" +
 	"\x04view\x18\t \x01(\v2\x15.ziggurat.v1.GameViewR\x04view\x12\x19\n" +
 	"\blast_seq\x18\n" +
-	" \x01(\x04R\alastSeq\"\xaa\x01\n" +
+	" \x01(\x04R\alastSeq\x12%\n" +
+	"\x0eserver_address\x18\v \x01(\tR\rserverAddress\"\xaa\x01\n" +
 	"\x11MatchCreatedEvent\x12/\n" +
 	"\x06config\x18\x01 \x01(\v2\x17.ziggurat.v1.GameConfigR\x06config\x12;\n" +
 	"\ftime_control\x18\x02 \x01(\v2\x18.ziggurat.v1.TimeControlR\vtimeControl\x12'\n" +

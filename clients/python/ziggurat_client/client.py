@@ -3,6 +3,11 @@
 Thin by design: every call is one RPC of ``proto/ziggurat/v1/match_service.proto``;
 failures surface as :class:`ZigguratError` carrying the status code and the
 server's machine-readable reason.
+
+A server run as several worker processes (``ziggurat serve --workers N``) names the process
+that owns a match in ``Match.server_address``, and answers a call that reached another one
+with ``MATCH_ELSEWHERE`` and that address: the client remembers it for the match (one channel
+per address) and sends that match's calls there, so callers never see the difference.
 """
 
 from __future__ import annotations
@@ -25,6 +30,12 @@ from ziggurat_client.v1 import match_service_pb2 as spb
 from ziggurat_client.v1 import match_service_pb2_grpc as sgrpc
 
 __all__ = ["CHANNEL_OPTIONS", "RETRYABLE_CODES", "MatchHandle", "ZigguratClient", "ZigguratError"]
+
+ELSEWHERE = "MATCH_ELSEWHERE"
+"""The reason of a call that reached a worker process not owning the match (docs/scaling.md)."""
+
+MAX_REDIRECTS = 2
+"""How many MATCH_ELSEWHERE answers one call follows (one is enough unless workers move)."""
 
 CHANNEL_OPTIONS = [
     ("grpc.keepalive_time_ms", 20_000),
@@ -75,9 +86,13 @@ class ZigguratClient:
             self._channel = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
         else:
             self._channel = grpc.aio.secure_channel(address, credentials, options=CHANNEL_OPTIONS)
+        self._credentials = credentials
         self.stub = sgrpc.MatchServiceStub(self._channel)
         self.bots = bgrpc.BotServiceStub(self._channel)
         self.creator_tokens: dict[str, str] = {}  # match id -> creator token, for cancel_match
+        # Where each match is served, when that is not ``address`` (several worker processes).
+        self.routes: dict[str, str] = {}
+        self._owners: dict[str, tuple[grpc.aio.Channel, sgrpc.MatchServiceAsyncStub]] = {}
 
     @property
     def channel(self) -> grpc.aio.Channel:
@@ -93,14 +108,52 @@ class ZigguratClient:
         await self.close()
 
     async def close(self) -> None:
-        """Close the channel."""
+        """Close the channel (and those opened to the processes that own matches)."""
+        for channel, _ in self._owners.values():
+            await channel.close(None)
+        self._owners.clear()
         await self._channel.close(None)
 
-    async def _call(self, method: Callable[..., Awaitable[Any]], request: Any, **kwargs: Any) -> Any:
-        try:
-            return await method(request, **kwargs)
-        except grpc.aio.AioRpcError as error:
-            raise ZigguratError.from_rpc(error) from None
+    def stub_for(self, match_id: str) -> sgrpc.MatchServiceAsyncStub:
+        """The MatchService stub of the process that serves ``match_id`` (as far as known)."""
+        address = self.routes.get(match_id)
+        if address is None or address == self.address:
+            return self.stub
+        owner = self._owners.get(address)
+        if owner is None:
+            if self._credentials is None:
+                channel = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
+            else:
+                channel = grpc.aio.secure_channel(address, self._credentials, options=CHANNEL_OPTIONS)
+            owner = (channel, sgrpc.MatchServiceStub(channel))
+            self._owners[address] = owner
+        return owner[1]
+
+    def learn_route(self, match_id: str, server_address: str) -> None:
+        """Send ``match_id``'s calls to ``server_address`` (a Match.server_address or the address
+        of a MATCH_ELSEWHERE refusal; an empty host means the host of :attr:`address`)."""
+        if not server_address:
+            return
+        if server_address.startswith(":"):
+            server_address = self.address.rsplit(":", 1)[0] + server_address
+        self.routes[match_id] = server_address
+
+    def _note(self, match: match_pb2.Match) -> match_pb2.Match:
+        self.learn_route(match.match_id, match.server_address)
+        return match
+
+    async def _call(self, name: str, request: Any, *, match_id: str = "", **kwargs: Any) -> Any:
+        """One unary call, to the process that owns ``match_id`` (following MATCH_ELSEWHERE)."""
+        for hop in range(MAX_REDIRECTS + 1):
+            stub = self.stub_for(match_id) if match_id else self.stub
+            try:
+                return await getattr(stub, name)(request, **kwargs)
+            except grpc.aio.AioRpcError as rpc_error:
+                error = ZigguratError.from_rpc(rpc_error)
+            if error.reason != ELSEWHERE or not match_id or hop == MAX_REDIRECTS:
+                raise error from None
+            self.learn_route(match_id, error.metadata.get("address", ""))
+        raise AssertionError("unreachable")
 
     async def create_match(
         self,
@@ -119,11 +172,9 @@ class ZigguratClient:
             config=config, time_control=time_control, seat_assignment=seat_assignment
         )
         metadata = _bearer(create_token) if create_token else ()
-        response: spb.CreateMatchResponse = await self._call(
-            self.stub.CreateMatch, request, metadata=metadata
-        )
+        response: spb.CreateMatchResponse = await self._call("CreateMatch", request, metadata=metadata)
         self.creator_tokens[response.match.match_id] = response.creator_token
-        return response.match
+        return self._note(response.match)
 
     async def cancel_match(self, match_id: str, creator_token: str | None = None) -> match_pb2.Match:
         """Cancel a match that is still waiting for players (it ends as aborted).
@@ -132,9 +183,12 @@ class ZigguratClient:
         """
         token = creator_token or self.creator_tokens.get(match_id, "")
         response: spb.CancelMatchResponse = await self._call(
-            self.stub.CancelMatch, spb.CancelMatchRequest(match_id=match_id), metadata=_bearer(token)
+            "CancelMatch",
+            spb.CancelMatchRequest(match_id=match_id),
+            match_id=match_id,
+            metadata=_bearer(token),
         )
-        return response.match
+        return self._note(response.match)
 
     async def invite_bot(self, match_id: str, bot_name: str, seat: int = 0) -> int:
         """Invite a connected remote bot into a waiting match; returns the seat it took.
@@ -143,12 +197,18 @@ class ZigguratClient:
         cannot take it, or with JoinMatch's reasons when the match cannot.
         """
         request = bpb.InviteBotRequest(match_id=match_id, bot_name=bot_name, seat=seat)
-        response: bpb.InviteBotResponse = await self._call(self.bots.InviteBot, request)
+        try:
+            response: bpb.InviteBotResponse = await self.bots.InviteBot(request)
+        except grpc.aio.AioRpcError as error:
+            raise ZigguratError.from_rpc(error) from None
         return response.seat
 
     async def list_bots(self) -> list[bpb.ConnectedBot]:
         """The remote bots connected now, with the games they play and how busy they are."""
-        response: bpb.ListBotsResponse = await self._call(self.bots.ListBots, bpb.ListBotsRequest())
+        try:
+            response: bpb.ListBotsResponse = await self.bots.ListBots(bpb.ListBotsRequest())
+        except grpc.aio.AioRpcError as error:
+            raise ZigguratError.from_rpc(error) from None
         return list(response.bots)
 
     async def list_builtin_bots(self) -> list[spb.BuiltinBot]:
@@ -171,25 +231,26 @@ class ZigguratClient:
     async def join(self, match_id: str, name: str, seat: int = 0) -> MatchHandle:
         """Take a seat (``seat`` only for SEAT_ASSIGNMENT_CHOSEN matches)."""
         request = spb.JoinMatchRequest(match_id=match_id, player_name=name, seat=seat)
-        response: spb.JoinMatchResponse = await self._call(self.stub.JoinMatch, request)
+        response: spb.JoinMatchResponse = await self._call("JoinMatch", request, match_id=match_id)
+        self._note(response.match)
         return MatchHandle(match_id, response.seat, response.token)
 
     async def get_match(self, match_id: str, handle: MatchHandle | None = None) -> match_pb2.Match:
         """The match as ``handle``'s seat (or a spectator) sees it."""
         metadata = handle.metadata if handle else ()
         response: spb.GetMatchResponse = await self._call(
-            self.stub.GetMatch, spb.GetMatchRequest(match_id=match_id), metadata=metadata
+            "GetMatch", spb.GetMatchRequest(match_id=match_id), match_id=match_id, metadata=metadata
         )
-        return response.match
+        return self._note(response.match)
 
     async def list_matches(
         self, status: match_pb2.MatchStatus.ValueType = match_pb2.MATCH_STATUS_UNSPECIFIED
     ) -> list[match_pb2.Match]:
         """Matches newest first."""
         response: spb.ListMatchesResponse = await self._call(
-            self.stub.ListMatches, spb.ListMatchesRequest(status=status)
+            "ListMatches", spb.ListMatchesRequest(status=status)
         )
-        return list(response.matches)
+        return [self._note(match) for match in response.matches]
 
     async def submit_move(
         self, handle: MatchHandle, move: str, ply: int | None = None
@@ -197,20 +258,23 @@ class ZigguratClient:
         """Play ``move`` for ``handle``'s seat; ``ply`` guards against playing it on a later turn."""
         request = spb.SubmitMoveRequest(match_id=handle.match_id, move=move, ply=ply)
         response: spb.SubmitMoveResponse = await self._call(
-            self.stub.SubmitMove, request, metadata=handle.metadata
+            "SubmitMove", request, match_id=handle.match_id, metadata=handle.metadata
         )
         return response
 
     async def resign(self, handle: MatchHandle) -> None:
         """Resign ``handle``'s seat."""
         await self._call(
-            self.stub.Resign, spb.ResignRequest(match_id=handle.match_id), metadata=handle.metadata
+            "Resign",
+            spb.ResignRequest(match_id=handle.match_id),
+            match_id=handle.match_id,
+            metadata=handle.metadata,
         )
 
     async def record(self, match_id: str) -> spb.MatchRecord:
         """The verifiable record of a finished match."""
         response: spb.GetMatchRecordResponse = await self._call(
-            self.stub.GetMatchRecord, spb.GetMatchRecordRequest(match_id=match_id)
+            "GetMatchRecord", spb.GetMatchRecordRequest(match_id=match_id), match_id=match_id
         )
         return response.record
 
@@ -219,17 +283,22 @@ class ZigguratClient:
     ) -> AsyncIterator[match_pb2.Event]:
         """Events after ``after_seq`` as the seat (or a spectator) sees them, until the match ends."""
         metadata = handle.metadata if handle else ()
-        call = self.stub.WatchMatch(
-            spb.WatchMatchRequest(match_id=match_id, after_seq=after_seq), metadata=metadata
-        )
-        try:
-            async for response in call:
-                for event in response.events:
-                    yield event
-        except grpc.aio.AioRpcError as error:
-            raise ZigguratError.from_rpc(error) from None
-        finally:
-            call.cancel()
+        for hop in range(MAX_REDIRECTS + 1):
+            call = self.stub_for(match_id).WatchMatch(
+                spb.WatchMatchRequest(match_id=match_id, after_seq=after_seq), metadata=metadata
+            )
+            try:
+                async for response in call:
+                    for event in response.events:
+                        yield event
+                return
+            except grpc.aio.AioRpcError as rpc_error:
+                error = ZigguratError.from_rpc(rpc_error)
+                if error.reason != ELSEWHERE or hop == MAX_REDIRECTS:
+                    raise error from None
+                self.learn_route(match_id, error.metadata.get("address", ""))  # refused before any event
+            finally:
+                call.cancel()
 
     async def follow(
         self,

@@ -34,7 +34,7 @@ from typing import Any
 import grpc
 
 from ziggurat_client.bot import Bot, Turn
-from ziggurat_client.client import MatchHandle, ZigguratClient
+from ziggurat_client.client import ELSEWHERE, MatchHandle, ZigguratClient
 from ziggurat_client.errors import RETRYABLE_CODES, ZigguratError
 from ziggurat_client.games import config_strings
 from ziggurat_client.v1 import game_pb2, match_pb2
@@ -131,6 +131,9 @@ class SeatRunner:
             try:
                 ended = await self._session()
             except ZigguratError as error:
+                if error.reason == ELSEWHERE:  # another worker owns the match: go there at once
+                    self.client.learn_route(self.handle.match_id, error.metadata.get("address", ""))
+                    continue
                 if error.code not in RETRYABLE:
                     raise
                 log.info("seat %d: stream lost (%s); reconnecting", self.handle.seat, error.code.name)
@@ -160,7 +163,8 @@ class SeatRunner:
         # The server answered: this attempt worked, whatever happens to the stream later. (A
         # resumed stream may deliver nothing for a long time: connection changes are not events.)
         self._answered = True
-        call = self.client.stub.Play(metadata=self.handle.metadata)  # type: ignore[call-arg]
+        stub = self.client.stub_for(self.handle.match_id)
+        call = stub.Play(metadata=self.handle.metadata)  # type: ignore[call-arg]
         try:
             await call.write(spb.PlayRequest(match_id=self.handle.match_id, after_seq=self.last_seq))
             caught_up = self.last_seq >= head

@@ -7,12 +7,15 @@ import asyncio
 import logging
 import os
 import sys
+from dataclasses import replace
 from typing import Any
 
 from ziggurat.service.access import Access
 from ziggurat.service.lograte import RepeatFilter
 from ziggurat.service.manager import DEFAULT_WAITING_TTL_S
-from ziggurat.service.server import ServeOptions, run
+from ziggurat.service.server import ServeOptions, ZigguratServer, run
+from ziggurat.service.shards import WorkerOptions, stray_shards
+from ziggurat.service.supervisor import Supervisor
 from ziggurat.store.startup import StartupError
 
 DEFAULT_PORT = 50051
@@ -131,6 +134,19 @@ def register(commands: Any) -> None:
         help="open streams with one seat's token (default 8)",
     )
     parser.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
+    parser.add_argument(
+        "--workers",
+        type=_workers,
+        default=1,
+        metavar="N",
+        help=(
+            "serve with N worker processes (one core each) on one public address, matches sharded "
+            "over N database files: --db and <stem>.shardK<suffix> beside it (docs/scaling.md)"
+        ),
+    )
+    # Set by the supervisor on the command line of each worker it starts.
+    parser.add_argument("--shard", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--own-port", type=port_number, default=0, help=argparse.SUPPRESS)
     _limits(parser)
     parser.set_defaults(handler=_serve)
 
@@ -214,6 +230,16 @@ def _limits(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _workers(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of workers") from None
+    if not 1 <= value <= 64:
+        raise argparse.ArgumentTypeError("must be 1 to 64")
+    return value
+
+
 def _env_int(name: str) -> int | None:
     value = os.environ.get(name)
     return int(value) if value else None
@@ -232,6 +258,8 @@ def _http_port(args: argparse.Namespace) -> int | None:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    if args.workers > 1 and args.shard is None:
+        return _supervise(args)
     logging.basicConfig(
         level=args.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -269,8 +297,11 @@ def _serve(args: argparse.Namespace) -> int:
         max_connection_age=args.max_connection_age,
         max_connection_age_grace=args.max_connection_age_grace,
         handshake_timeout=args.handshake_timeout,
-        http_port=_http_port(args),
+        http_port=None if args.shard is not None else _http_port(args),
     )
+    if args.shard is not None:
+        worker = WorkerOptions(index=args.shard, count=args.workers, base_db=args.db, own_port=args.own_port)
+        options = replace(options, worker=worker, db_path=worker.db_path, mdns=args.mdns and args.shard == 0)
 
     if not args.waiting_ttl > 0:
         print("error: --waiting-ttl must be a positive number of seconds", file=sys.stderr)
@@ -285,14 +316,24 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
 
     def ready(port: int, http_port: int | None) -> None:
+        if args.shard is not None:  # read by the supervisor (ziggurat.service.supervisor)
+            print(
+                f"ziggurat worker {args.shard} listening on {args.host}:{port}, own port {own()}", flush=True
+            )
+            return
         print(f"ziggurat listening on {args.host}:{port}", flush=True)
         if http_port is not None:
             print(f"ziggurat web client on http://{args.host}:{http_port}/", flush=True)
 
+    servers: list[ZigguratServer] = []
+
+    def own() -> int:
+        return servers[0].own_port if servers else 0
+
     try:
         from ziggurat.bots.house import HouseBots
 
-        asyncio.run(run(options, on_ready=ready, house_bots=HouseBots))
+        asyncio.run(run(options, on_ready=ready, house_bots=HouseBots, on_server=servers.append))
     except StartupError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
@@ -301,3 +342,67 @@ def _serve(args: argparse.Namespace) -> int:
     finally:
         repeats.flush(logging.getLogger("ziggurat.server"))
     return 0
+
+
+def _supervise(args: argparse.Namespace) -> int:
+    """``--workers N``: start N workers, one per shard, on one public port, and keep them up."""
+    logging.basicConfig(
+        level=args.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    if args.tls_cert or args.tls_key:
+        print("error: --workers does not serve TLS yet (docs/scaling.md)", file=sys.stderr)
+        return 2
+    stray = stray_shards(args.db, args.workers)
+    if stray:
+        print(
+            f"error: {stray[0]} is a shard of more than {args.workers} workers: its matches would "
+            f"have no owner; serve with --workers {_shard_number(stray[-1]) + 1} or more",
+            file=sys.stderr,
+        )
+        return 2
+    base = _worker_arguments(sys.argv)
+
+    def command(index: int, port: int, own_port: int) -> list[str]:
+        return [
+            sys.executable,
+            "-m",
+            "ziggurat.cli.main",
+            "serve",
+            *base,
+            "--workers",
+            str(args.workers),
+            "--shard",
+            str(index),
+            "--port",
+            str(port),
+            "--own-port",
+            str(own_port),
+            "--host",
+            args.host,
+            "--db",
+            args.db,
+            "--no-web",
+        ]
+
+    def ready(port: int, own_ports: list[int]) -> None:
+        print(f"ziggurat listening on {args.host}:{port}", flush=True)
+        owns = ", ".join(str(p) for p in own_ports)
+        print(f"ziggurat workers: {args.workers} (own ports {owns})", flush=True)
+
+    supervisor = Supervisor(
+        args.workers, command, host=args.host, port=args.port, grace=args.grace, on_ready=ready
+    )
+    return supervisor.run()
+
+
+def _shard_number(path: Any) -> int:
+    return int(str(path.name).split(".shard", 1)[1].split(".", 1)[0])
+
+
+def _worker_arguments(argv: list[str]) -> list[str]:
+    """The options ``serve`` was given (after the word ``serve``), passed on to every worker;
+    the supervisor appends what differs per worker (argparse keeps the last value)."""
+    words = list(argv[1:])
+    return words[words.index("serve") + 1 :] if "serve" in words else []

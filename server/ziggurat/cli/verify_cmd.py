@@ -13,6 +13,7 @@ from google.protobuf import json_format
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.v1 import match_service_pb2_grpc as sgrpc
 from ziggurat.verify import verify_record
+from ziggurat_client.errors import error_info
 
 
 def register(commands: Any) -> None:
@@ -43,9 +44,7 @@ def _verify(args: argparse.Namespace) -> int:
             return 2
     elif args.match_id:
         try:
-            with grpc.insecure_channel(args.server) as channel:
-                stub = sgrpc.MatchServiceStub(channel)
-                response = stub.GetMatchRecord(spb.GetMatchRecordRequest(match_id=args.match_id), timeout=10)
+            response = _fetch(args.server, args.match_id)
         except grpc.RpcError as error:
             print(f"error: {error.code().name}: {error.details()}", file=sys.stderr)
             return 2
@@ -65,3 +64,24 @@ def _verify(args: argparse.Namespace) -> int:
         return 0
     print(f"NOT verified: match {record.match_id}: {verdict.problem}")
     return 1
+
+
+def _fetch(server: str, match_id: str) -> spb.GetMatchRecordResponse:
+    """The record from ``server``, or from the worker process it names (MATCH_ELSEWHERE)."""
+    request = spb.GetMatchRecordRequest(match_id=match_id)
+    with grpc.insecure_channel(server) as channel:
+        try:
+            response: spb.GetMatchRecordResponse = sgrpc.MatchServiceStub(channel).GetMatchRecord(
+                request, timeout=10
+            )
+            return response
+        except grpc.RpcError as error:
+            info = error_info(error.trailing_metadata())
+            if info is None or info[0] != "MATCH_ELSEWHERE" or not info[1].get("address"):
+                raise
+            owner = info[1]["address"]
+    if owner.startswith(":"):  # the same host, another port
+        owner = server.rsplit(":", 1)[0] + owner
+    with grpc.insecure_channel(owner) as channel:
+        response = sgrpc.MatchServiceStub(channel).GetMatchRecord(request, timeout=10)
+        return response

@@ -32,6 +32,7 @@ from ziggurat.service.events import Created, SeatJoined
 from ziggurat.service.integrity import MatchDamaged, load_stored, rebuild
 from ziggurat.service.match import Match, StreamLimits, hash_token, store_unavailable
 from ziggurat.service.render import render_match
+from ziggurat.service.shards import ShardDirectory
 from ziggurat.service.timecontrol import TimeControl
 from ziggurat.store.sqlite import Store, StoreUnavailableError
 from ziggurat.store.startup import is_damage
@@ -79,6 +80,9 @@ class MatchManager:
         self._listed: dict[str, tuple[object, tuple[str, ...], bytes]] = {}
         # Damaged matches (id -> why): calls on them answer DATA_LOSS; the rest is served.
         self.quarantined: dict[str, str] = {}
+        # The other workers' shards when this is one of several worker processes
+        # (docs/scaling.md): a match found there is refused as MATCH_ELSEWHERE with its address.
+        self.shards: ShardDirectory | None = None
 
     def restore(self) -> int:
         """Bring back every unfinished match from the store (after a restart or crash).
@@ -193,6 +197,8 @@ class MatchManager:
         if match is None:
             if match_id in self.quarantined:
                 return self.get(match_id)
+            if self.shards is not None and (elsewhere := self.shards.elsewhere(match_id)) is not None:
+                raise elsewhere
             raise errors.not_found(match_id)
         return match
 
@@ -203,7 +209,7 @@ class MatchManager:
 
         With a seat ``token``, that seat's match is rendered as the seat sees it.
         """
-        scope = _cursor_scope(status, game)
+        scope = cursor_scope(status, game)
         before = _decode_cursor(cursor, scope) if cursor else None
         own: tuple[str, int] | None = None
         if token:
@@ -295,6 +301,18 @@ class MatchManager:
         for match in list(self.live.values()) + list(self._finished.values()):
             match.close()
 
+    def summary_bytes(self, match_id: str, audience: int | None) -> bytes | None:
+        """The serialized Match of one of this server's matches for ``audience``; None when it is
+        damaged (it answers DATA_LOSS on its own; a listing goes on without it)."""
+        if match_id in self.quarantined:
+            return None
+        try:
+            return self._summary(match_id, audience)
+        except errors.ApiError as error:
+            if error.code != grpc.StatusCode.DATA_LOSS:
+                raise
+            return None
+
     def _summary(self, match_id: str, audience: int | None) -> bytes:
         """The serialized Match for ``audience``: from memory, the stored summary, or (once) the log."""
         match = self.live.get(match_id) or self._finished.get(match_id)
@@ -357,7 +375,7 @@ def _last_join_ms(match: Match) -> int:
     return match.created_ms
 
 
-def _cursor_scope(status: str | None, game: str | None) -> str:
+def cursor_scope(status: str | None, game: str | None) -> str:
     """What a page token is valid for: the same filters."""
     return hashlib.sha256(f"{status}|{game}".encode()).hexdigest()[:12]
 

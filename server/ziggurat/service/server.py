@@ -41,6 +41,8 @@ from ziggurat.service.manager import DEFAULT_WAITING_TTL_S, MatchManager
 from ziggurat.service.match import StreamLimits
 from ziggurat.service.mdns import Advertiser
 from ziggurat.service.servicer import MatchServicer, build_handlers
+from ziggurat.service.shard_listing import ShardLister
+from ziggurat.service.shards import WorkerOptions, advertised_address, bind_own
 from ziggurat.service.status_guard import StatusGuard
 from ziggurat.store.owner import DatabaseOwner
 from ziggurat.store.sqlite import Store
@@ -109,6 +111,9 @@ class ServeOptions:
     # The web client (browser UI + MatchService over Connect) on this HTTP port of ``host``;
     # 0 picks a free port, None serves no web client.
     http_port: int | None = None
+    # One of several worker processes (``ziggurat serve --workers N``, docs/scaling.md): the
+    # public port is shared (SO_REUSEPORT), the worker also listens on its own port.
+    worker: WorkerOptions | None = None
 
     @property
     def tls(self) -> bool:
@@ -136,7 +141,8 @@ def grpc_options(options: ServeOptions) -> list[tuple[str, int]]:
         ("grpc.http2.max_pings_without_data", 0),
         ("grpc.max_concurrent_streams", options.max_streams_per_connection),
         ("grpc.server_handshake_timeout_ms", ms(options.handshake_timeout)),
-        ("grpc.so_reuseport", 0),
+        # Workers share the public port: the kernel spreads new connections over them.
+        ("grpc.so_reuseport", 1 if options.worker is not None else 0),
     ]
     if options.max_connection_idle > 0:
         out.append(("grpc.max_connection_idle_ms", ms(options.max_connection_idle)))
@@ -196,6 +202,9 @@ class ZigguratServer:
             waiting_ttl_s=options.waiting_ttl_s,
             stream_limits=StreamLimits(options.max_streams_per_match, options.max_streams_per_seat),
         )
+        self.shards = options.worker.directory() if options.worker is not None else None
+        self.manager.shards = self.shards
+        self.own_port = 0  # a worker's own port (clients are sent there for its matches)
         self.bots = BotRegistry(self.store)
         self.house_bots: HouseBotSeater = house_bots(self.manager) if house_bots else NoHouseBots()
         self.health = health_aio.HealthServicer()
@@ -256,6 +265,10 @@ class ZigguratServer:
             access=self.access,
             house_bots=self.house_bots,
         )
+        if self.shards is not None:
+            servicer.address = advertised_address(self.options.host, self.own_port)
+            servicer.lister = ShardLister(self.shards, self.manager)
+            self.shards.publish(servicer.address)
         self.server.add_generic_rpc_handlers((build_handlers(servicer),))
         admin_service_pb2_grpc.add_AdminServiceServicer_to_server(
             AdminServicer(self.manager, self.access), self.server
@@ -335,7 +348,7 @@ class ZigguratServer:
     def _bind(self) -> int:
         """Bind the listening port, or raise a one-line StartupError saying why not."""
         address = f"{self.options.host}:{self.options.port}"
-        if self.options.port:
+        if self.options.port and self.options.worker is None:  # workers share their port
             # Asked of the OS first: gRPC would log its own multi-line error before failing.
             problem = bind_failure(self.options.host, self.options.port)
             if problem:
@@ -354,6 +367,10 @@ class ZigguratServer:
         except RuntimeError:
             why = bind_failure(self.options.host, self.options.port) or "gRPC could not bind it"
             raise StartupError(f"cannot listen on {address}: {why}") from None
+        if self.options.worker is not None:
+            self.own_port = bind_own(
+                self.server, self.options.host, self.options.worker, self.options.db_path
+            )
         if self.options.unix_socket:
             try:
                 self.server.add_insecure_port(f"unix:{self.options.unix_socket}")
@@ -384,6 +401,8 @@ class ZigguratServer:
         # The final checkpoint waits for readers of old snapshots (a backup, `ziggurat check`):
         # on a thread, so that a second signal can still force the exit meanwhile.
         await asyncio.to_thread(self.store.close)
+        if self.shards is not None:
+            self.shards.close()
         self.owner.release()
 
 
@@ -415,6 +434,7 @@ async def run(
     *,
     on_ready: Callable[[int, int | None], None] | None = None,
     house_bots: HouseBotFactory | None = None,
+    on_server: Callable[[ZigguratServer], None] | None = None,
 ) -> None:
     """Serve until SIGTERM/SIGINT, then shut down in order; a second signal exits at once.
 
@@ -435,6 +455,8 @@ async def run(
         loop.add_signal_handler(sig, on_signal)
     server = ZigguratServer(options, house_bots=house_bots)
     port = await server.start()
+    if on_server is not None:
+        on_server(server)
     log.info("ziggurat listening on %s:%d (database %s)", options.host, port, options.db_path)
     if server.http_port is not None:
         log.info("web client on http://%s:%d/", _browser_host(options.host), server.http_port)

@@ -30,6 +30,7 @@ from ziggurat.service.render import (
     framed_batches,
     render_match,
 )
+from ziggurat.service.shard_listing import ShardLister
 from ziggurat.service.timecontrol import TimeControl
 from ziggurat.v1 import match_pb2 as mpb
 from ziggurat.v1 import match_service_pb2 as spb
@@ -100,6 +101,17 @@ class MatchServicer:
         self.limiter = RateLimiter(rate, burst)
         self.access = access or Access()
         self.house_bots: HouseBotSeater = house_bots if house_bots is not None else NoHouseBots()
+        # As one of several worker processes (docs/scaling.md): this worker's own address,
+        # put in every Match it answers with, and the lister merging every worker's matches.
+        self.address = ""
+        self.lister: ShardLister | None = None
+
+    def _render(self, match: Match, audience: int | None) -> mpb.Match:
+        """The Match for ``audience``, naming the worker that owns it (when there are several)."""
+        out = render_match(match, audience)
+        if self.address:
+            out.server_address = self.address
+        return out
 
     def _seat(self, match: Match, context: grpc.aio.ServicerContext[Any, Any]) -> int:
         token = bearer_token(context)
@@ -142,7 +154,7 @@ class MatchServicer:
         match = self.manager.create(
             game, seats, options, time_control, assignment, creator_hash=hash_token(creator_token)
         )
-        return spb.CreateMatchResponse(match=render_match(match, None), creator_token=creator_token)
+        return spb.CreateMatchResponse(match=self._render(match, None), creator_token=creator_token)
 
     @api
     async def CancelMatch(
@@ -150,7 +162,7 @@ class MatchServicer:
     ) -> spb.CancelMatchResponse:
         """The creator cancels its waiting match (creator token)."""
         match = self.manager.cancel(request.match_id, bearer_token(context))
-        return spb.CancelMatchResponse(match=render_match(match, None))
+        return spb.CancelMatchResponse(match=self._render(match, None))
 
     @api
     async def JoinMatch(
@@ -159,7 +171,7 @@ class MatchServicer:
         """Take a seat and hand back its token (shown once, stored hashed)."""
         match = self.manager.get(request.match_id)
         token, seat = match.join(request.player_name, request.seat - 1 if request.seat else None)
-        return spb.JoinMatchResponse(token=token, seat=seat + 1, match=render_match(match, seat))
+        return spb.JoinMatchResponse(token=token, seat=seat + 1, match=self._render(match, seat))
 
     @api
     async def ListMatches(
@@ -175,9 +187,14 @@ class MatchServicer:
         game = GAME_NAMES.get(request.game) if request.game else None
         if (request.status and status is None) or (request.game and game is None):
             raise errors.refuse(Reason.BAD_FILTER, "unknown status or game filter")
-        page = self.manager.list_page(
-            status=status, game=game, limit=limit, cursor=request.page_token, token=bearer_token(context)
-        )
+        if self.lister is not None:
+            page = await self.lister.page(
+                status=status, game=game, limit=limit, cursor=request.page_token, token=bearer_token(context)
+            )
+        else:
+            page = self.manager.list_page(
+                status=status, game=game, limit=limit, cursor=request.page_token, token=bearer_token(context)
+            )
         token = frame_field(2, page.next_cursor.encode()) if page.next_cursor else b""
         return b"".join(frame_field(1, match) for match in page.matches) + token
 
@@ -188,7 +205,7 @@ class MatchServicer:
         """The match as the caller's seat (token) or a spectator (no token) sees it."""
         match = self.manager.get(request.match_id)
         viewer = match.viewer_for_token(bearer_token(context))
-        return spb.GetMatchResponse(match=render_match(match, viewer))
+        return spb.GetMatchResponse(match=self._render(match, viewer))
 
     @api
     async def SubmitMove(
@@ -249,7 +266,7 @@ class MatchServicer:
             raise errors.refuse(Reason.RATE_LIMITED, "too many requests from this address; slow down")
         match = self.manager.get(request.match_id)
         seat = self.house_bots.add(match, request.bot, request.seat - 1 if request.seat else None)
-        return spb.AddBotResponse(seat=seat + 1, match=render_match(match, None))
+        return spb.AddBotResponse(seat=seat + 1, match=self._render(match, None))
 
     async def WatchMatch(
         self, request: spb.WatchMatchRequest, context: grpc.aio.ServicerContext[Any, Any]

@@ -26,7 +26,14 @@ DOMAIN = "ziggurat"
 class ApiError(Exception):
     """A request the server refuses; nothing was changed by it."""
 
-    def __init__(self, code: grpc.StatusCode, reason: Reason | str, message: str) -> None:
+    def __init__(
+        self,
+        code: grpc.StatusCode,
+        reason: Reason | str,
+        message: str,
+        metadata: dict[str, str] | None = None,
+    ) -> None:
+        """``metadata`` goes into the ErrorInfo's metadata map (e.g. MATCH_ELSEWHERE's address)."""
         super().__init__(message)
         entry = reason if isinstance(reason, Reason) else Reason[reason]
         if entry.code != code:
@@ -34,19 +41,20 @@ class ApiError(Exception):
         self.code = code
         self.reason = entry.name
         self.message = message
+        self.metadata = dict(metadata or {})
 
     def to_status(self) -> grpc.Status:
         """The rich status: code, message and an ErrorInfo with our reason in the details."""
-        info = error_details_pb2.ErrorInfo(reason=self.reason, domain=DOMAIN)
+        info = error_details_pb2.ErrorInfo(reason=self.reason, domain=DOMAIN, metadata=self.metadata)
         detail = any_pb2.Any()
         detail.Pack(info)
         status = status_pb2.Status(code=self.code.value[0], message=self.message, details=[detail])
         return rpc_status.to_status(status)
 
 
-def refuse(reason: Reason, message: str) -> ApiError:
+def refuse(reason: Reason, message: str, metadata: dict[str, str] | None = None) -> ApiError:
     """The refusal for ``reason``, with the status the registry gives it."""
-    return ApiError(reason.code, reason, message)
+    return ApiError(reason.code, reason, message, metadata)
 
 
 def from_rules_error(error: RulesError) -> ApiError:

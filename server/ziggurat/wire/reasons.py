@@ -63,6 +63,10 @@ class Reason(enum.Enum):
     BOT_NOT_CONNECTED = (_PRECONDITION, "the named bot is not connected")
     BOT_GAME = (_PRECONDITION, "the named bot does not play that game")
     BOT_BUSY = (_PRECONDITION, "the named bot already plays its maximum number of matches")
+    MATCH_ELSEWHERE = (
+        _PRECONDITION,
+        "another worker process owns the match: call again at ErrorInfo metadata address (docs/scaling.md)",
+    )
     # Other statuses.
     MATCH_NOT_FOUND = (grpc.StatusCode.NOT_FOUND, "there is no match with that id")
     MISSING_TOKEN = (grpc.StatusCode.UNAUTHENTICATED, "the call needs a token and none was sent")
@@ -102,6 +106,10 @@ class Reason(enum.Enum):
     SERVER_SHUTTING_DOWN = (
         grpc.StatusCode.UNAVAILABLE,
         "the server is stopping; reconnect and resume after it restarts",
+    )
+    WORKER_UNAVAILABLE = (
+        grpc.StatusCode.UNAVAILABLE,
+        "a worker process that owns some of the matches listed is restarting; retry shortly",
     )
     MATCH_DAMAGED = (
         grpc.StatusCode.DATA_LOSS,

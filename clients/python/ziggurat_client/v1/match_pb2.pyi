@@ -271,6 +271,7 @@ class Match(_message.Message):
     REVEALED_SEED_FIELD_NUMBER: _builtins.int
     VIEW_FIELD_NUMBER: _builtins.int
     LAST_SEQ_FIELD_NUMBER: _builtins.int
+    SERVER_ADDRESS_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     seat_assignment: Global___SeatAssignment.ValueType
     status: Global___MatchStatus.ValueType
@@ -280,6 +281,13 @@ class Match(_message.Message):
     """The seed, hex, revealed once the match is finished."""
     last_seq: _builtins.int
     """Sequence number of the newest event."""
+    server_address: _builtins.str
+    """The address (HOST:PORT) of the server process that owns the match, set when the server
+    runs several worker processes (`ziggurat serve --workers N`, docs/scaling.md): calls
+    about this match go there (any other worker answers FAILED_PRECONDITION
+    MATCH_ELSEWHERE naming the same address). An empty HOST (":PORT") means the host the
+    client already connects to. Empty: the server is one process; use the address called.
+    """
     @_builtins.property
     def config(self) -> _game_pb2.GameConfig: ...
     @_builtins.property
@@ -303,10 +311,11 @@ class Match(_message.Message):
         revealed_seed: _builtins.str = ...,
         view: _game_pb2.GameView | None = ...,
         last_seq: _builtins.int = ...,
+        server_address: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "time_control", b"time_control", "view", b"view"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "last_seq", b"last_seq", "match_id", b"match_id", "revealed_seed", b"revealed_seed", "seat_assignment", b"seat_assignment", "seats", b"seats", "seed_commitment", b"seed_commitment", "status", b"status", "time_control", b"time_control", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "last_seq", b"last_seq", "match_id", b"match_id", "revealed_seed", b"revealed_seed", "seat_assignment", b"seat_assignment", "seats", b"seats", "seed_commitment", b"seed_commitment", "server_address", b"server_address", "status", b"status", "time_control", b"time_control", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

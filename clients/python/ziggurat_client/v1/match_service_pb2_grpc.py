@@ -61,6 +61,7 @@ class MatchServiceStub:
     BOT_NOT_CONNECTED (FAILED_PRECONDITION): the named bot is not connected.
     BOT_GAME (FAILED_PRECONDITION): the named bot does not play that game.
     BOT_BUSY (FAILED_PRECONDITION): the named bot already plays its maximum number of matches.
+    MATCH_ELSEWHERE (FAILED_PRECONDITION): another worker process owns the match: call again at ErrorInfo metadata address (docs/scaling.md).
     MATCH_NOT_FOUND (NOT_FOUND): there is no match with that id.
     MISSING_TOKEN (UNAUTHENTICATED): the call needs a token and none was sent.
     ADMIN_DISABLED (PERMISSION_DENIED): the server has no operator token (--admin-token-file).
@@ -75,6 +76,7 @@ class MatchServiceStub:
     SERVER_ERROR (UNAVAILABLE): the server could not process the request because of a fault of its own (logged); retry.
     FIRST_MESSAGE_TIMEOUT (DEADLINE_EXCEEDED): a stream sent no first message within the server's limit (--first-message-timeout).
     SERVER_SHUTTING_DOWN (UNAVAILABLE): the server is stopping; reconnect and resume after it restarts.
+    WORKER_UNAVAILABLE (UNAVAILABLE): a worker process that owns some of the matches listed is restarting; retry shortly.
     MATCH_DAMAGED (DATA_LOSS): the match's stored data is damaged; the server quarantines it and serves the rest.
     DATABASE_DAMAGED (DATA_LOSS): the server's match table is damaged; the list cannot be read.
     """
@@ -183,6 +185,7 @@ class MatchServiceServicer:
     BOT_NOT_CONNECTED (FAILED_PRECONDITION): the named bot is not connected.
     BOT_GAME (FAILED_PRECONDITION): the named bot does not play that game.
     BOT_BUSY (FAILED_PRECONDITION): the named bot already plays its maximum number of matches.
+    MATCH_ELSEWHERE (FAILED_PRECONDITION): another worker process owns the match: call again at ErrorInfo metadata address (docs/scaling.md).
     MATCH_NOT_FOUND (NOT_FOUND): there is no match with that id.
     MISSING_TOKEN (UNAUTHENTICATED): the call needs a token and none was sent.
     ADMIN_DISABLED (PERMISSION_DENIED): the server has no operator token (--admin-token-file).
@@ -197,6 +200,7 @@ class MatchServiceServicer:
     SERVER_ERROR (UNAVAILABLE): the server could not process the request because of a fault of its own (logged); retry.
     FIRST_MESSAGE_TIMEOUT (DEADLINE_EXCEEDED): a stream sent no first message within the server's limit (--first-message-timeout).
     SERVER_SHUTTING_DOWN (UNAVAILABLE): the server is stopping; reconnect and resume after it restarts.
+    WORKER_UNAVAILABLE (UNAVAILABLE): a worker process that owns some of the matches listed is restarting; retry shortly.
     MATCH_DAMAGED (DATA_LOSS): the match's stored data is damaged; the server quarantines it and serves the rest.
     DATABASE_DAMAGED (DATA_LOSS): the server's match table is damaged; the list cannot be read.
     """
@@ -401,6 +405,7 @@ class MatchService:
     BOT_NOT_CONNECTED (FAILED_PRECONDITION): the named bot is not connected.
     BOT_GAME (FAILED_PRECONDITION): the named bot does not play that game.
     BOT_BUSY (FAILED_PRECONDITION): the named bot already plays its maximum number of matches.
+    MATCH_ELSEWHERE (FAILED_PRECONDITION): another worker process owns the match: call again at ErrorInfo metadata address (docs/scaling.md).
     MATCH_NOT_FOUND (NOT_FOUND): there is no match with that id.
     MISSING_TOKEN (UNAUTHENTICATED): the call needs a token and none was sent.
     ADMIN_DISABLED (PERMISSION_DENIED): the server has no operator token (--admin-token-file).
@@ -415,6 +420,7 @@ class MatchService:
     SERVER_ERROR (UNAVAILABLE): the server could not process the request because of a fault of its own (logged); retry.
     FIRST_MESSAGE_TIMEOUT (DEADLINE_EXCEEDED): a stream sent no first message within the server's limit (--first-message-timeout).
     SERVER_SHUTTING_DOWN (UNAVAILABLE): the server is stopping; reconnect and resume after it restarts.
+    WORKER_UNAVAILABLE (UNAVAILABLE): a worker process that owns some of the matches listed is restarting; retry shortly.
     MATCH_DAMAGED (DATA_LOSS): the match's stored data is damaged; the server quarantines it and serves the rest.
     DATABASE_DAMAGED (DATA_LOSS): the server's match table is damaged; the list cannot be read.
     """

@@ -62,6 +62,7 @@ class MatchServiceStub:
       BOT_NOT_CONNECTED (FAILED_PRECONDITION): the named bot is not connected.
       BOT_GAME (FAILED_PRECONDITION): the named bot does not play that game.
       BOT_BUSY (FAILED_PRECONDITION): the named bot already plays its maximum number of matches.
+      MATCH_ELSEWHERE (FAILED_PRECONDITION): another worker process owns the match: call again at ErrorInfo metadata address (docs/scaling.md).
       MATCH_NOT_FOUND (NOT_FOUND): there is no match with that id.
       MISSING_TOKEN (UNAUTHENTICATED): the call needs a token and none was sent.
       ADMIN_DISABLED (PERMISSION_DENIED): the server has no operator token (--admin-token-file).
@@ -76,6 +77,7 @@ class MatchServiceStub:
       SERVER_ERROR (UNAVAILABLE): the server could not process the request because of a fault of its own (logged); retry.
       FIRST_MESSAGE_TIMEOUT (DEADLINE_EXCEEDED): a stream sent no first message within the server's limit (--first-message-timeout).
       SERVER_SHUTTING_DOWN (UNAVAILABLE): the server is stopping; reconnect and resume after it restarts.
+      WORKER_UNAVAILABLE (UNAVAILABLE): a worker process that owns some of the matches listed is restarting; retry shortly.
       MATCH_DAMAGED (DATA_LOSS): the match's stored data is damaged; the server quarantines it and serves the rest.
       DATABASE_DAMAGED (DATA_LOSS): the server's match table is damaged; the list cannot be read.
     """
@@ -160,6 +162,7 @@ class MatchServiceAsyncStub(MatchServiceStub):
       BOT_NOT_CONNECTED (FAILED_PRECONDITION): the named bot is not connected.
       BOT_GAME (FAILED_PRECONDITION): the named bot does not play that game.
       BOT_BUSY (FAILED_PRECONDITION): the named bot already plays its maximum number of matches.
+      MATCH_ELSEWHERE (FAILED_PRECONDITION): another worker process owns the match: call again at ErrorInfo metadata address (docs/scaling.md).
       MATCH_NOT_FOUND (NOT_FOUND): there is no match with that id.
       MISSING_TOKEN (UNAUTHENTICATED): the call needs a token and none was sent.
       ADMIN_DISABLED (PERMISSION_DENIED): the server has no operator token (--admin-token-file).
@@ -174,6 +177,7 @@ class MatchServiceAsyncStub(MatchServiceStub):
       SERVER_ERROR (UNAVAILABLE): the server could not process the request because of a fault of its own (logged); retry.
       FIRST_MESSAGE_TIMEOUT (DEADLINE_EXCEEDED): a stream sent no first message within the server's limit (--first-message-timeout).
       SERVER_SHUTTING_DOWN (UNAVAILABLE): the server is stopping; reconnect and resume after it restarts.
+      WORKER_UNAVAILABLE (UNAVAILABLE): a worker process that owns some of the matches listed is restarting; retry shortly.
       MATCH_DAMAGED (DATA_LOSS): the match's stored data is damaged; the server quarantines it and serves the rest.
       DATABASE_DAMAGED (DATA_LOSS): the server's match table is damaged; the list cannot be read.
     """
@@ -254,6 +258,7 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
       BOT_NOT_CONNECTED (FAILED_PRECONDITION): the named bot is not connected.
       BOT_GAME (FAILED_PRECONDITION): the named bot does not play that game.
       BOT_BUSY (FAILED_PRECONDITION): the named bot already plays its maximum number of matches.
+      MATCH_ELSEWHERE (FAILED_PRECONDITION): another worker process owns the match: call again at ErrorInfo metadata address (docs/scaling.md).
       MATCH_NOT_FOUND (NOT_FOUND): there is no match with that id.
       MISSING_TOKEN (UNAUTHENTICATED): the call needs a token and none was sent.
       ADMIN_DISABLED (PERMISSION_DENIED): the server has no operator token (--admin-token-file).
@@ -268,6 +273,7 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
       SERVER_ERROR (UNAVAILABLE): the server could not process the request because of a fault of its own (logged); retry.
       FIRST_MESSAGE_TIMEOUT (DEADLINE_EXCEEDED): a stream sent no first message within the server's limit (--first-message-timeout).
       SERVER_SHUTTING_DOWN (UNAVAILABLE): the server is stopping; reconnect and resume after it restarts.
+      WORKER_UNAVAILABLE (UNAVAILABLE): a worker process that owns some of the matches listed is restarting; retry shortly.
       MATCH_DAMAGED (DATA_LOSS): the match's stored data is damaged; the server quarantines it and serves the rest.
       DATABASE_DAMAGED (DATA_LOSS): the server's match table is damaged; the list cannot be read.
     """
