@@ -258,6 +258,15 @@ def _http_port(args: argparse.Namespace) -> int | None:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    if args.shard is None:
+        stray = stray_shards(args.db, args.workers)
+        if stray:
+            print(
+                f"error: {stray[0]} is a shard of more than {args.workers} workers: its matches would "
+                f"have no owner; serve with --workers {_shard_number(stray[-1]) + 1} or more",
+                file=sys.stderr,
+            )
+            return 2
     if args.workers > 1 and args.shard is None:
         return _supervise(args)
     logging.basicConfig(
@@ -353,14 +362,6 @@ def _supervise(args: argparse.Namespace) -> int:
     )
     if args.tls_cert or args.tls_key:
         print("error: --workers does not serve TLS yet (docs/scaling.md)", file=sys.stderr)
-        return 2
-    stray = stray_shards(args.db, args.workers)
-    if stray:
-        print(
-            f"error: {stray[0]} is a shard of more than {args.workers} workers: its matches would "
-            f"have no owner; serve with --workers {_shard_number(stray[-1]) + 1} or more",
-            file=sys.stderr,
-        )
         return 2
     base = _worker_arguments(sys.argv)
 
