@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -72,20 +72,24 @@ class ZigguratClient:
         tls: bool = False,
         root_certificates: bytes | None = None,
         credentials: grpc.ChannelCredentials | None = None,
+        options: Sequence[tuple[str, Any]] = (),
     ) -> None:
         """Open a channel to ``address`` (HOST:PORT).
 
         ``tls=True`` speaks TLS, trusting the system's roots or ``root_certificates``
         (PEM bytes, e.g. a LAN server's self-signed certificate); ``credentials`` gives
-        full control instead.
+        full control instead. ``options`` are more gRPC channel arguments, e.g.
+        ``[("grpc.use_local_subchannel_pool", 1)]`` for a TCP connection of this client's own
+        (clients in one process otherwise share one connection per address).
         """
         self.address = address
+        self._options = [*CHANNEL_OPTIONS, *options]
         if credentials is None and (tls or root_certificates is not None):
             credentials = grpc.ssl_channel_credentials(root_certificates=root_certificates)
         if credentials is None:
-            self._channel = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
+            self._channel = grpc.aio.insecure_channel(address, options=self._options)
         else:
-            self._channel = grpc.aio.secure_channel(address, credentials, options=CHANNEL_OPTIONS)
+            self._channel = grpc.aio.secure_channel(address, credentials, options=self._options)
         self._credentials = credentials
         self.stub = sgrpc.MatchServiceStub(self._channel)
         self.bots = bgrpc.BotServiceStub(self._channel)
@@ -122,9 +126,9 @@ class ZigguratClient:
         owner = self._owners.get(address)
         if owner is None:
             if self._credentials is None:
-                channel = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
+                channel = grpc.aio.insecure_channel(address, options=self._options)
             else:
-                channel = grpc.aio.secure_channel(address, self._credentials, options=CHANNEL_OPTIONS)
+                channel = grpc.aio.secure_channel(address, self._credentials, options=self._options)
             owner = (channel, sgrpc.MatchServiceStub(channel))
             self._owners[address] = owner
         return owner[1]
