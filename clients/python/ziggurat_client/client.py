@@ -217,9 +217,8 @@ class ZigguratClient:
 
     async def list_builtin_bots(self) -> list[spb.BuiltinBot]:
         """The server's own bots (what :meth:`add_bot` takes), with the games each plays."""
-        response: spb.ListBuiltinBotsResponse = await self._call(
-            self.stub.ListBuiltinBots, spb.ListBuiltinBotsRequest()
-        )
+        request = spb.ListBuiltinBotsRequest()
+        response: spb.ListBuiltinBotsResponse = await self._call("ListBuiltinBots", request)
         return list(response.bots)
 
     async def add_bot(self, match_id: str, bot: str, seat: int = 0) -> int:
@@ -229,7 +228,8 @@ class ZigguratClient:
         BOT_GAME or TOO_MANY_BOTS, or with JoinMatch's reasons when the match cannot.
         """
         request = spb.AddBotRequest(match_id=match_id, bot=bot, seat=seat)
-        response: spb.AddBotResponse = await self._call(self.stub.AddBot, request)
+        response: spb.AddBotResponse = await self._call("AddBot", request, match_id=match_id)
+        self._note(response.match)
         return response.seat
 
     async def join(self, match_id: str, name: str, seat: int = 0) -> MatchHandle:
