@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 from connectrpc.client import ConnectClient
 from connectrpc.code import Code
@@ -22,12 +23,15 @@ from google.rpc import error_details_pb2
 
 from ziggurat.bots.house import HouseBots
 from ziggurat.service.server import ServeOptions, ZigguratServer
+from ziggurat.v1 import admin_service_pb2 as apb
+from ziggurat.v1 import bot_service_pb2 as bpb
+from ziggurat.v1 import bot_service_pb2_grpc as bgrpc
 from ziggurat.v1 import game_pb2, match_pb2
 from ziggurat.v1 import match_service_pb2 as spb
-from ziggurat.web.connect import PATH, method_infos
+from ziggurat.web.connect import BOT_METHODS, BOT_SERVICE, PATH, method_infos
 from ziggurat_client import ZigguratClient
 
-METHODS = method_infos()
+METHODS = {**method_infos(), **method_infos(BOT_SERVICE, BOT_METHODS)}
 
 
 class Web:
@@ -78,9 +82,11 @@ PYLOS = game_pb2.GameConfig(game=game_pb2.GAME_PYLOS, seats=2)
 def test_every_unary_and_server_streaming_rpc_is_served_and_play_is_not() -> None:
     descriptor = spb.DESCRIPTOR.services_by_name["MatchService"]
     expected = {m.name for m in descriptor.methods if not m.client_streaming}
-    assert set(METHODS) == expected
+    assert set(method_infos()) == expected
     assert "Play" not in METHODS and "WatchMatch" in METHODS
     assert PATH == "/ziggurat.v1.MatchService"
+    # BotService: what a browser needs to invite a connected bot; ConnectBot stays gRPC-only.
+    assert set(method_infos(BOT_SERVICE, BOT_METHODS)) == {"ListBots", "InviteBot"}
 
 
 async def test_a_match_played_over_connect_and_grpc_at_once(served: tuple[ZigguratServer, str, str]) -> None:
@@ -243,3 +249,60 @@ async def test_list_matches_over_connect_in_both_codecs(served: tuple[ZigguratSe
             assert mine.status == match_pb2.MATCH_STATUS_WAITING and len(mine.seats) == 2
         finally:
             await web.close()
+
+
+async def test_a_browser_invites_a_connected_remote_bot(served: tuple[ZigguratServer, str, str]) -> None:
+    """ListBots and InviteBot over Connect reach the gRPC-connected bot (one registry); the bot
+    gets its Assignment on its ConnectBot stream; a refusal carries the reason; ConnectBot itself
+    is not served to browsers."""
+    _, address, base = served
+    web = Web(base)
+    channel = grpc.aio.insecure_channel(address)
+    try:
+        bot_stream = bgrpc.BotServiceStub(channel).ConnectBot(
+            bpb.ConnectBotRequest(name="robo", games=[game_pb2.GAME_PYLOS]),
+            metadata=(("authorization", "Bearer robo-token"),),
+        )
+        first = await bot_stream.read()
+        assert first.registered.name == "robo"
+        listed = await web.call("ListBots", bpb.ListBotsRequest())
+        assert [(b.name, list(b.games), b.active_matches) for b in listed.bots] == [
+            ("robo", [game_pb2.GAME_PYLOS], 0)
+        ]
+        created = await web.call("CreateMatch", spb.CreateMatchRequest(config=PYLOS))
+        match_id = created.match.match_id
+        person = await web.call("JoinMatch", spb.JoinMatchRequest(match_id=match_id, player_name="ada"))
+        with pytest.raises(ConnectError) as refused:
+            await web.call("InviteBot", bpb.InviteBotRequest(match_id=match_id, bot_name="nobody"))
+        assert (refused.value.code, _reason(refused.value)) == (Code.FAILED_PRECONDITION, "BOT_NOT_CONNECTED")
+        invited = await web.call("InviteBot", bpb.InviteBotRequest(match_id=match_id, bot_name="robo"))
+        assert invited.seat == 3 - person.seat
+        assert invited.match.status == match_pb2.MATCH_STATUS_ACTIVE
+        assignment = (await asyncio.wait_for(bot_stream.read(), 10)).assignment
+        assert (assignment.match_id, assignment.seat) == (match_id, invited.seat)
+        assert assignment.token and assignment.token != person.token
+        # The answer to the browser never carries the bot's seat token.
+        assert assignment.token.encode() not in invited.SerializeToString()
+        listed = await web.call("ListBots", bpb.ListBotsRequest())
+        assert listed.bots[0].active_matches == 1
+        # A bot's own stream is gRPC only: over Connect it is not there.
+        connect_bot = method_infos(BOT_SERVICE)["ConnectBot"]
+        with pytest.raises(ConnectError) as missing:
+            async for _ in web.client.execute_server_stream(
+                request=bpb.ConnectBotRequest(name="other"), method=connect_bot
+            ):
+                pass
+        assert missing.value.code == Code.UNIMPLEMENTED
+        # Nor is the operator's AdminService.
+        admin = apb.DESCRIPTOR.services_by_name["AdminService"]
+        abort = method_infos(admin)["AbortMatch"]
+        with pytest.raises(ConnectError) as missing:
+            await web.client.execute_unary(request=apb.AbortMatchRequest(match_id=match_id), method=abort)
+        assert missing.value.code == Code.UNIMPLEMENTED
+        assert (await web.call("GetMatch", spb.GetMatchRequest(match_id=match_id))).match.status == (
+            match_pb2.MATCH_STATUS_ACTIVE
+        )
+        bot_stream.cancel()
+    finally:
+        await channel.close()
+        await web.close()

@@ -1,13 +1,17 @@
-// The server connection: MatchService over Connect on the page's own origin, plus the seat
+// The server connection: MatchService (and BotService's ListBots and InviteBot, to invite a
+// connected remote bot) over Connect on the page's own origin, plus the seat
 // tokens this browser holds (localStorage, so a reload, a closed tab or a server restart
 // never loses a seat: tokens stay valid across restarts).
 import { createClient, ConnectError, Code } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
+import { BotService } from "./gen/ziggurat/v1/bot_service_pb.js";
 import { MatchService } from "./gen/ziggurat/v1/match_service_pb.js";
 
 const transport = createConnectTransport({ baseUrl: window.location.origin, useBinaryFormat: true });
 export const api = createClient(MatchService, transport);
+/** Remote bots: only ListBots and InviteBot are served to browsers (ConnectBot is a bot's own stream). */
+export const bots = createClient(BotService, transport);
 
 export interface SeatTicket {
   matchId: string;
@@ -91,6 +95,8 @@ const REASONS: Record<string, string> = {
   RATE_LIMITED: "Too many requests; wait a moment.",
   TOO_MANY_BOTS: "The server is already running as many bots as it can.",
   BOT_GAME: "That bot does not play this game.",
+  BOT_BUSY: "That bot is already playing as many matches as it takes.",
+  BOT_NOT_CONNECTED: "That bot is no longer connected.",
   NOT_FINISHED: "The match is still running.",
 };
 

@@ -1,10 +1,12 @@
 // The lobby: the server's matches (refreshed every two seconds), the seats this browser holds,
-// and the form that creates a match, seats you, and fills other seats with built-in bots.
+// and the form that creates a match, seats you, and fills other seats with built-in bots or
+// connected remote bots (invited with BotService.InviteBot).
 import { create } from "@bufbuild/protobuf";
-import { api, allTickets, explain, forgetTicket, keepTicket, playerName, setPlayerName } from "./api.js";
+import { api, allTickets, bots as botService, explain, forgetTicket, keepTicket, playerName, setPlayerName } from "./api.js";
 import { clear, h } from "./dom.js";
 import { Game, GameConfigSchema, KabaleoDeal, PylosVariant, type GameConfig } from "./gen/ziggurat/v1/game_pb.js";
 import { MatchStatus, SeatState, TimeoutPolicy, type Match } from "./gen/ziggurat/v1/match_pb.js";
+import type { ConnectedBot } from "./gen/ziggurat/v1/bot_service_pb.js";
 import type { BuiltinBot } from "./gen/ziggurat/v1/match_service_pb.js";
 import { navigate } from "./router.js";
 import { gameName, seatLabel } from "./text.js";
@@ -24,14 +26,15 @@ export function showLobby(root: HTMLElement): () => void {
   );
   let bots: BuiltinBot[] = [];
   let stopped = false;
+  const remote = new RemoteBots();
   void api.listBuiltinBots({}).then((r) => {
     bots = r.bots;
-    renderForm(form, bots, status);
-  }).catch((e: unknown) => { status.textContent = explain(e); renderForm(form, bots, status); });
+    renderForm(form, bots, remote, status);
+  }).catch((e: unknown) => { status.textContent = explain(e); renderForm(form, bots, remote, status); });
 
   async function refresh(): Promise<void> {
     try {
-      const response = await api.listMatches({ pageSize: 50 });
+      const [response] = await Promise.all([api.listMatches({ pageSize: 50 }), remote.refresh()]);
       if (stopped) return;
       renderList(list, response.matches);
       renderMine(mine, response.matches);
@@ -131,7 +134,34 @@ async function join(matchId: string): Promise<void> {
   }
 }
 
-function renderForm(section: HTMLElement, bots: BuiltinBot[], status: HTMLElement): void {
+/** The remote bots connected now (ListBots), refreshed with the list; listeners hear of changes. */
+class RemoteBots {
+  bots: ConnectedBot[] = [];
+  private key = "";
+  private listeners: (() => void)[] = [];
+
+  async refresh(): Promise<void> {
+    try {
+      this.bots = (await botService.listBots({})).bots;
+    } catch {
+      this.bots = []; // an older server without BotService over Connect: no remote bots to offer
+    }
+    const key = this.bots.map((b) => `${b.name}/${b.games.join(",")}`).join(" ");
+    if (key !== this.key) {
+      this.key = key;
+      for (const listener of this.listeners) listener();
+    }
+  }
+
+  onChange(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+}
+
+/** The value of an opponent choice that invites a connected remote bot (built-in bots have no colon). */
+const REMOTE_PREFIX = "remote:";
+
+function renderForm(section: HTMLElement, bots: BuiltinBot[], remote: RemoteBots, status: HTMLElement): void {
   clear(section);
   const name = h("input", { id: "name", value: playerName(), placeholder: "your name", maxlength: 64 });
   name.addEventListener("input", () => setPlayerName(name.value.trim()));
@@ -151,17 +181,27 @@ function renderForm(section: HTMLElement, bots: BuiltinBot[], status: HTMLElemen
     h("option", { value: "fischer1" }, "1 min + 2 s per move"));
   const opponents = h("div", { class: "opponents" });
   const renderOpponents = (): void => {
+    const chosen = [...opponents.querySelectorAll<HTMLSelectElement>("select.opponent")].map((s) => s.value);
     clear(opponents);
-    const g = game.value;
-    const n = g === "pylos" ? 2 : Number(seats.value);
+    const g = game.value === "pylos" ? Game.PYLOS : Game.KABALEO;
+    const n = g === Game.PYLOS ? 2 : Number(seats.value);
+    const choices = bots.filter((b) => b.games.includes(g));
+    // A remote bot with no games listed plays every game.
+    const connected = remote.bots.filter((b) => !b.games.length || b.games.includes(g));
     for (let i = 1; i < n; i++) {
-      const choices = bots.filter((b) => b.games.includes(g === "pylos" ? Game.PYLOS : Game.KABALEO));
-      opponents.append(h("label", {}, `Seat for opponent ${i}: `,
-        h("select", { class: "opponent", "data-index": i },
-          h("option", { value: "" }, "a person (open seat)"),
-          choices.map((b) => h("option", { value: b.name, title: b.description }, `bot: ${b.name}`)))));
+      const select = h("select", { class: "opponent", "data-index": i },
+        h("option", { value: "" }, "a person (open seat)"),
+        choices.length ? h("optgroup", { label: "built-in bots (run by the server)" },
+          choices.map((b) => h("option", { value: b.name, title: b.description }, `bot: ${b.name}`))) : null,
+        connected.length ? h("optgroup", { label: "connected remote bots" },
+          connected.map((b) => h("option", { value: REMOTE_PREFIX + b.name, title: `playing ${b.activeMatches} of at most ${b.maxMatches} matches` },
+            `remote: ${b.name}`))) : null);
+      const before = chosen[i - 1];
+      if (before && [...select.options].some((o) => o.value === before)) select.value = before;
+      opponents.append(h("label", {}, `Seat for opponent ${i}: `, select));
     }
   };
+  remote.onChange(renderOpponents);
   const kabaleoOnly = h("div", { class: "kabaleo-only" }, h("label", {}, "Players ", seats), h("label", {}, "Deal ", deal), h("label", {}, lastStack, " last-stack rule"));
   const pylosOnly = h("div", { class: "pylos-only" }, h("label", {}, "Variant ", variant));
   const sync = (): void => {
@@ -189,7 +229,11 @@ function renderForm(section: HTMLElement, bots: BuiltinBot[], status: HTMLElemen
       const joined = await api.joinMatch({ matchId, playerName: who });
       keepTicket({ matchId, seat: joined.seat, token: joined.token, name: who, creatorToken: created.creatorToken });
       for (const select of opponents.querySelectorAll<HTMLSelectElement>("select.opponent")) {
-        if (select.value) await api.addBot({ matchId, bot: select.value });
+        if (select.value.startsWith(REMOTE_PREFIX)) {
+          await botService.inviteBot({ matchId, botName: select.value.slice(REMOTE_PREFIX.length) });
+        } else if (select.value) {
+          await api.addBot({ matchId, bot: select.value });
+        }
       }
       navigate(`/match/${matchId}`);
     } catch (error) {

@@ -1,7 +1,7 @@
 // One match, played or watched: the event stream (resumed after the last event seen whenever
 // it drops), the board, seats and clocks, the move list, refusals, resign with confirmation,
 // and the end screen (who won and why, the revealed objectives, the scores, the seed check).
-import { api, auth, explain, forgetTicket, reasonOf, ticketFor, type SeatTicket } from "./api.js";
+import { api, auth, bots as botService, explain, forgetTicket, reasonOf, ticketFor, type SeatTicket } from "./api.js";
 import { clear, h } from "./dom.js";
 import { Game, type GameView, type Outcome } from "./gen/ziggurat/v1/game_pb.js";
 import { MatchStatus, SeatState, type Event, type Match, type MatchEndedEvent } from "./gen/ziggurat/v1/match_pb.js";
@@ -112,11 +112,28 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
     if (summary?.status === MatchStatus.WAITING) {
       const open = names.filter((n) => !n).length;
       seatsBox.append(h("p", { class: "hint" }, `Waiting for ${open} more player${open === 1 ? "" : "s"}. Share this page's address, or add a bot:`));
+      const builtin = h("div", { class: "add-bots" });
+      const remote = h("div", { class: "add-bots remote-bots" });
+      seatsBox.append(builtin, remote);
+      const refused = (e: unknown): void => { message.textContent = explain(e); };
       void api.listBuiltinBots({}).then((r) => {
         const bots = r.bots.filter((b) => b.games.includes(game));
-        seatsBox.append(h("div", { class: "add-bots" }, bots.map((b) =>
-          h("button", { class: "add-bot", "data-bot": b.name, title: b.description, onclick: () => void api.addBot({ matchId, bot: b.name }).then(refreshSummary).catch((e: unknown) => { message.textContent = explain(e); }) }, `+ ${b.name}`))));
+        builtin.append(...bots.map((b) =>
+          h("button", { class: "add-bot", "data-bot": b.name, title: b.description, onclick: () => void api.addBot({ matchId, bot: b.name }).then(refreshSummary).catch(refused) }, `+ ${b.name}`)));
       });
+      // Connected remote bots (their own programs, anywhere on the network): invited, not launched.
+      void botService.listBots({}).then((r) => {
+        const bots = r.bots.filter((b) => !b.games.length || b.games.includes(game));
+        if (!bots.length) return;
+        remote.append(h("span", { class: "hint" }, "Connected bots: "), ...bots.map((b) => {
+          const busy = b.activeMatches >= (b.maxMatches || 1);
+          return h("button", {
+            class: "invite-bot", "data-bot": b.name, disabled: busy,
+            title: busy ? "busy: playing as many matches as it takes" : `a remote bot playing ${b.activeMatches} of at most ${b.maxMatches || 1} matches`,
+            onclick: () => void botService.inviteBot({ matchId, botName: b.name }).then(refreshSummary).catch(refused),
+          }, `invite ${b.name}`);
+        }));
+      }).catch(() => undefined);
     }
   }
 

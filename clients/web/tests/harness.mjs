@@ -11,7 +11,7 @@ import { chromium } from "playwright-core";
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, "../../..");
 export const SHOTS = join(here, "../test-output");
-const ZIGGURAT = process.env.ZIGGURAT ?? join(repo, ".venv/bin/ziggurat");
+export const ZIGGURAT = process.env.ZIGGURAT ?? join(repo, ".venv/bin/ziggurat");
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 
 export async function startServer() {

@@ -25,8 +25,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import grpc
+from google.protobuf.descriptor import ServiceDescriptor
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_health.v1.health import aio as health_aio  # type: ignore[attr-defined]
 from grpc_reflection.v1alpha import reflection
@@ -63,6 +65,15 @@ SERVICE_NAME = match_service_pb2.DESCRIPTOR.services_by_name["MatchService"].ful
 BOT_SERVICE_NAME = bot_service_pb2.DESCRIPTOR.services_by_name["BotService"].full_name
 ADMIN_SERVICE_NAME = admin_service_pb2.DESCRIPTOR.services_by_name["AdminService"].full_name
 MAX_MESSAGE_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ExtraService:
+    """A service a host program adds to its server (:meth:`ZigguratServer.add_service`)."""
+
+    service: ServiceDescriptor  # from the generated ``*_pb2.DESCRIPTOR.services_by_name``
+    servicer: Any
+    add_to_server: Callable[[Any, grpc.aio.Server], None]  # the generated ``add_XServicer_to_server``
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,6 +233,12 @@ class ZigguratServer:
         self.web: WebServer | None = None
         self._web_socket: socket.socket | None = None
         self.advertiser: Advertiser | None = None
+        self.extra_services: list[ExtraService] = []
+
+    def add_service(self, extra: ExtraService) -> None:
+        """Serve another service (a host's, e.g. a tournament's read-only one) on gRPC and, with
+        the web client on, over Connect too; before :meth:`start`."""
+        self.extra_services.append(extra)
 
     async def start(self) -> int:
         """Check the database, restore unfinished matches, bind, start serving; returns the port."""
@@ -273,15 +290,17 @@ class ZigguratServer:
         admin_service_pb2_grpc.add_AdminServiceServicer_to_server(
             AdminServicer(self.manager, self.access), self.server
         )
-        bot_service_pb2_grpc.add_BotServiceServicer_to_server(
-            BotServicer(self.bots, self.manager), self.server
-        )
+        bot_servicer = BotServicer(self.bots, self.manager)
+        bot_service_pb2_grpc.add_BotServiceServicer_to_server(bot_servicer, self.server)
+        for extra in self.extra_services:
+            extra.add_to_server(extra.servicer, self.server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         reflection.enable_server_reflection(
             (
                 SERVICE_NAME,
                 BOT_SERVICE_NAME,
                 ADMIN_SERVICE_NAME,
+                *(extra.service.full_name for extra in self.extra_services),
                 health.SERVICE_NAME,
                 reflection.SERVICE_NAME,
             ),
@@ -290,11 +309,14 @@ class ZigguratServer:
         await self.server.start()
         if self.options.http_port is not None:
             from ziggurat.web.app import WebApp
+            from ziggurat.web.connect import Binding, browser_bindings
             from ziggurat.web.limits import BodyDeadline, GuardInterceptor
 
             assert self._web_socket is not None
+            bindings = browser_bindings(servicer, bot_servicer)
+            bindings += [Binding(extra.service, extra.servicer) for extra in self.extra_services]
             # The web port keeps the gRPC port's limits (docs/operations.md, "The web port").
-            app = WebApp(servicer, interceptors=[GuardInterceptor(self.guard)])
+            app = WebApp(bindings, interceptors=[GuardInterceptor(self.guard)])
             self.web = WebServer(
                 BodyDeadline(app, self.options.first_message_timeout),
                 self._web_socket,

@@ -1,7 +1,8 @@
-"""The web client's ASGI application: the built browser UI and MatchService over Connect.
+"""The web client's ASGI application: the built browser UI and the API over Connect.
 
 One origin serves both, so the browser needs no CORS: ``/ziggurat.v1.MatchService/*``
-goes to Connect, everything else is one of the built files shipped in
+(and the other served services, :func:`ziggurat.web.connect.browser_bindings`) goes to
+Connect, everything else is one of the built files shipped in
 ``ziggurat/web/static/`` (built from ``clients/web/`` by esbuild; serving needs no Node).
 Unknown paths get the UI's ``index.html`` so a reloaded ``/#/match/ID`` or ``/match/ID``
 link still opens the client. Files are read once at start-up; nothing a request says is
@@ -15,8 +16,7 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
-from ziggurat.service.servicer import MatchServicer
-from ziggurat.web.connect import PATH, MatchServiceConnect
+from ziggurat.web.connect import Binding, ConnectServices
 
 Scope = dict[str, Any]
 Receive = Any
@@ -26,6 +26,7 @@ STATIC_PACKAGE = "ziggurat.web"
 STATIC_DIR = "static"
 INDEX = "index.html"
 TEXT = "text/plain; charset=utf-8"
+API_PREFIX = "/ziggurat.v1."
 
 
 def load_static() -> dict[str, tuple[bytes, str]]:
@@ -48,13 +49,13 @@ class WebApp:
 
     def __init__(
         self,
-        servicer: MatchServicer,
+        bindings: Sequence[Binding],
         static: dict[str, tuple[bytes, str]] | None = None,
         *,
         interceptors: Sequence[Any] = (),
     ) -> None:
         """``interceptors`` wrap every Connect call (the server's limits: ziggurat.web.limits)."""
-        self.connect = MatchServiceConnect(servicer, interceptors)
+        self.connect = ConnectServices(bindings, interceptors)
         self.static = load_static() if static is None else static
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -65,7 +66,9 @@ class WebApp:
         if scope["type"] != "http":
             return
         path: str = scope["path"]
-        if path.startswith(PATH + "/"):
+        # Every API path goes to Connect, so a method not served to browsers (Play, ConnectBot,
+        # AdminService) answers Connect's ``unimplemented`` rather than a static file's 405.
+        if path.startswith(API_PREFIX) or self.connect.serves(path):
             await self.connect(scope, receive, send)
             return
         await self._static(scope, path, send)

@@ -1,22 +1,26 @@
-"""MatchService over the Connect protocol, for browsers: the same servicer, another transport.
+"""The API over the Connect protocol, for browsers: the same servicers, another transport.
 
-Why no second implementation: every Connect call is handed to the very
-:class:`~ziggurat.service.servicer.MatchServicer` method the gRPC server calls, with a
-small adapter in place of the gRPC call context (metadata, peer, abort). What reaches a
-browser is therefore built by the same handlers from the same per-seat view
+Why no second implementation: every Connect call is handed to the very servicer method the
+gRPC server calls (:class:`~ziggurat.service.servicer.MatchServicer`, the bot and tournament
+servicers), with a small adapter in place of the gRPC call context (metadata, peer, abort).
+What reaches a browser is therefore built by the same handlers from the same per-seat view
 (:mod:`ziggurat.service.render`), and a refusal carries the same status code and
 ``google.rpc.ErrorInfo`` (reason, domain ``ziggurat``) as a Connect error detail.
 
-The endpoint table is derived from the service descriptor instead of generated Python
-stubs: each unary and server-streaming method of ``ziggurat.v1.MatchService`` is served
-under its usual path (``/ziggurat.v1.MatchService/GetMatch``, ...). ``Play`` is left
-out: a bidirectional stream needs HTTP/2 end to end, which browsers cannot open with
-``fetch``; browsers watch with ``WatchMatch`` and move with ``SubmitMove``.
+The endpoint table is derived from the service descriptors instead of generated Python
+stubs: each served method is under its usual path (``/ziggurat.v1.MatchService/GetMatch``,
+...). What a browser needs is served, nothing more (:func:`browser_bindings`): every unary
+and server-streaming method of ``MatchService`` — ``Play`` is left out, a bidirectional
+stream needs HTTP/2 end to end, which browsers cannot open with ``fetch`` (browsers watch
+with ``WatchMatch`` and move with ``SubmitMove``) — and ``BotService``'s ``ListBots`` and
+``InviteBot``, so a person can invite a connected remote bot; ``ConnectBot`` (a bot's own
+long-lived stream) stays gRPC-only.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -27,15 +31,20 @@ from connectrpc.method import IdempotencyLevel, MethodInfo, StreamType
 from connectrpc.request import RequestContext
 from connectrpc.server import ConnectASGIApplication, Endpoint
 from google.protobuf import symbol_database
+from google.protobuf.descriptor import ServiceDescriptor
 from google.protobuf.message import Message
 from google.rpc import status_pb2
 from protobuf.wkt import Any as AnyDetail
 
-from ziggurat.service.servicer import MatchServicer
+from ziggurat.v1 import bot_service_pb2 as bpb
 from ziggurat.v1 import match_service_pb2 as spb
 
 SERVICE = spb.DESCRIPTOR.services_by_name["MatchService"]
+BOT_SERVICE = bpb.DESCRIPTOR.services_by_name["BotService"]
 PATH = f"/{SERVICE.full_name}"
+BOT_PATH = f"/{BOT_SERVICE.full_name}"
+# The BotService methods a browser needs: who is connected, and inviting one into a match.
+BOT_METHODS = frozenset({"ListBots", "InviteBot"})
 STATUS_DETAILS_KEY = "grpc-status-details-bin"
 
 
@@ -117,7 +126,30 @@ def to_connect_error(
     return ConnectError(Code[code.name], message, details)
 
 
-def _unary(servicer: MatchServicer, name: str, response_type: type[Message]) -> Any:
+@dataclass(frozen=True)
+class Binding:
+    """One service served over Connect: its descriptor, the servicer, and which methods."""
+
+    service: ServiceDescriptor
+    servicer: Any
+    # None = every unary and server-streaming method; client streams are never served
+    methods: frozenset[str] | None = None
+
+    @property
+    def path(self) -> str:
+        """The service's path prefix (``/ziggurat.v1.MatchService``)."""
+        return f"/{self.service.full_name}"
+
+
+def browser_bindings(match_servicer: Any, bot_servicer: Any | None) -> list[Binding]:
+    """What a browser is served: MatchService, and BotService's ListBots and InviteBot."""
+    bindings = [Binding(SERVICE, match_servicer)]
+    if bot_servicer is not None:
+        bindings.append(Binding(BOT_SERVICE, bot_servicer, BOT_METHODS))
+    return bindings
+
+
+def _unary(servicer: Any, name: str, response_type: type[Message]) -> Any:
     handler = getattr(servicer, name)
 
     async def call(request: Any, ctx: RequestContext[Any, Any]) -> Any:
@@ -128,7 +160,7 @@ def _unary(servicer: MatchServicer, name: str, response_type: type[Message]) -> 
     return call
 
 
-def _server_stream(servicer: MatchServicer, name: str, response_type: type[Message]) -> Any:
+def _server_stream(servicer: Any, name: str, response_type: type[Message]) -> Any:
     handler = getattr(servicer, name)
 
     async def call(request: Any, ctx: RequestContext[Any, Any]) -> AsyncIterator[Any]:
@@ -142,16 +174,18 @@ def _server_stream(servicer: MatchServicer, name: str, response_type: type[Messa
     return call
 
 
-def method_infos() -> dict[str, MethodInfo[Any, Any]]:
-    """Every unary and server-streaming method of MatchService by name (Play excluded)."""
+def method_infos(
+    service: ServiceDescriptor = SERVICE, only: frozenset[str] | None = None
+) -> dict[str, MethodInfo[Any, Any]]:
+    """The served methods of ``service`` by name: unary and server-streaming ones (of ``only``)."""
     database = symbol_database.Default()
     infos: dict[str, MethodInfo[Any, Any]] = {}
-    for method in SERVICE.methods:
-        if method.client_streaming:
+    for method in service.methods:
+        if method.client_streaming or (only is not None and method.name not in only):
             continue
         infos[method.name] = MethodInfo(
             name=method.name,
-            service_name=SERVICE.full_name,
+            service_name=service.full_name,
             input=database.GetSymbol(method.input_type.full_name),
             output=database.GetSymbol(method.output_type.full_name),
             idempotency_level=IdempotencyLevel.UNKNOWN,
@@ -160,25 +194,28 @@ def method_infos() -> dict[str, MethodInfo[Any, Any]]:
     return infos
 
 
-def endpoints(servicer: MatchServicer) -> Mapping[str, Any]:
-    """The Connect endpoint table: each method's path bound to the servicer's handler."""
+def endpoints(bindings: Sequence[Binding]) -> Mapping[str, Any]:
+    """The Connect endpoint table: each served method's path bound to its servicer's handler."""
     table: dict[str, Any] = {}
-    for name, info in method_infos().items():
-        if info.stream_type == StreamType.SERVER_STREAM:
-            table[f"{PATH}/{name}"] = Endpoint.server_stream(
-                info, _server_stream(servicer, name, info.output)
-            )
-        else:
-            table[f"{PATH}/{name}"] = Endpoint.unary(info, _unary(servicer, name, info.output))
+    for binding in bindings:
+        for name, info in method_infos(binding.service, binding.methods).items():
+            path = f"{binding.path}/{name}"
+            if info.stream_type == StreamType.SERVER_STREAM:
+                table[path] = Endpoint.server_stream(
+                    info, _server_stream(binding.servicer, name, info.output)
+                )
+            else:
+                table[path] = Endpoint.unary(info, _unary(binding.servicer, name, info.output))
     return table
 
 
-class MatchServiceConnect(ConnectASGIApplication[MatchServicer]):
-    """The ASGI application serving MatchService over Connect (and gRPC-Web)."""
+class ConnectServices(ConnectASGIApplication[Sequence[Binding]]):
+    """The ASGI application serving the bound services over Connect (and gRPC-Web)."""
 
-    def __init__(self, servicer: MatchServicer, interceptors: Iterable[Any] = ()) -> None:
+    def __init__(self, bindings: Sequence[Binding], interceptors: Iterable[Any] = ()) -> None:
+        self.bindings = tuple(bindings)
         super().__init__(
-            service=servicer,
+            service=self.bindings,
             endpoints=endpoints,
             interceptors=interceptors,
             codecs=[_BinaryCodec(), _JsonCodec()],
@@ -186,5 +223,9 @@ class MatchServiceConnect(ConnectASGIApplication[MatchServicer]):
 
     @property
     def path(self) -> str:
-        """The service's path prefix."""
-        return PATH
+        """The first service's path prefix (the application routes every bound one)."""
+        return self.bindings[0].path
+
+    def serves(self, path: str) -> bool:
+        """Whether ``path`` is under one of the bound services (else it is a static file)."""
+        return any(path.startswith(binding.path + "/") for binding in self.bindings)
