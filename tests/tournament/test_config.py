@@ -34,6 +34,7 @@ def test_pylos_example_loads() -> None:
         per_move_ms=2000, disconnect_grace_ms=10000, max_illegal_moves=3
     )
     assert config.max_failures == 3 and config.listen == "127.0.0.1:0"
+    assert config.http_port is None  # commented out in the example: no live page
     stdio = config.participant("random-sh")
     assert stdio.kind == "stdio" and stdio.argv == ("sh", "../stdio/random_bot.sh")
     assert stdio.cwd == EXAMPLES
@@ -131,6 +132,9 @@ ERRORS = [
     ("sprt", {"elo0": 0, "elo1": 5}, "sprt: needs exactly 2 participants"),
     ("disqualify", {"max_failures": -1}, "disqualify.max_failures: must be a whole number >= 0"),
     ("server", {"listen": "localhost"}, "server.listen: must be HOST:PORT"),
+    ("server", {"http_port": -1}, "server.http_port: must be a whole number >= 0"),
+    ("server", {"http_port": 70000}, "server.http_port: must be a port"),
+    ("server", {"http_port": "8081"}, "server.http_port: must be a whole number"),
     ("openings", "missing.txt", "openings: cannot read"),
 ]
 

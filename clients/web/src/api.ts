@@ -7,11 +7,14 @@ import { createConnectTransport } from "@connectrpc/connect-web";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { BotService } from "./gen/ziggurat/v1/bot_service_pb.js";
 import { MatchService } from "./gen/ziggurat/v1/match_service_pb.js";
+import { TournamentService } from "./gen/ziggurat/v1/tournament_service_pb.js";
 
 const transport = createConnectTransport({ baseUrl: window.location.origin, useBinaryFormat: true });
 export const api = createClient(MatchService, transport);
 /** Remote bots: only ListBots and InviteBot are served to browsers (ConnectBot is a bot's own stream). */
 export const bots = createClient(BotService, transport);
+/** The running tournament, read-only: served by `ziggurat tournament run` only (elsewhere: unimplemented). */
+export const tournaments = createClient(TournamentService, transport);
 
 export interface SeatTicket {
   matchId: string;
@@ -97,6 +100,7 @@ const REASONS: Record<string, string> = {
   BOT_GAME: "That bot does not play this game.",
   BOT_BUSY: "That bot is already playing as many matches as it takes.",
   BOT_NOT_CONNECTED: "That bot is no longer connected.",
+  TOURNAMENT_NOT_FOUND: "This server runs no tournament with that id.",
   NOT_FINISHED: "The match is still running.",
 };
 

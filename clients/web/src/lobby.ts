@@ -2,7 +2,7 @@
 // and the form that creates a match, seats you, and fills other seats with built-in bots or
 // connected remote bots (invited with BotService.InviteBot).
 import { create } from "@bufbuild/protobuf";
-import { api, allTickets, bots as botService, explain, forgetTicket, keepTicket, playerName, setPlayerName } from "./api.js";
+import { api, allTickets, bots as botService, explain, forgetTicket, keepTicket, playerName, setPlayerName, tournaments } from "./api.js";
 import { clear, h } from "./dom.js";
 import { Game, GameConfigSchema, KabaleoDeal, PylosVariant, type GameConfig } from "./gen/ziggurat/v1/game_pb.js";
 import { MatchStatus, SeatState, TimeoutPolicy, type Match } from "./gen/ziggurat/v1/match_pb.js";
@@ -24,6 +24,13 @@ export function showLobby(root: HTMLElement): () => void {
     h("div", { class: "lobby" }, h("div", { class: "col" }, form, mine), h("div", { class: "col wide" }, list)),
     status,
   );
+  // A tournament's server (`ziggurat tournament run` with an HTTP port): point at its live page.
+  void tournaments.listTournaments({}).then((r) => {
+    for (const t of r.tournaments) {
+      root.querySelector("header.top")?.after(h("p", { class: "tournament-banner" }, `Tournament “${t.name}” runs on this server: `,
+        h("a", { class: "to-tournament", href: `#/tournament/${t.tournamentId}` }, "standings and games in progress")));
+    }
+  }).catch(() => undefined); // `ziggurat serve` runs no tournament
   let bots: BuiltinBot[] = [];
   let stopped = false;
   const remote = new RemoteBots();

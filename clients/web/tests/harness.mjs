@@ -14,38 +14,67 @@ export const SHOTS = join(here, "../test-output");
 export const ZIGGURAT = process.env.ZIGGURAT ?? join(repo, ".venv/bin/ziggurat");
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 
-export async function startServer() {
-  const dir = mkdtempSync(join(tmpdir(), "ziggurat-web-test-"));
-  const child = spawn(ZIGGURAT, ["serve", "--host", "127.0.0.1", "--port", "0", "--http-port", "0", "--db", join(dir, "z.db"), "--no-mdns", "--grace", "1"], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stderr = "";
-  child.stderr.on("data", (chunk) => { stderr += chunk; });
-  const lines = await new Promise((resolve, reject) => {
-    let out = "";
-    const timer = setTimeout(() => reject(new Error(`server did not start: ${stderr}`)), 30000);
-    child.stdout.on("data", (chunk) => {
-      out += chunk;
-      if (/web client on http:\/\/\S+\//.test(out)) {
-        clearTimeout(timer);
-        resolve(out);
-      }
+/** A free TCP port on loopback (for a server restarted on the same ports). */
+export async function freePort() {
+  const { createServer } = await import("node:net");
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
     });
-    child.on("exit", (code) => reject(new Error(`server exited (${code}): ${stderr}`)));
   });
-  const grpc = /ziggurat listening on (\S+)/.exec(lines)[1];
-  const url = /web client on (http:\/\/\S+\/)/.exec(lines)[1];
-  return {
-    url,
-    grpc,
+}
+
+/** `ziggurat serve` on loopback: port 0 for both by default; `restart()` needs fixed ports. */
+export async function startServer({ port = 0, httpPort = 0 } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), "ziggurat-web-test-"));
+  const server = {
     dir,
-    stderr: () => stderr,
-    async stop() {
+    stderrText: "",
+    stderr: () => server.stderrText,
+    async launch() {
+      const child = spawn(ZIGGURAT, ["serve", "--host", "127.0.0.1", "--port", String(port), "--http-port", String(httpPort), "--db", join(dir, "z.db"), "--no-mdns", "--grace", "1"], {
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      child.stderr.on("data", (chunk) => { server.stderrText += chunk; });
+      const lines = await new Promise((resolve, reject) => {
+        let out = "";
+        const timer = setTimeout(() => reject(new Error(`server did not start: ${server.stderrText}`)), 30000);
+        child.stdout.on("data", (chunk) => {
+          out += chunk;
+          if (/web client on http:\/\/\S+\//.test(out)) {
+            clearTimeout(timer);
+            resolve(out);
+          }
+        });
+        child.on("exit", (code) => reject(new Error(`server exited (${code}): ${server.stderrText}`)));
+      });
+      server.child = child;
+      server.grpc = /ziggurat listening on (\S+)/.exec(lines)[1];
+      server.url = /web client on (http:\/\/\S+\/)/.exec(lines)[1];
+    },
+    /** SIGTERM (graceful: streams end with SERVER_SHUTTING_DOWN), and wait for the exit. */
+    async halt() {
+      const child = server.child;
+      server.child = null;
+      if (!child || child.exitCode !== null) return;
       child.kill("SIGTERM");
       await new Promise((resolve) => child.once("exit", resolve));
+    },
+    /** Stop, then start again on the same database and ports. */
+    async restart() {
+      await server.halt();
+      await server.launch();
+    },
+    async stop() {
+      await server.halt();
       rmSync(dir, { recursive: true, force: true });
     },
   };
+  await server.launch();
+  return server;
 }
 
 // playwright's launch() always gives chromium a fresh, temporary --user-data-dir of its own

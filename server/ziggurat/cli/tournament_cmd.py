@@ -30,7 +30,7 @@ from ziggurat.tournament.results import (
     summary,
     summary_csv,
 )
-from ziggurat.tournament.runner import TournamentRunner, load_tournament_config
+from ziggurat.tournament.runner import PAGE_LINGER_SECONDS, TournamentRunner, load_tournament_config
 from ziggurat.tournament.store import TournamentStore
 
 # Its own file, not the match server's ./ziggurat.db: a tournament runs its own server on
@@ -51,6 +51,7 @@ def register(commands: Any) -> None:
     run.add_argument("config", type=Path, metavar="CONFIG.toml")
     _common(run)
     run.add_argument("--listen", help="HOST:PORT for the tournament's server (default from the config)")
+    _http_port(run)
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.add_argument(
         "--seed",
@@ -66,6 +67,7 @@ def register(commands: Any) -> None:
     resume.add_argument("tournament_id", metavar="ID")
     _common(resume)
     resume.add_argument("--listen", help="HOST:PORT for the tournament's server")
+    _http_port(resume)
     resume.add_argument("--quiet", action="store_true", help="no progress bar")
     _executor_options(resume)
     resume.set_defaults(handler=_resume)
@@ -97,6 +99,24 @@ def _common(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _http_port(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--http-port",
+        type=int,
+        metavar="PORT",
+        help="serve the live tournament page (standings, crosstable, games to spectate) on this HTTP "
+        "port of the listen host; 0 picks a free one (default: the config's [server] http_port, else none)",
+    )
+    parser.add_argument(
+        "--page-linger",
+        type=float,
+        default=PAGE_LINGER_SECONDS,
+        metavar="SECONDS",
+        help=f"with a live page: keep it up this long after the end (default {PAGE_LINGER_SECONDS:g}; "
+        "Ctrl-C stops it sooner)",
+    )
+
+
 def _executor_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--executor",
@@ -125,6 +145,8 @@ def _make_runner(args: argparse.Namespace, **kwargs: Any) -> TournamentRunner | 
         return TournamentRunner(
             args.db,
             listen=args.listen,
+            http_port=args.http_port,
+            page_linger=args.page_linger,
             show_progress=not args.quiet,
             executor=args.executor,
             ray_address=args.ray_address,
@@ -185,6 +207,8 @@ def _go(runner: TournamentRunner) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
+        if runner.finished:  # Ctrl-C while the live page showed the final standings
+            return 0
         print(
             f"\ninterrupted: resume with `ziggurat tournament resume {runner.tournament_id}`", file=sys.stderr
         )

@@ -119,6 +119,9 @@ class TournamentConfig:
     sprt: SprtParameters | None = None
     max_failures: int = 3
     listen: str = DEFAULT_LISTEN
+    # The live tournament page's port (web client + TournamentService over Connect) on the
+    # listen host; 0 picks a free one; None serves no page.
+    http_port: int | None = None
     sandbox: SandboxPolicy = field(default_factory=SandboxPolicy)
 
     @property
@@ -277,7 +280,7 @@ def parse_config(data: dict[str, Any], base_dir: Path) -> TournamentConfig:
         champion=champion,
         sprt=_sprt(top.sub("sprt"), seats, len(participants), fmt),
         max_failures=_max_failures(top.sub("disqualify")),
-        listen=_listen(top.sub("server")),
+        **_server(top.sub("server")),
         sandbox=_sandbox(top.sub("sandbox")),
     )
     top.done()
@@ -476,15 +479,19 @@ def _max_failures(t: _Table | None) -> int:
     return value
 
 
-def _listen(t: _Table | None) -> str:
+def _server(t: _Table | None) -> dict[str, Any]:
+    """``[server]``: ``listen`` (HOST:PORT of the gRPC server) and ``http_port`` (the live page)."""
     if t is None:
-        return DEFAULT_LISTEN
+        return {"listen": DEFAULT_LISTEN, "http_port": None}
     listen = t.string("listen", DEFAULT_LISTEN)
+    http_port = t.integer("http_port", 0) if t.has("http_port") else None
     t.done()
     host, sep, port = listen.rpartition(":")
     if not sep or not host or not port.isdigit() or int(port) > 65535:
         raise ConfigError(f"{t.key('listen')}: must be HOST:PORT (port 0 picks a free one), not {listen!r}")
-    return listen
+    if http_port is not None and http_port > 65535:
+        raise ConfigError(f"{t.key('http_port')}: must be a port (0 picks a free one), not {http_port}")
+    return {"listen": listen, "http_port": http_port}
 
 
 def _sandbox(t: _Table | None) -> SandboxPolicy:

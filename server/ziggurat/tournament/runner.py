@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ziggurat.service.match import hash_token
-from ziggurat.service.server import ServeOptions, ZigguratServer
+from ziggurat.service.server import ExtraService, ServeOptions, ZigguratServer
 from ziggurat.tournament import sealed
 from ziggurat.tournament.config import Participant, TournamentConfig, parse_config
 from ziggurat.tournament.executors import (
@@ -62,7 +62,9 @@ from ziggurat.tournament.results import (
 )
 from ziggurat.tournament.sandbox import Sandbox
 from ziggurat.tournament.schedule import GameSpec, plan, swiss_round
+from ziggurat.tournament.servicer import TournamentServicer
 from ziggurat.tournament.store import GameRow, TournamentStore
+from ziggurat.v1 import tournament_service_pb2, tournament_service_pb2_grpc
 from ziggurat_client.client import ZigguratClient
 
 log = logging.getLogger("ziggurat.tournament")
@@ -70,6 +72,9 @@ log = logging.getLogger("ziggurat.tournament")
 RESTART_DELAY = 0.5
 SOCKET_NAME = "server.sock"
 SERVER_GRACE_SECONDS = 0.5
+# After the end, the live page stays up this long (final standings) unless interrupted.
+PAGE_LINGER_SECONDS = 300.0
+TOURNAMENT_SERVICE = tournament_service_pb2.DESCRIPTOR.services_by_name["TournamentService"]
 
 
 def spec_to_dict(spec: GameSpec) -> dict[str, Any]:
@@ -215,6 +220,8 @@ class TournamentRunner:
         config_path: Path,
         tournament_id: str | None = None,
         listen: str | None = None,
+        http_port: int | None = None,
+        page_linger: float = PAGE_LINGER_SECONDS,
         show_progress: bool = True,
         on_result: Callable[[dict[str, Any]], None] | None = None,
         executor: str = "local",
@@ -240,6 +247,11 @@ class TournamentRunner:
         else:
             self.secret = sealed.secret_from_text(seed_text) if seed_text is not None else sealed.new_secret()
         self.listen = listen or self.config.listen
+        # the live tournament page: the flag, else the configuration's [server] http_port
+        self.http_port = http_port if http_port is not None else self.config.http_port
+        self.page_url: str | None = None  # the live page's address, once served
+        self.page_linger = page_linger
+        self.finished = False  # the schedule was played to its end (or an SPRT stop)
         self.show_progress = show_progress
         self.on_result = on_result
         self.log_dir = db_path.parent / f"{db_path.stem}-logs" / self.tournament_id
@@ -316,6 +328,14 @@ class TournamentRunner:
                 # at the end every game is over: only idle remote-bot streams are left to cut
                 grace_seconds=SERVER_GRACE_SECONDS,
                 unix_socket=str(socket_dir / SOCKET_NAME) if socket_dir is not None else None,
+                http_port=self.http_port,
+            )
+        )
+        server.add_service(
+            ExtraService(
+                TOURNAMENT_SERVICE,
+                TournamentServicer(self.store, self.tournament_id, config),
+                tournament_service_pb2_grpc.add_TournamentServiceServicer_to_server,
             )
         )
         if self.resuming:
@@ -336,6 +356,11 @@ class TournamentRunner:
         print(
             f"tournament {self.tournament_id}: {config.name} — server {address}", file=sys.stderr, flush=True
         )
+        if server.http_port is not None:
+            page_host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+            self.page_url = f"http://{page_host}:{server.http_port}/#/tournament/{self.tournament_id}"
+            log.info("tournament %s: live page %s", self.tournament_id, self.page_url)
+            print(f"tournament {self.tournament_id}: live page {self.page_url}", file=sys.stderr, flush=True)
         self._replay_cut_off(server)
         self._preregister(server)
         client = ZigguratClient(address)
@@ -377,8 +402,23 @@ class TournamentRunner:
             for launched in self._launched:
                 await launched.stop()
             await client.close()
-            await server.stop()
-            self.store.close()
+            try:
+                await self._linger(server)
+            finally:
+                await server.stop()
+                self.store.close()
+
+    async def _linger(self, server: ZigguratServer) -> None:
+        """With a live page, keep it up a while after the end so people can read the final standings."""
+        if not self.finished or server.http_port is None or self.page_linger <= 0:
+            return
+        print(
+            f"tournament {self.tournament_id}: the live page shows the final standings for "
+            f"{self.page_linger:g} s more (Ctrl-C stops it now): {self.page_url}",
+            file=sys.stderr,
+            flush=True,
+        )
+        await asyncio.sleep(self.page_linger)
 
     def _replay_cut_off(self, server: ZigguratServer) -> None:
         """Abort the matches a crash cut off and schedule their games again with fresh seeds.
@@ -628,6 +668,7 @@ class TournamentRunner:
             progress.close()
         reason = stop_reason or "completed"
         self.store.finish(self.tournament_id, reason)
+        self.finished = True
         final = self._results()
         print(format_standings(standings(names, final, self.disqualified)), flush=True)
         if len(names) > 2:

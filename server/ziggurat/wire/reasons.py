@@ -69,6 +69,7 @@ class Reason(enum.Enum):
     )
     # Other statuses.
     MATCH_NOT_FOUND = (grpc.StatusCode.NOT_FOUND, "there is no match with that id")
+    TOURNAMENT_NOT_FOUND = (grpc.StatusCode.NOT_FOUND, "this server runs no tournament with that id")
     MISSING_TOKEN = (grpc.StatusCode.UNAUTHENTICATED, "the call needs a token and none was sent")
     ADMIN_DISABLED = (
         grpc.StatusCode.PERMISSION_DENIED,

@@ -873,6 +873,7 @@ export const AddBotResponseSchema: GenMessage<AddBotResponse> = /*@__PURE__*/
  *   BOT_BUSY (FAILED_PRECONDITION): the named bot already plays its maximum number of matches.
  *   MATCH_ELSEWHERE (FAILED_PRECONDITION): another worker process owns the match: call again at ErrorInfo metadata address (docs/scaling.md).
  *   MATCH_NOT_FOUND (NOT_FOUND): there is no match with that id.
+ *   TOURNAMENT_NOT_FOUND (NOT_FOUND): this server runs no tournament with that id.
  *   MISSING_TOKEN (UNAUTHENTICATED): the call needs a token and none was sent.
  *   ADMIN_DISABLED (PERMISSION_DENIED): the server has no operator token (--admin-token-file).
  *   BAD_TOKEN (PERMISSION_DENIED): the token gives no right here (forged, or another match's).

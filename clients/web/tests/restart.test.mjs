@@ -1,0 +1,99 @@
+// A seat survives a server restart in the browser: two people (two browser contexts, each with
+// its own localStorage) play Pylos; the `ziggurat serve` subprocess is stopped (SIGTERM) and
+// started again on the same database and the same ports. One page is left as it is (no reload:
+// it reconnects by itself and resumes its stream after the last event it saw), the other is
+// reloaded once the server is back (it finds its seat token in localStorage); both play on to
+// the end.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { freePort, launchBrowser, shot, sleep, startServer } from "./harness.mjs";
+import { clickOneMove } from "./pylos-clicks.mjs";
+
+let server;
+let chrome;
+before(async () => {
+  server = await startServer({ port: await freePort(), httpPort: await freePort() });
+  chrome = await launchBrowser();
+});
+after(async () => {
+  await chrome?.close();
+  await server?.stop();
+});
+
+const OUR_TURN = "svg.pyramid .place.target, svg.pyramid .place.source, svg.pyramid .place.recoverable";
+
+/** Plays `count` moves in all, each by whichever page has the turn; stops at the end. */
+async function play(pages, count) {
+  for (let played = 0; played < count;) {
+    for (const page of pages) {
+      if (await page.$(".end .result")) return;
+      if (await page.$(OUR_TURN)) {
+        await clickOneMove(page);
+        played += 1;
+      }
+    }
+    await sleep(50);
+  }
+}
+
+async function movesShown(page) {
+  return page.$$eval("ol.moves li", (items) => items.map((i) => i.textContent));
+}
+
+test("both seats of a Pylos match survive a server restart, with and without a reload", { timeout: 300_000 }, async () => {
+  const ada = await (await chrome.browser.newContext({ viewport: { width: 1200, height: 860 } })).newPage();
+  const bob = await (await chrome.browser.newContext({ viewport: { width: 1200, height: 860 } })).newPage();
+  const errors = [];
+  for (const page of [ada, bob]) page.on("pageerror", (e) => errors.push(e.message));
+  await ada.goto(server.url);
+  await ada.fill("#name", "Ada");
+  await ada.selectOption("#game", "pylos");
+  await ada.click("#create");
+  await ada.waitForURL(/#\/match\//);
+  const matchId = ada.url().split("/").pop();
+  await bob.goto(server.url);
+  await bob.fill("#name", "Bob");
+  await bob.click(`button.join[data-match="${matchId}"]`);
+  await bob.waitForURL(new RegExp(`#/match/${matchId}`));
+  for (const page of [ada, bob]) await page.waitForSelector("svg.pyramid");
+  await play([ada, bob], 6);
+  const before = await movesShown(ada);
+  assert.ok(before.length >= 6);
+
+  await server.halt();
+  // Both pages notice and keep trying.
+  for (const page of [ada, bob]) {
+    await page.waitForFunction(() => /Reconnecting|cannot be reached/.test(document.querySelector(".message")?.textContent ?? ""), null, { timeout: 30_000 });
+  }
+  await shot(ada, "restart-server-down");
+  await server.launch(); // same database, same ports
+  await bob.reload(); // the page is served by the server too: reloaded once it is back
+  await bob.waitForSelector("svg.pyramid", { timeout: 60_000 });
+
+  // Both pages are back on their seats, with every move made before the restart.
+  for (const [page, name] of [[ada, "Ada"], [bob, "Bob"]]) {
+    await page.waitForFunction((n) => document.querySelectorAll("ol.moves li").length >= n, before.length, { timeout: 60_000 });
+    await page.waitForFunction(() => !/Reconnecting/.test(document.querySelector(".message")?.textContent ?? ""), null, { timeout: 60_000 });
+    assert.deepEqual((await movesShown(page)).slice(0, before.length), before);
+    assert.ok((await page.$$eval(".seats li.me .name", (els) => els.map((e) => e.textContent))).includes(`${name} (you)`), `${name} still holds the seat`);
+    assert.equal(await page.$(".spectating"), null, `${name} is not a spectator`);
+  }
+  await shot(ada, "restart-resumed-without-reload");
+  await shot(bob, "restart-resumed-after-reload");
+
+  // And play on to the end.
+  await play([ada, bob], 400);
+  for (const page of [ada, bob]) await page.waitForSelector(".end .result", { timeout: 60_000 });
+  await shot(ada, "restart-end-screen");
+  const after = await movesShown(ada);
+  assert.ok(after.length > before.length);
+  assert.deepEqual(await movesShown(bob), after, "both pages saw the same game");
+  assert.match(await ada.textContent(".end .seed"), /matches the commitment/);
+  const record = await (await fetch(`${server.url}ziggurat.v1.MatchService/GetMatchRecord`, {
+    method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ matchId }),
+  })).json();
+  // The server's record is the game both pages showed, and no move was played for a seat.
+  assert.deepEqual(record.record.moves.map((m) => m.move), after.map((text) => text.split(": ")[1].split(" ")[0]));
+  assert.equal(record.record.outcome.termination === "TERMINATION_TIMEOUT", false);
+  assert.deepEqual(errors, []);
+});

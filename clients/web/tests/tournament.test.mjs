@@ -1,0 +1,120 @@
+// The live tournament page: `ziggurat tournament run` with an HTTP port serves the web client and
+// TournamentService; a browser opens the page it prints, sees the standings fill in while games
+// are played, a game in progress (and spectates it through the ordinary match page), then the
+// final standings, which agree with `ziggurat tournament standings`. The field is the random bot
+// against alphabeta limited to 0.25 s a move (so that a game lasts long enough to be seen in
+// progress) and greedy.
+import assert from "node:assert/strict";
+import { execFile, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { after, before, test } from "node:test";
+import { ZIGGURAT, launchBrowser, shot } from "./harness.mjs";
+
+const CONFIG = `
+name = "LAN night"
+seed = "web-live-page"
+game = "pylos"
+concurrency = 1
+
+[server]
+listen = "127.0.0.1:0"
+http_port = 0
+
+[[participants]]
+name = "random"
+builtin = "random"
+
+[[participants]]
+name = "alphabeta"
+builtin = "alphabeta"
+options = { max_seconds = 0.25 }
+
+[[participants]]
+name = "greedy"
+builtin = "greedy"
+`;
+
+let chrome;
+let dir;
+let run;
+let stderr = "";
+before(async () => {
+  chrome = await launchBrowser();
+  dir = mkdtempSync(join(tmpdir(), "ziggurat-web-tournament-"));
+  writeFileSync(join(dir, "t.toml"), CONFIG);
+});
+after(async () => {
+  if (run && run.exitCode === null) {
+    run.kill("SIGINT");
+    await new Promise((resolve) => run.once("exit", resolve));
+  }
+  await chrome?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test("the live tournament page shows standings filling in, a game in progress, then the final standings", { timeout: 300_000 }, async () => {
+  run = spawn(ZIGGURAT, ["tournament", "run", join(dir, "t.toml"), "--db", join(dir, "t.db"), "--quiet", "--page-linger", "120"],
+    { stdio: ["ignore", "pipe", "pipe"] });
+  run.stdout.on("data", () => undefined);
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no live page line: ${stderr}`)), 60_000);
+    run.stderr.on("data", (chunk) => {
+      stderr += chunk;
+      const found = /live page (http:\/\/\S+)/.exec(stderr);
+      if (found) {
+        clearTimeout(timer);
+        resolve(found[1]);
+      }
+    });
+    run.on("exit", (code) => reject(new Error(`tournament exited (${code}): ${stderr}`)));
+  });
+  const tournamentId = url.split("/").pop();
+  const page = await chrome.browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  await page.goto(url);
+  await page.waitForSelector("table.standings-table tbody tr");
+  assert.match(await page.textContent("h1"), /LAN night — Pylos round robin/);
+  // A game in progress, with a link to spectate it; results arrive while we watch.
+  await page.waitForSelector("li.game-live a.spectate", { timeout: 60_000 });
+  await page.waitForFunction(() => /Running: [1-5] of 6 games played/.test(document.querySelector("#t-progress")?.textContent ?? ""), null, { timeout: 120_000 });
+  await page.waitForSelector("li.game-live a.spectate", { timeout: 60_000 });
+  const played = await page.$$eval("table.standings-table td.points", (cells) => cells.reduce((sum, c) => sum + Number(c.textContent), 0));
+  assert.ok(played >= 1, "some points are in the standings while the tournament runs");
+  await shot(page, "tournament-live-standings");
+  // Spectate the game in progress: the ordinary match page, as a watcher.
+  await page.click("li.game-live a.spectate");
+  await page.waitForSelector("svg.pyramid");
+  await page.waitForSelector(".spectating, .end .result"); // watching (or the game just ended)
+  assert.equal(await page.$("button.resign"), null, "a spectator cannot resign");
+  await shot(page, "tournament-spectating-a-game");
+  await page.goBack();
+  await page.waitForSelector("table.standings-table tbody tr");
+  // The end: final standings, every game finished.
+  await page.waitForSelector('#t-progress[data-status="finished"]', { timeout: 240_000 });
+  assert.match(await page.textContent("#t-progress"), /Finished \(completed\): 6 games played/);
+  assert.equal(await page.textContent("section.standings h2"), "Final standings");
+  assert.equal(await page.$$eval("li.game-done", (items) => items.length), 6);
+  assert.equal(await page.$("li.game-live"), null);
+  await shot(page, "tournament-final-standings");
+  const rows = await page.$$eval("table.standings-table tbody tr", (trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent)));
+  assert.equal(rows.length, 3);
+  assert.equal(rows.reduce((sum, r) => sum + Number(r[3]), 0), 6, "one point per game");
+  assert.deepEqual(rows.map((r) => r[2]), ["4", "4", "4"]);
+  // The crosstable: two games per pairing, points of a against b and b against a add up to 2.
+  const cross = await page.$$eval("table.cross td[data-opponent]", (tds) => tds.map((td) => td.textContent));
+  assert.equal(cross.length, 6);
+  for (const cell of cross) assert.match(cell, /^[0-9.]+ \/ 2$/);
+  // The page agrees with the command line's standings.
+  run.kill("SIGINT");
+  const code = await new Promise((resolve) => run.once("exit", resolve));
+  assert.equal(code, 0, stderr);
+  const { stdout } = await promisify(execFile)(ZIGGURAT, ["tournament", "standings", tournamentId, "--db", join(dir, "t.db")]);
+  for (const [rank, name, games, pts] of rows) {
+    assert.match(stdout, new RegExp(`\\b${rank}\\s+${name.split(" ")[0]}\\s+${games}\\s+${Number(pts).toFixed(1)}`), stdout);
+  }
+  assert.deepEqual(errors, []);
+});
