@@ -6,6 +6,7 @@ reveal nor any seed or secret."""
 from __future__ import annotations
 
 import asyncio
+import random
 from collections import defaultdict
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from connectrpc.errors import ConnectError
 from google.rpc import error_details_pb2
 
 from tests.tournament.fixtures.harness import make_runner, stored_games, wait_for_address, write_config
+from ziggurat.service.match import hash_token
 from ziggurat.tournament.runner import TournamentRunner
 from ziggurat.tournament.servicer import TournamentServicer
 from ziggurat.v1 import match_pb2
@@ -25,6 +27,9 @@ from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.v1 import tournament_service_pb2 as tpb
 from ziggurat.v1 import tournament_service_pb2_grpc as tgrpc
 from ziggurat.web.connect import method_infos
+from ziggurat_client.bot import Turn
+from ziggurat_client.client import ZigguratClient
+from ziggurat_client.remote import RemoteBot
 
 SERVICE = tpb.DESCRIPTOR.services_by_name["TournamentService"]
 METHODS = method_infos(SERVICE)
@@ -51,7 +56,8 @@ name = "random2"
 builtin = "random"
 """
 
-KABALEO = """
+SLOW_TOKEN = "slow-token"
+KABALEO = f"""
 name = "live-deals"
 seed = "live-deals"
 game = "kabaleo"
@@ -64,8 +70,9 @@ concurrency = 1
 http_port = 0
 
 [[participants]]
-name = "random"
-builtin = "random"
+name = "slow"
+remote = true
+token_sha256 = "{hash_token(SLOW_TOKEN)}"
 
 [[participants]]
 name = "greedy"
@@ -75,6 +82,16 @@ builtin = "greedy"
 name = "random2"
 builtin = "random"
 """
+
+
+class SlowBot:
+    """Thinks a while before a random move, so that games stay in progress long enough to be read."""
+
+    name = "slow"
+
+    async def choose(self, turn: Turn) -> str:
+        await asyncio.sleep(0.15)
+        return random.Random(turn.ply).choice(sorted(turn.legal_moves))
 
 
 async def _started(runner: TournamentRunner, task: asyncio.Task[str]) -> tuple[str, str]:
@@ -88,7 +105,7 @@ async def _started(runner: TournamentRunner, task: asyncio.Task[str]) -> tuple[s
 def _reason(error: ConnectError) -> str:
     for detail in error.details:
         if detail.type_name == "google.rpc.ErrorInfo":
-            return error_details_pb2.ErrorInfo.FromString(detail.message_bytes).reason
+            return str(error_details_pb2.ErrorInfo.FromString(detail.message_bytes).reason)
     raise AssertionError(f"no reason in {error!r}")
 
 
@@ -175,7 +192,7 @@ async def test_a_running_tournament_is_served_over_grpc_and_connect(tmp_path: Pa
         if web is not None:
             await web.close()
         if channel is not None:
-            await channel.close()
+            await channel.close(None)
         task.cancel()  # ends the page's linger
         await asyncio.gather(task, return_exceptions=True)
     assert runner.finished
@@ -186,9 +203,14 @@ async def test_the_page_never_shows_a_deal_before_its_reveal_nor_any_seed(tmp_pa
     runner = make_runner(write_config(tmp_path, KABALEO), tmp_path / "t.db", page_linger=30)
     task = asyncio.create_task(runner.run())
     web = None
+    client: ZigguratClient | None = None
+    playing: asyncio.Task[None] | None = None
     snapshots: list[bytes] = []
     try:
-        _, base = await _started(runner, task)
+        address, base = await _started(runner, task)
+        client = ZigguratClient(address)
+        slow = RemoteBot(client, lambda _: SlowBot(), name="slow", token=SLOW_TOKEN, max_matches=3)
+        playing = asyncio.create_task(slow.run())
         web = ConnectClient(base, codec=google_protobuf_binary_codec())
         request = tpb.GetTournamentRequest(tournament_id=runner.tournament_id)
         read_after_the_end = 0
@@ -203,12 +225,18 @@ async def test_the_page_never_shows_a_deal_before_its_reveal_nor_any_seed(tmp_pa
     finally:
         if web is not None:
             await web.close()
+        if playing is not None:
+            playing.cancel()
+            await asyncio.gather(playing, return_exceptions=True)
+        if client is not None:
+            await client.close()
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
     assert runner.finished
     games = stored_games(tmp_path / "t.db", runner.tournament_id)
     deal_of = {g.index: g.spec["deal"] for g in games}
     assert len(set(deal_of.values())) == 2 and len(games) == 6
+    assert all("slow" in g.spec["seats"] for g in games)
     secrets = [runner.secret, runner.secret.hex().encode()]
     for game in games:
         seed = bytes.fromhex(game.spec["seed"])
@@ -221,8 +249,8 @@ async def test_the_page_never_shows_a_deal_before_its_reveal_nor_any_seed(tmp_pa
             assert secret not in data, "a seed or the organiser's secret reached the page"
         tournament = tpb.Tournament.FromString(data)
         by_deal: dict[int, list[tpb.TournamentGame]] = defaultdict(list)
-        for game in tournament.games:
-            by_deal[deal_of[game.index]].append(game)
+        for shown_game in tournament.games:
+            by_deal[deal_of[shown_game.index]].append(shown_game)
         for deal, rotations in by_deal.items():
             shown = [bool(g.ranks) or g.status == tpb.TOURNAMENT_GAME_STATUS_FINISHED for g in rotations]
             assert all(shown) or not any(shown), f"deal {deal}: a rotation's result before the deal's reveal"
