@@ -177,6 +177,9 @@ async def test_two_workers_serve_every_match_through_any_address(workers: Worker
                     if not token:
                         break
                 assert sorted(seen) == sorted(made), address
+                with pytest.raises(grpc.aio.AioRpcError) as bad:
+                    await lister.ListMatches(spb.ListMatchesRequest(page_token="bm90LWEtdG9rZW4"))
+                assert error_reason(bad.value) == "BAD_PAGE_TOKEN"
 
     # The Python client follows MATCH_ELSEWHERE by itself: join on worker 0, a match of worker 1.
     async with ZigguratClient(own0) as client:

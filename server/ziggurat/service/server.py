@@ -216,6 +216,7 @@ class ZigguratServer:
         self.shards = options.worker.directory() if options.worker is not None else None
         self.manager.shards = self.shards
         self.own_port = 0  # a worker's own port (clients are sent there for its matches)
+        self.lister: ShardLister | None = None
         self.bots = BotRegistry(self.store)
         self.house_bots: HouseBotSeater = house_bots(self.manager) if house_bots else NoHouseBots()
         self.health = health_aio.HealthServicer()
@@ -284,7 +285,7 @@ class ZigguratServer:
         )
         if self.shards is not None:
             servicer.address = advertised_address(self.options.host, self.own_port)
-            servicer.lister = ShardLister(self.shards, self.manager)
+            servicer.lister = self.lister = ShardLister(self.shards, self.manager)
             self.shards.publish(servicer.address)
         self.server.add_generic_rpc_handlers((build_handlers(servicer),))
         admin_service_pb2_grpc.add_AdminServiceServicer_to_server(
@@ -423,6 +424,8 @@ class ZigguratServer:
         # The final checkpoint waits for readers of old snapshots (a backup, `ziggurat check`):
         # on a thread, so that a second signal can still force the exit meanwhile.
         await asyncio.to_thread(self.store.close)
+        if self.lister is not None:
+            await self.lister.close()
         if self.shards is not None:
             self.shards.close()
         self.owner.release()
