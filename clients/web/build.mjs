@@ -1,6 +1,7 @@
 // Builds the browser client into the Python package (server/ziggurat/web/static/), so that
 // `ziggurat serve` ships it and serving needs no Node:
-//   app.js      src/main.ts bundled and minified by esbuild
+//   app.js      src/main.ts bundled and minified by esbuild (src/gen is a symbolic link to the
+//               TypeScript client's generated protobuf code, clients/typescript/src/gen: one copy)
 //   index.html, app.css   copied from public/
 //   build-info.json   SHA-256 over every build input; tests/web/test_static_assets.py recomputes
 //               it in Python, so a source edit without a rebuild fails the test suite.
@@ -43,6 +44,8 @@ async function buildInto(out) {
     target: ["es2022"],
     outfile: join(out, "app.js"),
     legalComments: "none",
+    // src/gen links to the TypeScript client's generated code: resolve its imports from here.
+    preserveSymlinks: true,
     logLevel: "warning",
   });
   for (const name of readdirSync(join(here, "public"))) copyFileSync(join(here, "public", name), join(out, name));

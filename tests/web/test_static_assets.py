@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import urllib.error
@@ -29,12 +30,21 @@ STATIC = REPO / "server" / "ziggurat" / "web" / "static"
 INPUTS = ["src", "public", "package-lock.json", "build.mjs", "tsconfig.json"]
 
 
+def _files(path: Path) -> list[Path]:
+    """Every file under ``path``, through symbolic links (``src/gen`` is one) as Node's statSync does."""
+    if not path.is_dir():
+        return [path]
+    found = []
+    for top, _, names in os.walk(path, followlinks=True):
+        found.extend(Path(top) / name for name in names)
+    return found
+
+
 def _inputs_digest() -> str:
     """The same digest as build.mjs's inputsDigest()."""
     files: list[Path] = []
     for name in INPUTS:
-        path = WEB / name
-        files.extend(sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path])
+        files.extend(_files(WEB / name))
     digest = hashlib.sha256()
     for path in sorted(files, key=lambda p: str(p)):
         digest.update(f"{path.relative_to(WEB).as_posix()}\n".encode())

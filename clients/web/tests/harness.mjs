@@ -137,6 +137,6 @@ export async function loadSecrecy() {
   const { build } = await import("esbuild");
   mkdirSync(SHOTS, { recursive: true });
   const outfile = join(SHOTS, "secrecy.mjs");
-  await build({ entryPoints: [join(here, "secrecy.ts")], bundle: true, platform: "node", format: "esm", outfile, logLevel: "warning" });
+  await build({ entryPoints: [join(here, "secrecy.ts")], bundle: true, platform: "node", format: "esm", outfile, logLevel: "warning", preserveSymlinks: true });
   return import(outfile);
 }
