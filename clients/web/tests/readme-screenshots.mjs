@@ -1,14 +1,31 @@
-// Makes the README's screenshots (docs/web-pylos.png, docs/web-kabaleo.png): a Pylos game
-// against a built-in bot and a 3-seat Kabaleo table, each in the middle of the game.
-// Run by hand after a visible change: `node tests/readme-screenshots.mjs` (not a test).
+// Makes the docs' screenshots (docs/web-pylos.png, docs/web-kabaleo.png in the README, and
+// docs/web-tournament.png in docs/tournaments.md): a Pylos game against a built-in bot and a
+// 3-seat Kabaleo table, each in the middle of the game, and the live page of the shipped
+// Kabaleo duplicate-deal example tournament while it runs.
+// Run by hand after a visible change: `node tests/readme-screenshots.mjs [pylos|kabaleo|tournament]…`
+// (default all; not a test).
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { launchBrowser, startServer } from "./harness.mjs";
+import { ZIGGURAT, launchBrowser, startServer } from "./harness.mjs";
 
 const docs = join(dirname(fileURLToPath(import.meta.url)), "../../../docs");
+const wanted = process.argv.slice(2);
+const make = (name) => !wanted.length || wanted.includes(name);
 const server = await startServer();
 const chrome = await launchBrowser();
 try {
+  if (make("pylos")) await pylosPicture();
+  if (make("kabaleo")) await kabaleoPicture();
+  if (make("tournament")) await tournamentPicture();
+} finally {
+  await chrome.close();
+  await server.stop();
+}
+
+async function pylosPicture() {
   const pylos = await chrome.browser.newPage({ viewport: { width: 1100, height: 720 } });
   await pylos.goto(server.url);
   await pylos.fill("#name", "Ada");
@@ -31,7 +48,10 @@ try {
   const source = await pylos.$("svg.pyramid .place.source");
   if (source) await source.click(); // show a raise in progress: a free ball and its targets
   await pylos.screenshot({ path: join(docs, "web-pylos.png") });
+  console.log("wrote docs/web-pylos.png");
+}
 
+async function kabaleoPicture() {
   const kabaleo = await chrome.browser.newPage({ viewport: { width: 1100, height: 860 } });
   await kabaleo.goto(server.url);
   await kabaleo.fill("#name", "Ada");
@@ -54,8 +74,31 @@ try {
   await kabaleo.waitForSelector(".hand.mine .chip:not([disabled])", { timeout: 60000 });
   await kabaleo.click(".hand.mine .chip:not([disabled])");
   await kabaleo.screenshot({ path: join(docs, "web-kabaleo.png") });
-  console.log("wrote docs/web-pylos.png and docs/web-kabaleo.png");
-} finally {
-  await chrome.close();
-  await server.stop();
+  console.log("wrote docs/web-kabaleo.png");
+}
+
+async function tournamentPicture() {
+  const dir = mkdtempSync(join(tmpdir(), "ziggurat-shots-"));
+  const example = join(docs, "../examples/tournaments/kabaleo-duplicate.toml");
+  const run = spawn(ZIGGURAT, ["tournament", "run", example, "--db", join(dir, "t.db"), "--quiet", "--http-port", "0", "--page-linger", "0"],
+    { stdio: ["ignore", "ignore", "pipe"] });
+  try {
+    let stderr = "";
+    const url = await new Promise((resolve, reject) => {
+      run.stderr.on("data", (chunk) => {
+        stderr += chunk;
+        const found = /live page (http:\/\/\S+)/.exec(stderr);
+        if (found) resolve(found[1]);
+      });
+      run.on("exit", (code) => reject(new Error(`tournament exited (${code}): ${stderr}`)));
+    });
+    const page = await chrome.browser.newPage({ viewport: { width: 1280, height: 640 } });
+    await page.goto(url);
+    await page.waitForFunction(() => document.querySelectorAll("li.game-done").length >= 3 && document.querySelector("li.game-live"), null, { timeout: 240000 });
+    await page.screenshot({ path: join(docs, "web-tournament.png") });
+    console.log("wrote docs/web-tournament.png");
+  } finally {
+    run.kill("SIGINT");
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
