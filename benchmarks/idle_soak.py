@@ -22,12 +22,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import multiprocessing
+import os
 import time
 from collections import Counter
 from typing import Any
 
 import grpc
-from _baseline import ServerProcess, Summary, cpu_seconds, print_table, raise_nofile, rss_kb, verdict
+from _baseline import (
+    ServerProcess,
+    Summary,
+    cpu_seconds,
+    print_profile,
+    print_table,
+    raise_nofile,
+    rss_kb,
+    verdict,
+)
 
 from ziggurat.v1 import game_pb2
 from ziggurat.v1 import match_service_pb2 as spb
@@ -96,35 +106,76 @@ def _loader(address: str, args: argparse.Namespace, share: int, stop_at: float, 
     asyncio.run(run())
 
 
-async def _healthy(address: str, match_id: str, stop_at: float) -> list[tuple[float, float]]:
-    """(time, latency ms) of GetMatch calls, every 20 ms until ``stop_at``."""
-    samples: list[tuple[float, float]] = []
+async def _new_match(address: str) -> str:
     async with grpc.aio.insecure_channel(address) as channel:
         stub = sgrpc.MatchServiceStub(channel)
-        request = spb.GetMatchRequest(match_id=match_id)
+        config = game_pb2.GameConfig(game=game_pb2.GAME_PYLOS, seats=2)
+        match = (await stub.CreateMatch(spb.CreateMatchRequest(config=config))).match
+        for name in ("a", "b"):
+            await stub.JoinMatch(spb.JoinMatchRequest(match_id=match.match_id, player_name=name))
+        return str(match.match_id)
+
+
+async def _healthy(targets: list[tuple[str, str]], stop_at: float) -> list[list[tuple[float, float]]]:
+    """(time, latency ms) of GetMatch calls on each (address, match id), in turn, every 20 ms
+    until ``stop_at``: the loaded server and its unloaded twin, measured alike."""
+    samples: list[list[tuple[float, float]]] = [[] for _ in targets]
+    channels = [grpc.aio.insecure_channel(address) for address, _ in targets]
+    try:
+        calls = [
+            (sgrpc.MatchServiceStub(channel).GetMatch, spb.GetMatchRequest(match_id=match_id))
+            for channel, (_, match_id) in zip(channels, targets, strict=True)
+        ]
         while time.time() < stop_at:
-            started = time.perf_counter()
-            try:
-                await stub.GetMatch(request, timeout=5)
-                samples.append((time.time(), (time.perf_counter() - started) * 1000))
-            except grpc.aio.AioRpcError:
-                samples.append((time.time(), float("inf")))
-            await asyncio.sleep(0.02)
+            for (call, request), sample in zip(calls, samples, strict=True):
+                started = time.perf_counter()
+                try:
+                    await call(request, timeout=5)
+                    sample.append((time.time(), (time.perf_counter() - started) * 1000))
+                except grpc.aio.AioRpcError:
+                    sample.append((time.time(), float("inf")))
+                await asyncio.sleep(0.01)
+    finally:
+        for channel in channels:
+            await channel.close()
     return samples
+
+
+def memory_map(pid: int) -> dict[str, int]:
+    """Resident KiB of a process by kind of mapping: the main malloc heap (``[heap]``, brk),
+    anonymous mappings (other malloc arenas, thread stacks, large blocks) and files."""
+    kinds: dict[str, int] = {"heap": 0, "anonymous": 0, "files": 0}
+    kind = "anonymous"
+    with open(f"/proc/{pid}/smaps") as smaps:
+        for line in smaps:
+            fields = line.split()
+            if fields and "-" in fields[0] and not fields[0].endswith(":"):
+                name = fields[5] if len(fields) > 5 else ""
+                kind = "heap" if name == "[heap]" else "files" if name.startswith("/") else "anonymous"
+            elif fields and fields[0] == "Rss:":
+                kinds[kind] += int(fields[1])
+    return kinds
+
+
+def _mb(kinds: dict[str, int]) -> str:
+    return ", ".join(f"{kind} {kib / 1024:.1f}" for kind, kib in kinds.items())
 
 
 async def _main(args: argparse.Namespace) -> None:
     raise_nofile()
     extra = ["--first-message-timeout", str(args.first_message_timeout)]
-    with ServerProcess(log_level="warning", extra=extra) as server:
-        async with grpc.aio.insecure_channel(server.address) as channel:
-            stub = sgrpc.MatchServiceStub(channel)
-            config = game_pb2.GameConfig(game=game_pb2.GAME_PYLOS, seats=2)
-            match = (await stub.CreateMatch(spb.CreateMatchRequest(config=config))).match
-            for name in ("a", "b"):
-                await stub.JoinMatch(spb.JoinMatchRequest(match_id=match.match_id, player_name=name))
+    with (
+        ServerProcess(log_level="warning", extra=extra, profile=args.profile) as server,
+        ServerProcess(log_level="warning", extra=extra) as twin,
+    ):
+        targets = [
+            (server.address, await _new_match(server.address)),
+            (twin.address, await _new_match(twin.address)),
+        ]
         await asyncio.sleep(1)
+        load_start = os.getloadavg()
         rss_start = rss_kb(server.pid)
+        map_start = memory_map(server.pid)
         cpu_start = cpu_seconds(server.pid)
         began = time.time()
         stop_at = began + args.seconds
@@ -145,12 +196,14 @@ async def _main(args: argparse.Namespace) -> None:
                 peak = max(peak, rss_kb(server.pid))
                 await asyncio.sleep(1)
 
-        samples, _ = await asyncio.gather(_healthy(server.address, match.match_id, stop_at), watch_rss())
+        (samples, twin_samples), _ = await asyncio.gather(_healthy(targets, stop_at), watch_rss())
+        load_end = os.getloadavg()
         finished = [await asyncio.to_thread(results.get, True, args.seconds + 120) for _ in loaders]
         for loader in loaders:
             loader.join(30)
         await asyncio.sleep(args.settle)
         rss_end = rss_kb(server.pid)
+        map_end = memory_map(server.pid)
         cpu = cpu_seconds(server.pid) - cpu_start
 
     rounds = sum(r for r, _ in finished)
@@ -162,8 +215,9 @@ async def _main(args: argparse.Namespace) -> None:
     while began + window * WINDOW_S < stop_at:
         low, high = began + window * WINDOW_S, began + (window + 1) * WINDOW_S
         part = [ms for at, ms in samples if low <= at < high]
-        if part:
-            s = Summary.of(part)
+        twin_part = [ms for at, ms in twin_samples if low <= at < high]
+        if part and twin_part:
+            s, t = Summary.of(part), Summary.of(twin_part)
             rows.append(
                 [
                     f"{window * WINDOW_S:.0f}-{(window + 1) * WINDOW_S:.0f} s",
@@ -171,28 +225,41 @@ async def _main(args: argparse.Namespace) -> None:
                     f"{s.p50:.2f}",
                     f"{s.p99:.2f}",
                     f"{s.max:.1f}",
+                    f"{t.p50:.2f}",
+                    f"{t.p99:.2f}",
                 ]
             )
         window += 1
     overall = Summary.of([ms for _, ms in samples])
+    baseline = Summary.of([ms for _, ms in twin_samples])
     print(
         f"idle soak: {args.connections:,} idle connections + {args.streams:,} silent Play streams per round, "
         f"{args.procs} client processes, {rounds} rounds in {args.seconds:.0f} s (hold {args.hold:g} s); "
         f"server first-message timeout {args.first_message_timeout:g} s, server CPU {cpu:.1f} s"
     )
     print(f"silent streams ended: {dict(ended)}")
-    print_table(["healthy GetMatch", "calls", "p50 ms", "p99 ms", "max ms"], rows)
+    print_table(
+        ["healthy GetMatch", "calls", "p50 ms", "p99 ms", "max ms", "twin p50 ms", "twin p99 ms"], rows
+    )
     print(
         f"overall: {overall.n} calls, p50 {overall.p50:.2f} ms, p99 {overall.p99:.2f} ms, "
-        f"max {overall.max:.1f} ms"
+        f"max {overall.max:.1f} ms; the unloaded twin server, same client, same moments: "
+        f"p50 {baseline.p50:.2f} ms, p99 {baseline.p99:.2f} ms, max {baseline.max:.1f} ms"
+    )
+    print(
+        "load average: at the start {:.2f} {:.2f} {:.2f}, at the end of the load {:.2f} {:.2f} {:.2f} "
+        "(2 cores)".format(*load_start, *load_end)
     )
     back = (rss_end - rss_start) / rss_start
     print(
         f"server RSS: start {rss_start / 1024:.1f} MB, peak {peak / 1024:.1f} MB, "
         f"end (after {args.settle:g} s settle) {rss_end / 1024:.1f} MB ({back:+.1%})"
     )
-    print(f"p99 under {GOAL_P99_MS:g} ms: {verdict(overall.p99 < GOAL_P99_MS)}")
-    print(f"RSS back within {GOAL_RSS_RETURN:.0%} of the start: {verdict(back <= GOAL_RSS_RETURN)}")
+    print(f"server resident MB by mapping: start {_mb(map_start)}; end {_mb(map_end)}")
+    print(f"goal: healthy GetMatch p99 under {GOAL_P99_MS:g} ms: {verdict(overall.p99 < GOAL_P99_MS)}")
+    print(
+        f"goal: server RSS back within {GOAL_RSS_RETURN:.0%} of the start: {verdict(back <= GOAL_RSS_RETURN)}"
+    )
 
 
 def main() -> None:
@@ -213,8 +280,11 @@ def main() -> None:
     parser.add_argument(
         "--first-message-timeout", type=float, default=10.0, help="the server's --first-message-timeout (10)"
     )
+    parser.add_argument("--profile", metavar="FILE", help="run the loaded server under cProfile, into FILE")
     args = parser.parse_args()
     asyncio.run(_main(args))
+    if args.profile:
+        print_profile(args.profile)
 
 
 if __name__ == "__main__":

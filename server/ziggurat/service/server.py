@@ -33,6 +33,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_health.v1.health import aio as health_aio  # type: ignore[attr-defined]
 from grpc_reflection.v1alpha import reflection
 
+from ziggurat.service import memory
 from ziggurat.service.access import Access
 from ziggurat.service.admin_servicer import AdminServicer
 from ziggurat.service.bot_servicer import BotServicer
@@ -93,7 +94,8 @@ class ServeOptions:
     max_streams_per_seat: int = 8
     # Announce the server on the LAN by mDNS (``ziggurat serve`` turns it on unless --no-mdns).
     mdns: bool = False
-    # Tune the garbage collector for a long-running server process (see _tune_gc); off for
+    # Tune the garbage collector for a long-running server process (see _tune_gc), and give
+    # memory back to the OS after bursts of connections (ziggurat.service.memory); off for
     # servers embedded in another program, whose heap is not ours to tune.
     tune_gc: bool = False
     # TLS: PEM files of the server's certificate chain and private key (both or neither).
@@ -235,6 +237,7 @@ class ZigguratServer:
         self._web_socket: socket.socket | None = None
         self.advertiser: Advertiser | None = None
         self.extra_services: list[ExtraService] = []
+        self.trimmer = memory.Trimmer(self.guard.open_calls)
 
     def add_service(self, extra: ExtraService) -> None:
         """Serve another service (a host's, e.g. a tournament's read-only one) on gRPC and, with
@@ -267,6 +270,7 @@ class ZigguratServer:
         restored = self.manager.restore()
         if self.options.tune_gc:
             _tune_gc()
+            self.trimmer.start()
         if restored:
             log.info("restored %d unfinished matches from %s", restored, self.options.db_path)
         self.manager.start_expiry()
@@ -409,6 +413,7 @@ class ZigguratServer:
         not_serving = health_pb2.HealthCheckResponse.NOT_SERVING
         await self.health.set("", not_serving)
         await self.health.set(SERVICE_NAME, not_serving)
+        await self.trimmer.stop()
         ended = self.guard.shutdown()
         if ended:
             log.info("ending %d open streams (UNAVAILABLE SERVER_SHUTTING_DOWN)", ended)

@@ -1,0 +1,84 @@
+"""Memory after bursts (benchmarks/idle_soak.py): a dropped silent stream leaves no reference
+cycle behind, and the trimmer gives freed memory back once a burst is over.
+
+The first test runs a real server in this process and inspects what the garbage collector
+would have to free after a burst of silent Play streams that their client dropped: before
+the fix every such stream left its whole call (context, receiver, task, frames) in a cycle
+that only a full collection freed, so a burst of 10,000 held its memory until one ran.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import grpc
+import pytest
+
+from tests.service.test_limits import LOOPBACK, serving, until
+from ziggurat.service import memory
+from ziggurat.v1 import match_service_pb2_grpc as sgrpc
+
+SERVER_CODE = ("ziggurat/service/", "grpc/aio/")
+
+
+@contextmanager
+def saved_garbage() -> Iterator[list[object]]:
+    """What a full collection finds unreachable, kept for inspection (then really freed)."""
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    found: list[object] = []
+    try:
+        yield found
+        gc.collect()
+        found.extend(gc.garbage)
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+
+
+def _server_frames(objects: list[object]) -> list[str]:
+    frames = [o for o in objects if type(o).__name__ == "frame"]
+    names = [f"{f.f_code.co_filename}:{f.f_code.co_name}" for f in frames]  # type: ignore[attr-defined]
+    return [name for name in names if any(part in name for part in SERVER_CODE)]
+
+
+async def test_dropped_silent_streams_leave_no_reference_cycle(tmp_path: Path) -> None:
+    async with serving(tmp_path, first_message_timeout=30) as (server, address):
+        with saved_garbage() as garbage:
+            async with grpc.aio.insecure_channel(address) as channel:
+                calls = [sgrpc.MatchServiceStub(channel).Play() for _ in range(50)]
+                assert await until(lambda: server.guard.calls_from(LOOPBACK) == 50, 10)
+                for call in calls:
+                    call.cancel()
+                assert await until(lambda: server.guard.calls_from(LOOPBACK) == 0, 10)
+                await asyncio.sleep(0.2)
+            del calls
+        contexts = [o for o in garbage if type(o).__name__ == "_ServicerContext"]
+        assert not contexts, f"{len(contexts)} server call contexts were held in reference cycles"
+        frames = _server_frames(garbage)
+        assert not frames, f"server frames held in reference cycles: {sorted(set(frames))}"
+
+
+@pytest.mark.skipif(not memory.Trimmer(lambda: 0).available, reason="needs glibc's malloc_trim and /proc")
+async def test_the_trimmer_trims_once_a_burst_is_over_and_not_while_nothing_happens() -> None:
+    open_calls = [0]
+    trimmer = memory.Trimmer(
+        lambda: open_calls[0], check_every=0.02, settle=0.1, min_interval=0.2, growth=100.0
+    )
+    trimmer.start()
+    try:
+        await asyncio.sleep(0.6)
+        assert trimmer.trims == 0, "trimmed with no burst and no growth"
+        open_calls[0] = 1000  # a burst ...
+        await asyncio.sleep(0.3)
+        assert trimmer.trims == 0, "trimmed during the burst"
+        open_calls[0] = 10  # ... is over
+        assert await until(lambda: trimmer.trims == 1, 5)
+        await asyncio.sleep(0.6)
+        assert trimmer.trims == 1, "trimmed again with nothing new"
+    finally:
+        await trimmer.stop()
