@@ -73,7 +73,8 @@ async def test_a_square_is_recovered_one_ball_at_a_time(server: RunningServer) -
         assert shown_moves(game) == ["1a1", "1a2", "1b1", "1b2", "1c1"]  # own free balls, 1b2 counts
         assert "take back" in game.query_one("#moves", OptionList).border_title
         board = game.query_one("#board", Static)
-        assert sorted(styled(board, PICK_STYLE)) == [me] * 4  # the four already on the board
+        assert sorted(styled(board, PICK_STYLE)) == [me] * 5  # 1b2 is drawn, not yet sent
+        assert game.state.view is not None and game.state.view.pylos.levels[0][5] == "."
         snap(pilot, "pylos-recovery")
         await type_move(pilot, game, "1c1")
         await until(pilot, lambda: shown_moves(game)[-1] == "done")

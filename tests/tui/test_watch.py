@@ -7,9 +7,11 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from pathlib import Path
 
 from tests.service.conftest import RunningServer, pylos_config
 from tests.tui.test_tui import SIZE, screen_of, text_of, until
+from ziggurat.service.server import ServeOptions, ZigguratServer
 from ziggurat.tui import ZigguratApp
 from ziggurat.tui.game import GameScreen
 from ziggurat.v1 import match_pb2
@@ -53,3 +55,17 @@ async def test_watching_an_unknown_match_exits_with_status_1(server: RunningServ
         await until(pilot, lambda: app.return_code is not None)
         assert not isinstance(app.screen, GameScreen)
     assert app.return_code == 1
+
+
+async def test_a_spectator_is_told_when_the_connection_is_lost(tmp_path: Path) -> None:
+    running = ZigguratServer(ServeOptions(host="127.0.0.1", port=0, db_path=str(tmp_path / "z.db")))
+    port = await running.start()
+    async with ZigguratClient(f"127.0.0.1:{port}") as players:
+        match = await players.create_match(pylos_config())
+        app = ZigguratApp(server=f"127.0.0.1:{port}", watch_match=match.match_id)
+        async with app.run_test(size=SIZE) as pilot:
+            game: GameScreen = await screen_of(pilot, GameScreen)
+            await until(pilot, lambda: game.state.last_seq > 0)
+            assert "Waiting for players" in text_of(game, "#status")
+            await running.stop()
+            await until(pilot, lambda: "reconnecting" in text_of(game, "#message"))

@@ -126,6 +126,8 @@ class GameScreen(Screen[None]):
             with Horizontal(id="entry"):
                 yield Input(placeholder="type a move, Enter plays it", id="move-input", compact=True)
                 yield Static(id="message")
+        else:
+            yield Static(id="message")  # a spectator's line: connection trouble
         yield Footer()
 
     def on_mount(self) -> None:
@@ -204,9 +206,13 @@ class GameScreen(Screen[None]):
         board = self.query_one("#board", Static)
         facts = self.query_one("#facts", Static)
         if state.view is not None and state.game == "pylos":
-            picks = self.recovery.choices(state.legal_moves) if self.recovery is not None else ()
+            picks: list[str] = []
+            pending = None
+            if self.recovery is not None:  # the ball being played is drawn, with what may come back
+                picks = self.recovery.choices(state.legal_moves)
+                pending = (self.recovery.base, "L" if state.my_seat == 1 else "D")
             last = state.last_move.move if state.last_move is not None else ""
-            board.update(pylos_board.draw(state.view, last_move=last, picks=picks))
+            board.update(pylos_board.draw(state.view, last_move=last, picks=picks, pending=pending))
             facts.update(pylos_board.summary(state.view))
         elif state.view is not None and state.game == "kabaleo":
             board.update(kabaleo_board.stacks(state.view))
@@ -217,7 +223,7 @@ class GameScreen(Screen[None]):
         self.query_one("#status", Static).update(render.status(state))
         self.query_one("#result", Static).update(render.result(state))
         history = self.query_one("#history", Static)
-        history.update(render.history(state, limit=200))
+        history.update(render.history(state, limit=len(state.history)))
         pane = self.query_one("#history-pane", VerticalScroll)
         pane.border_title = f"moves played ({len(state.history)})"
         pane.scroll_end(animate=False)
@@ -252,8 +258,9 @@ class GameScreen(Screen[None]):
     def show_message(self, text: str, *, error: bool = False) -> None:
         """The line beside the move input: the server's verdict on the last move, or a prompt."""
         self.message = text
-        if self.handle is not None and self.on_stack:
-            self.query_one("#message", Static).update(Text(text, style="bold red" if error else ""))
+        if self.on_stack:
+            for line in self.query("#message").results(Static):  # none once the app is closing
+                line.update(Text(text, style="bold red" if error else ""))
 
     @on(Input.Submitted, "#move-input")
     def _typed(self, event: Input.Submitted) -> None:

@@ -43,7 +43,7 @@ def stacks(view: game_pb2.GameView, columns: int = COLUMNS) -> Text:
     rows = -(-len(board) // columns) if board else 0
     width = max((len(stack) for stack in board), default=1)
     last = view.kabaleo.last_stack
-    out = Text("stacks, base first (_n_: last move)\n", style="dim")
+    out = Text("stacks, base first; underlined: last move\n", style="dim")
     for row in range(rows):
         for column in range(columns):
             index = column * rows + row

@@ -17,7 +17,7 @@ from ziggurat.v1 import game_pb2
 
 LEVEL_WIDTH = 14  # columns per drawn level: "Level 1" and a 4x4 grid with labels, plus a gap
 BALL_STYLE = {"L": "bold black on grey93", "D": "bold white on dark_red"}
-SQUARE_STYLE = {"L": "bold black on light_goldenrod1", "D": "bold white on magenta3"}
+SQUARE_STYLE = {"L": "bold black on cyan3", "D": "bold white on dark_cyan"}
 LAST_STYLE = "bold black on bright_yellow"
 PICK_STYLE = "bold black on bright_green"
 EMPTY_LEVELS = ("." * 16, "." * 9, "." * 4, ".")
@@ -77,16 +77,26 @@ def move_places(move: str) -> tuple[str, str, tuple[str, ...]]:
 
 
 def draw(
-    view: game_pb2.GameView, *, last_move: str = "", picks: Iterable[str] = (), columns: int = 2
+    view: game_pb2.GameView,
+    *,
+    last_move: str = "",
+    picks: Iterable[str] = (),
+    pending: tuple[str, str] | None = None,
+    columns: int = 2,
 ) -> Text:
     """The levels in a grid ``columns`` wide (2: two rows of two levels, to fit 80 columns).
 
     ``L``/``D`` are balls (drawn in their square's colours when part of a square of one
     colour); ``·`` an empty place a ball may go; blank a place not yet supported. The last
     move's ball is on yellow, the place it was raised from ``◦`` and a recovered ball's
-    place ``*``; ``picks`` (balls a recovery may take back) are on green.
+    place ``*``; ``picks`` (balls a recovery may take back) are on green. ``pending`` is
+    (move, colour) of a placement or raise chosen but not yet sent (its recovery is being
+    picked): the ball is drawn where it goes.
     """
     levels = levels_of(view)
+    if pending is not None:
+        source, target = move_places(pending[0])[:2]
+        levels = _with_ball(_with_ball(levels, source, ".") if source else levels, target, pending[1])
     marked = {place for square in squares(levels) for place in square.places}
     source, target, taken = move_places(last_move) if last_move else ("", "", ())
     marks = {place: "◦" for place in ([source] if source else [])} | {place: "*" for place in taken}
@@ -141,6 +151,20 @@ def _level(  # noqa: PLR0917 - one drawing's inputs, all positional at its one c
     return lines
 
 
+def _with_ball(levels: list[str], place: str, colour: str) -> list[str]:
+    """The levels with one more ball drawn (a move not yet sent); a place that is not one, unchanged."""
+    try:
+        level, column, row = int(place[0]), "abcd".index(place[1]), int(place[2:]) - 1
+        size = 5 - level
+        if not (1 <= level <= 4 and 0 <= row < size and column < size):
+            return levels
+    except (ValueError, IndexError):
+        return levels
+    cells = levels[level - 1]
+    index = row * size + column
+    return [*levels[: level - 1], cells[:index] + colour + cells[index + 1 :], *levels[level:]]
+
+
 def _supported(levels: Sequence[str], number: int, c: int, r: int) -> bool:
     if number == 1:
         return True
@@ -157,6 +181,14 @@ def summary(view: game_pb2.GameView) -> Text:
     out.append("D", style=BALL_STYLE["D"])
     out.append(f" {view.pylos.dark_reserve}")
     found = squares(levels_of(view))
+    out.append("\nMarks: ", style="bold")
+    out.append("L", style=LAST_STYLE)
+    out.append(" last move  ")
+    out.append("L", style=SQUARE_STYLE["L"])
+    out.append("D", style=SQUARE_STYLE["D"])
+    out.append(" square  ")
+    out.append("L", style=PICK_STYLE)
+    out.append(" take back")
     out.append("\nSquares: ", style="bold")
     if not found:
         out.append("none", style="dim")

@@ -61,10 +61,12 @@ def final_scores(state: MatchState) -> Text:
     out = Text("Scores: stacks · covered · tallest covered\n", style="bold")
     for seat, rank in sorted(enumerate(outcome.ranks, start=1), key=lambda pair: (pair[1], pair[0])):
         letter, (shown, covered, tallest) = keys.get(seat, ("?", (0, 0, 0)))
-        out.append(f"{rank}. {seat_label(state, seat)[:18]:<18} ")
+        out.append(f"{rank}. {seat_label(state, seat)[:20]:<20} ")
         out.append_text(colour_letter(letter))
         out.append(f" {shown:>2} · {covered} · {tallest}")
-        out.append(" forfeited\n" if seat in forfeited else "\n")
+        out.append(" out\n" if seat in forfeited else "\n")
+    if forfeited:
+        out.append("out: forfeited, ranked last\n", style="dim")
     out.append("Nobody held: ")
     for letter in view.kabaleo.unheld:
         out.append_text(colour_letter(letter))
