@@ -5,10 +5,14 @@ is exactly the fold of ``evolve`` over what the store holds (events and counted 
 from __future__ import annotations
 
 import random
+from dataclasses import fields, replace
 
 import pytest
 
+from ziggurat.rules.registry import get_rules
 from ziggurat.rules.seeding import commitment
+from ziggurat.service.events import MovePlayed, TurnStarted
+from ziggurat.service.evolve import MatchState, SeatRecord, Turn, evolve
 from ziggurat.service.match import Match
 from ziggurat.service.timecontrol import TimeControl
 from ziggurat.store.sqlite import Store
@@ -62,3 +66,32 @@ def test_memory_is_the_fold_of_the_stored_log_after_every_command(game: str, sea
             pass
         assert match.current == _replayed(match, store)
     assert match.outcome() is not None
+
+
+def test_the_events_of_every_ply_carry_every_other_field_of_the_state_over() -> None:
+    """evolve builds the state after a move or a turn field by field (it is the hot path):
+    every field it does not mean to change must come through, including fields added later.
+    """
+    seats = (SeatRecord(name="a", clock_ms=5), SeatRecord(name="b", clock_ms=7))
+    sentinels = {f.name: object() for f in fields(MatchState)}
+    state = MatchState(**{**sentinels, "seats": seats, "plies": 3})
+    after_move = evolve(get_rules("pylos"), state, MovePlayed(0, "a1", False, 4), game="after")
+    assert after_move.game == "after" and after_move.plies == 4 and after_move.turn is None
+    assert after_move.seats == (replace(seats[0], clock_ms=4), seats[1])
+    after_turn = evolve(get_rules("pylos"), state, TurnStarted(1, 3, 0, (5, 9), ("joined", "connected")))
+    assert after_turn.turn == Turn(1, 3, 0)
+    assert after_turn.seats == (seats[0], replace(seats[1], clock_ms=9, presence="connected"))
+    for name in sentinels.keys() - {"game", "plies", "turn", "seats"}:
+        assert getattr(after_move, name) is sentinels[name], name
+        assert getattr(after_turn, name) is sentinels[name], name
+    assert after_turn.game is sentinels["game"] and after_turn.plies == 3
+
+
+def test_a_turn_that_changes_no_seat_keeps_the_seat_records() -> None:
+    seats = (SeatRecord(name="a", presence="connected"), SeatRecord(name="b", presence="connected"))
+    state = MatchState("active", None, seats)
+    after = evolve(get_rules("pylos"), state, TurnStarted(0, 1, 0, (0, 0), ("connected", "connected")))
+    assert after.seats is seats
+    counted = MatchState("active", None, (replace(seats[0], presence_events=2), seats[1]))
+    after = evolve(get_rules("pylos"), counted, TurnStarted(0, 1, 0, (0, 0), ("connected", "connected")))
+    assert after.seats == seats  # the presence budget starts again with every turn

@@ -6,7 +6,11 @@ the state (live and on restore alike), and :mod:`ziggurat.service.render` turns 
 into protobuf for one audience. Nothing else interprets stored payloads.
 
 The stored form (``kind`` + JSON ``data``) is the one earlier versions wrote, with
-optional fields added; :func:`from_stored` reads both.
+optional fields added; :func:`from_stored` reads both. :func:`encode` writes it: byte for
+byte what ``json.dumps(event.data(), separators=(",", ":"))`` gives, built directly for
+the two events of every ply (a move and the next turn), where the generic encoder was a
+measurable part of the cost of a ply. The format on disk is therefore unchanged: older
+servers, ``ziggurat check`` and any SQL reader read new rows as they read old ones.
 
 Seat states (the vocabulary of ``ziggurat.v1.SeatState``, as lower-case strings):
 ``open``, ``joined``, ``connected``, ``disconnected``, ``timed_out``, ``resigned``,
@@ -15,7 +19,9 @@ Seat states (the vocabulary of ``ziggurat.v1.SeatState``, as lower-case strings)
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from json.encoder import encode_basestring_ascii as _json_string
 from typing import Any
 
 from ziggurat.rules.core import Outcome, Termination
@@ -231,6 +237,23 @@ Event = (
     | Forfeited
     | Ended
 )
+
+
+def encode(event: Event) -> str:
+    """The stored JSON text of ``event``'s payload (see the module notes)."""
+    if isinstance(event, MovePlayed):
+        substituted = "true" if event.substituted else "false"
+        clock = "" if event.clock_ms is None else f',"clock_ms":{int(event.clock_ms)}'
+        move = _json_string(event.move)
+        return f'{{"seat":{int(event.seat)},"move":{move},"substituted":{substituted}{clock}}}'
+    if isinstance(event, TurnStarted):
+        clocks = ",".join(str(int(clock)) for clock in event.clocks)
+        states = ",".join(_json_string(state) for state in event.states)
+        return (
+            f'{{"seat":{int(event.seat)},"ply":{int(event.ply)},"time_left_ms":{int(event.time_left_ms)},'
+            f'"clocks":[{clocks}],"states":[{states}]}}'
+        )
+    return json.dumps(event.data(), separators=(",", ":"))
 
 
 def from_stored(kind: str, data: dict[str, Any], seats: int) -> Event:

@@ -115,23 +115,37 @@ def evolve(rules: AnyRules, state: MatchState, event: Event | Strike, game: Any 
     already (:mod:`~ziggurat.service.decide` must, to validate the move); it is
     computed from ``rules`` otherwise (restore).
     """
+    # The two events of every ply build the new state directly (``replace`` costs more than
+    # the rest of evolve together); a field added to MatchState must be added here too
+    # (tests/service/test_decide_evolve.py checks that every other field is carried over).
     if isinstance(event, MovePlayed):
         after = rules.apply(state.game, event.move) if game is _UNSET else game
         seats = state.seats
         if event.clock_ms is not None:
             seats = _with(seats, event.seat, clock_ms=event.clock_ms)
-        return replace(state, game=after, plies=state.plies + 1, turn=None, seats=seats)
-    if isinstance(event, TurnStarted):
-        seats = tuple(
-            replace(
-                record,
-                clock_ms=event.clocks[s],
-                presence=_presence(record.presence, event.states[s]),
-                presence_events=0,
-            )
-            for s, record in enumerate(state.seats)
+        return MatchState(
+            state.status,
+            after,
+            seats,
+            state.plies + 1,
+            None,
+            state.outcome,
+            state.final_states,
+            state.held,
+            state.end_held,
         )
-        return replace(state, turn=Turn(event.seat, event.ply, event.time_left_ms), seats=seats)
+    if isinstance(event, TurnStarted):
+        return MatchState(
+            state.status,
+            state.game,
+            _turn_seats(state.seats, event),
+            state.plies,
+            Turn(event.seat, event.ply, event.time_left_ms),
+            state.outcome,
+            state.final_states,
+            state.held,
+            state.end_held,
+        )
     if isinstance(event, PresenceChanged):
         record = state.seats[event.seat]
         return replace(
@@ -169,6 +183,22 @@ def evolve(rules: AnyRules, state: MatchState, event: Event | Strike, game: Any 
     if isinstance(event, Substituted):
         return state
     raise TypeError(f"not an event: {event!r}")  # pragma: no cover - the union above is exhaustive
+
+
+def _turn_seats(seats: tuple[SeatRecord, ...], event: TurnStarted) -> tuple[SeatRecord, ...]:
+    """The seats at the start of a turn: clocks and presence from the event, presence budget
+    reset; a seat that this changes in nothing is kept as it is (the usual case).
+    """
+    changed = False
+    out = []
+    for s, record in enumerate(seats):
+        clock, presence = event.clocks[s], _presence(record.presence, event.states[s])
+        if record.clock_ms != clock or record.presence != presence or record.presence_events:
+            out.append(replace(record, clock_ms=clock, presence=presence, presence_events=0))
+            changed = True
+        else:
+            out.append(record)
+    return tuple(out) if changed else seats
 
 
 def _with(seats: tuple[SeatRecord, ...], seat: int, **changes: Any) -> tuple[SeatRecord, ...]:

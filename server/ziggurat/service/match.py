@@ -69,11 +69,12 @@ from ziggurat.service.events import (
     Strike,
     Substituted,
     TurnStarted,
+    encode,
     from_stored,
 )
 from ziggurat.service.evolve import MatchState, Settings, evolve, initial_state
 from ziggurat.service.timecontrol import TimeControl
-from ziggurat.store.sqlite import Store, StoredEvent, StoredMatch, StoreUnavailableError
+from ziggurat.store.sqlite import EventRow, Store, StoredEvent, StoredMatch, StoreUnavailableError
 from ziggurat.wire import errors
 from ziggurat.wire.reasons import Reason
 
@@ -119,6 +120,9 @@ class LogEntry:
     game: Any
     # Serialized renderings by audience, kept only for the newest commit (fan-out).
     cache: dict[int | None, bytes] | None = None
+    # The whole response from this entry to the end of the log by audience, likewise kept
+    # only for the newest commit: every stream that is up to date sends the same bytes.
+    frames: dict[int | None, bytes] | None = None
 
 
 class Subscriber:
@@ -539,7 +543,7 @@ class Match:
         try:
             self._store.commit(
                 self.match_id,
-                [StoredEvent(seq + i + 1, now, event.kind, event.data()) for i, event in enumerate(events)],
+                [EventRow(seq + i + 1, now, event.kind, encode(event)) for i, event in enumerate(events)],
                 status=status,
                 ended_ms=now if status == "finished" else None,
                 seat=None if joined is None else (joined.seat, joined.name, joined.token_hash),
@@ -555,9 +559,9 @@ class Match:
         if not events:
             return
         for entry in self._recent:
-            entry.cache = None
+            entry.cache = entry.frames = None
         entries = [
-            LogEntry(seq + i + 1, now, event, game, {})
+            LogEntry(seq + i + 1, now, event, game, {}, {})
             for i, (event, game) in enumerate(zip(events, decision.games, strict=True))
         ]
         self._recent = entries
@@ -592,6 +596,9 @@ class Match:
             missing = entries[self.last_seq :]
             if any(isinstance(entry.event, TurnStarted) for entry in missing):
                 self._turn_started = time.monotonic()
+            for entry in self._recent:  # no longer the newest: their frames end too early
+                entry.cache = entry.frames = None
+            self._recent = []
             self.entries.extend(missing)
             self._by_token = {r.token_hash: s for s, r in enumerate(state.seats) if r.token_hash}
             self._wake()
@@ -601,11 +608,16 @@ class Match:
         return {s: record.strikes for s, record in enumerate(self.current.seats) if record.strikes}
 
     def _announce(self, event: Event) -> None:
-        """One log line per event (public facts only)."""
+        """One log line per event (public facts only); turns are not logged, and moves only at
+        DEBUG: a record built for every ply cost a tenth of the server's time per ply (issue 12).
+        """
         mid = self.match_id
+        if isinstance(event, TurnStarted):
+            return
         if isinstance(event, MovePlayed):
-            note = " (substituted)" if event.substituted else ""
-            self._log(f"match {mid} seat {event.seat + 1} played {event.move}{note}")
+            if log.isEnabledFor(logging.DEBUG):
+                note = " (substituted)" if event.substituted else ""
+                log.debug("match %s seat %d played %s%s", mid, event.seat + 1, event.move, note)
         elif isinstance(event, Started):
             self._log(f"match {mid} started: {', '.join(event.names)}")
         elif isinstance(event, Ended):

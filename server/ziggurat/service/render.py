@@ -25,7 +25,7 @@ from ziggurat.service.events import (
     TurnStarted,
 )
 from ziggurat.v1 import match_pb2 as mpb
-from ziggurat.wire.codec import config_to_proto, outcome_to_proto, view_to_proto
+from ziggurat.wire.codec import config_to_proto, fill_view, outcome_to_proto
 
 if TYPE_CHECKING:
     from ziggurat.service.match import LogEntry, Match
@@ -75,7 +75,7 @@ def render_event(match: Match, entry: LogEntry, audience: int | None) -> mpb.Eve
     if isinstance(event, MovePlayed):
         played = out.move_played
         played.seat, played.move, played.substituted = event.seat + 1, event.move, event.substituted
-        played.view.CopyFrom(view_to_proto(match.rules.view(entry.game, audience)))
+        fill_view(played.view, match.rules.view(entry.game, audience))
     elif isinstance(event, TurnStarted):
         turn = out.turn_started
         turn.seat, turn.ply, turn.time_left_ms = event.seat + 1, event.ply, event.time_left_ms
@@ -103,13 +103,13 @@ def render_event(match: Match, entry: LogEntry, audience: int | None) -> mpb.Eve
         started = out.match_started
         for index, name in enumerate(event.names):
             started.seats.add(seat=index + 1, player_name=name, state=SEAT_STATES[event.states[index]])
-        started.view.CopyFrom(view_to_proto(match.rules.view(entry.game, audience)))
+        fill_view(started.view, match.rules.view(entry.game, audience))
     elif isinstance(event, Ended):
         ended = out.match_ended
         ended.outcome.CopyFrom(outcome_to_proto(event.outcome))
         seed = match.revealed_seed
         ended.revealed_seed = "" if seed is None else seed.hex()
-        ended.view.CopyFrom(view_to_proto(match.rules.view(entry.game, audience)))
+        fill_view(ended.view, match.rules.view(entry.game, audience))
     elif isinstance(event, Created):
         created = out.match_created
         created.config.CopyFrom(
@@ -149,7 +149,7 @@ def render_match(match: Match, audience: int | None) -> mpb.Match:
     if seed is not None:
         out.revealed_seed = seed.hex()
     if match.status != "waiting":
-        out.view.CopyFrom(view_to_proto(match.rules.view(match.state, audience)))
+        fill_view(out.view, match.rules.view(match.state, audience))
     return out
 
 
@@ -217,7 +217,25 @@ def framed_batches(match: Match, entries: list[LogEntry], audience: int | None) 
 
     Rendered lazily, one message at a time, so a long catch-up never sits in memory whole.
     A message ends only before an event that starts a change, so no client sees half of one.
+    ``entries`` always run to the end of the log: when they start within the newest commit
+    (a stream that is up to date), the one message is framed once per audience and shared
+    by every stream of that audience.
     """
+    frames = entries[0].frames if entries else None
+    if frames is not None:
+        data = frames.get(audience)
+        if data is None:
+            data = frame_events([event_bytes(match, entry, audience) for entry in entries])
+            if len(data) > MESSAGE_BYTES:  # pragma: no cover - no change of any game comes near
+                yield from _framed(match, entries, audience)
+                return
+            frames[audience] = data
+        yield data
+        return
+    yield from _framed(match, entries, audience)
+
+
+def _framed(match: Match, entries: list[LogEntry], audience: int | None) -> Iterator[bytes]:
     pending: list[bytes] = []
     size = 0
     for entry in entries:

@@ -97,6 +97,10 @@ FINAL_CHECKPOINT_WAIT_S = 5.0
 log = logging.getLogger("ziggurat.store")
 
 
+def _json(data: dict[str, Any]) -> str:
+    return json.dumps(data, separators=(",", ":"))
+
+
 class StoreUnavailableError(Exception):
     """A write failed (locked, disk full, read-only, I/O error): nothing of it was stored."""
 
@@ -114,6 +118,18 @@ class StoredEvent:
     time_ms: int
     kind: str
     data: dict[str, Any]
+
+
+@dataclass(slots=True)
+class EventRow:
+    """One log entry as it is written: its payload already encoded as the stored JSON text
+    (:func:`ziggurat.service.events.encode`), so the write path runs no generic encoder.
+    """
+
+    seq: int
+    time_ms: int
+    kind: str
+    data_json: str
 
 
 @dataclass(slots=True)
@@ -212,12 +228,13 @@ class Store:
                     match.ended_ms,
                 ),
             )
-            self._insert_events(match.match_id, match.events)
+            rows = [EventRow(e.seq, e.time_ms, e.kind, _json(e.data)) for e in match.events]
+            self._insert_events(match.match_id, rows)
 
     def commit(
         self,
         match_id: str,
-        events: Sequence[StoredEvent],
+        events: Sequence[EventRow],
         *,
         status: str | None = None,
         ended_ms: int | None = None,
@@ -407,10 +424,10 @@ class Store:
             strikes={int(k): int(v) for k, v in strikes.items()},
         )
 
-    def _insert_events(self, match_id: str, events: Iterable[StoredEvent]) -> None:
+    def _insert_events(self, match_id: str, events: Iterable[EventRow]) -> None:
         self._db.executemany(
             "INSERT INTO events VALUES (?,?,?,?,?)",
-            [(match_id, e.seq, e.time_ms, e.kind, json.dumps(e.data, separators=(",", ":"))) for e in events],
+            [(match_id, e.seq, e.time_ms, e.kind, e.data_json) for e in events],
         )
 
     def _transaction(self) -> _Transaction:

@@ -92,14 +92,21 @@ def outcome_to_proto(outcome: Outcome) -> pb.Outcome:
 
 def view_to_proto(view: View) -> pb.GameView:
     """Wire form of a view. Legal moves are kept only in the view of the seat to move."""
-    out = pb.GameView(
-        game=GAME_ENUMS[view.game],
-        viewer_seat=0 if view.viewer is None else view.viewer + 1,
-        seats=view.seats,
-        to_move=0 if view.to_move is None else view.to_move + 1,
-        ply=view.ply,
-        position=view.position,
-    )
+    out = pb.GameView()
+    fill_view(out, view)
+    return out
+
+
+def fill_view(out: pb.GameView, view: View) -> None:
+    """Write ``view`` into an empty ``out`` in place (e.g. the view field of an event being
+    built, which spares a copy per event and audience on the server's hot path).
+    """
+    out.game = GAME_ENUMS[view.game]
+    out.viewer_seat = 0 if view.viewer is None else view.viewer + 1
+    out.seats = view.seats
+    out.to_move = 0 if view.to_move is None else view.to_move + 1
+    out.ply = view.ply
+    out.position = view.position
     if view.to_move is not None and view.viewer == view.to_move:
         out.legal_moves.extend(view.legal_moves)
     if view.outcome is not None:
@@ -115,7 +122,6 @@ def view_to_proto(view: View) -> pb.GameView:
         k.unheld.extend(letter or "?" for letter in view.unheld)
         k.last_stack = 0 if view.last is None else view.last + 1
         k.forfeited_seats.extend(sorted(seat + 1 for seat in view.forfeited))
-    return out
 
 
 def _hand_text(counts: tuple[int, ...]) -> str:
