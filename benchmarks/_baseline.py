@@ -115,6 +115,12 @@ def verdict(ok: bool) -> str:
     return "MET" if ok else "NOT MET"
 
 
+def load_average() -> str:
+    """The machine's 1/5/15-minute load averages: print them beside every figure (shared machine)."""
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores"
+
+
 # ------------------------------------------------------------------------ processes
 
 
@@ -266,7 +272,7 @@ class EchoProcess(_Spawned):
         return self
 
 
-def print_profile(path: str, limit: int = 25) -> None:
+def print_profile(path: str, limit: int = 40) -> None:
     """The top of a cProfile file, by own time and by cumulative time."""
     stats = pstats.Stats(path)
     stats.strip_dirs()

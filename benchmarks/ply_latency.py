@@ -29,6 +29,7 @@ from _baseline import (
     ServerProcess,
     Summary,
     cpu_seconds,
+    load_average,
     new_pylos_match,
     print_profile,
     print_table,
@@ -105,9 +106,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=4, help="alternating measurement rounds (default 4)")
     parser.add_argument("--payload", type=int, default=64, help="raw ping-pong message size in bytes (64)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the random bots")
-    parser.add_argument(
-        "--log-level", default="info", help="server --log-level (default info, as deployed: a line per move)"
-    )
+    parser.add_argument("--log-level", default="info", help="server --log-level (default info, as deployed)")
     parser.add_argument(
         "--profile", metavar="FILE", help="run the server under cProfile, write FILE, print top"
     )
@@ -146,7 +145,7 @@ def main() -> None:
     with ServerProcess(profile=args.profile, log_level=args.log_level) as server, EchoProcess() as echo:
         print(
             f"ziggurat server pid {server.pid} at {server.address}; "
-            f"echo server pid {echo.pid} at {echo.address}"
+            f"echo server pid {echo.pid} at {echo.address}; {load_average()}"
         )
         started = time.perf_counter()
         plies, acks, raw, matches = asyncio.run(run(server, echo))
@@ -172,6 +171,7 @@ def main() -> None:
     )
     ratio50, ratio99 = ply.p50 / rtt.p50, ply.p99 / rtt.p99
     print(f"\nratio ply/raw: p50 {ratio50:.2f}x, p99 {ratio99:.2f}x")
+    print(f"{load_average()} at the end")
     print(f"goal: ply p50 <= {GOAL_RATIO}x raw p50 -> {ratio50:.2f}x: {verdict(ratio50 <= GOAL_RATIO)}")
     if args.profile:
         print_profile(args.profile)

@@ -13,8 +13,9 @@
 
 Both run one after the other in this run, over a window of ``--seconds`` after
 ``--warmup`` seconds. Also printed: each server's CPU use in the window (1.00 = one core
-busy) so you can tell a CPU-bound server from a client-bound run. Goal: plies/s >= 0.5 x
-raw round trips/s.
+busy) so you can tell a CPU-bound server from a client-bound run. Goals (issue 12): plies/s
+>= 0.5 x raw round trips/s, and the server's CPU per ply <= 4 x the echo server's CPU per
+round trip (both measured in this run).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from _baseline import (
     ServerProcess,
     Summary,
     cpu_seconds,
+    load_average,
     new_pylos_match,
     print_profile,
     print_table,
@@ -45,6 +47,7 @@ from ziggurat_client import ZigguratClient
 from ziggurat_client.bot import Turn
 
 GOAL_RATIO = 0.5
+GOAL_CPU_RATIO = 4.0
 
 
 async def _drive(
@@ -179,7 +182,7 @@ def main() -> None:
         # Make the workers exist before timing starts.
         list(pool.map(time.sleep, [0.1] * args.client_procs))
         with EchoProcess() as echo:
-            print(f"raw: {args.matches} streams to echo server pid {echo.pid} ...", flush=True)
+            print(f"raw: {args.matches} streams to echo server pid {echo.pid}; {load_average()}", flush=True)
             start_at = time.time() + 1.0 + args.warmup
 
             with ThreadPoolExecutor(1) as sampler:
@@ -191,7 +194,7 @@ def main() -> None:
                 raw_cpu = raw_cpu_future.result()
             raw_rate = raw_count / args.seconds
         with ServerProcess(profile=args.profile, log_level=args.log_level) as server:
-            print(f"ziggurat: {args.matches} matches on server pid {server.pid} ...", flush=True)
+            print(f"ziggurat: {args.matches} matches, server pid {server.pid}; {load_average()}", flush=True)
             start_at = time.time() + 1.0 + args.warmup
 
             with ThreadPoolExecutor(1) as sampler:
@@ -221,11 +224,18 @@ def main() -> None:
         ],
     )
     ratio = ply_rate / raw_rate
+    per_ply, per_trip = server_cpu / ply_rate * 1e6, raw_cpu / raw_rate * 1e6
+    cpu_ratio = per_ply / per_trip
     print(
-        f"\nplies/s over raw msg/s: {ratio:.3f}x; server CPU per ply {server_cpu / ply_rate * 1e6:,.0f} us, "
-        f"echo CPU per round trip {raw_cpu / raw_rate * 1e6:,.0f} us"
+        f"\nplies/s over raw msg/s: {ratio:.3f}x; server CPU per ply {per_ply:,.0f} us, "
+        f"echo CPU per round trip {per_trip:,.0f} us ({cpu_ratio:.1f}x)"
     )
+    print(f"{load_average()} at the end")
     print(f"goal: plies/s >= {GOAL_RATIO}x raw -> {ratio:.3f}x: {verdict(ratio >= GOAL_RATIO)}")
+    print(
+        f"goal: server CPU per ply <= {GOAL_CPU_RATIO:.0f}x echo CPU per round trip -> {cpu_ratio:.1f}x: "
+        f"{verdict(cpu_ratio <= GOAL_CPU_RATIO)}"
+    )
     if args.profile:
         print_profile(args.profile)
 
