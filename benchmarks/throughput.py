@@ -172,6 +172,7 @@ def main() -> None:
     parser.add_argument("--client-procs", type=int, default=1, help="client processes per side (1)")
     parser.add_argument("--payload", type=int, default=64, help="raw ping-pong message size in bytes (64)")
     parser.add_argument("--log-level", default="info", help="server --log-level (default info, as deployed)")
+    parser.add_argument("--durable", action="store_true", help="serve with --durable (an fsync per commit)")
     parser.add_argument(
         "--profile", metavar="FILE", help="run the server under cProfile, write FILE, print top"
     )
@@ -193,7 +194,8 @@ def main() -> None:
                 )
                 raw_cpu = raw_cpu_future.result()
             raw_rate = raw_count / args.seconds
-        with ServerProcess(profile=args.profile, log_level=args.log_level) as server:
+        extra = ["--durable"] if args.durable else []
+        with ServerProcess(profile=args.profile, log_level=args.log_level, extra=extra) as server:
             print(f"ziggurat: {args.matches} matches, server pid {server.pid}; {load_average()}", flush=True)
             start_at = time.time() + 1.0 + args.warmup
 

@@ -29,6 +29,7 @@ from ziggurat.rules.core import RulesError
 from ziggurat.rules.registry import get_rules
 from ziggurat.rules.seeding import commitment
 from ziggurat.service.events import Created, SeatJoined
+from ziggurat.service.group_commit import GroupCommit
 from ziggurat.service.integrity import MatchDamaged, load_stored, rebuild
 from ziggurat.service.match import Match, StreamLimits, hash_token, store_unavailable
 from ziggurat.service.render import render_match
@@ -65,9 +66,13 @@ class MatchManager:
         max_live_matches: int = 20_000,
         waiting_ttl_s: float = DEFAULT_WAITING_TTL_S,
         stream_limits: StreamLimits | None = None,
+        group_commit: bool = True,
     ) -> None:
         self.stream_limits = stream_limits or StreamLimits()
         self.store = store
+        # Moves played on streams and by SubmitMove are committed in groups (one transaction
+        # for the moves of every match that arrive in the same loop iteration).
+        self.group: GroupCommit | None = GroupCommit(store) if group_commit else None
         self.max_live_matches = max_live_matches
         self.waiting_ttl_s = waiting_ttl_s
         self.creation_open = True
@@ -294,7 +299,9 @@ class MatchManager:
             await asyncio.sleep(interval)
 
     def close(self) -> None:
-        """Stop every match's timers and wake its followers."""
+        """Commit the moves that wait, stop every match's timers and wake its followers."""
+        if self.group is not None:
+            self.group.flush()
         if self._expiry is not None:
             self._expiry.cancel()
             self._expiry = None
@@ -356,6 +363,7 @@ class MatchManager:
         else:
             self.live[match.match_id] = match
             match.on_finished = self._retire
+            match.group = self.group
 
     def _retire(self, match: Match) -> None:
         """Move a match that has just finished from the live set to the finished cache."""

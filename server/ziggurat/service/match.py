@@ -73,8 +73,9 @@ from ziggurat.service.events import (
     from_stored,
 )
 from ziggurat.service.evolve import MatchState, Settings, evolve, initial_state
+from ziggurat.service.group_commit import GroupCommit
 from ziggurat.service.timecontrol import TimeControl
-from ziggurat.store.sqlite import EventRow, Store, StoredEvent, StoredMatch, StoreUnavailableError
+from ziggurat.store.sqlite import EventRow, Store, StoredEvent, StoredMatch, StoreUnavailableError, Write
 from ziggurat.wire import errors
 from ziggurat.wire.reasons import Reason
 
@@ -217,6 +218,10 @@ class Match:
         self._retry: asyncio.TimerHandle | None = None
         self._retry_delay = 0.0
         self._dirty = False  # a commit failed: check the store before the next change
+        self._finishing = False  # the decision being adopted ends the match
+        # Moves decided and waiting in a group commit (see play()); None when not grouped.
+        self.group: GroupCommit | None = None
+        self.pending = False  # a decision of this match waits in the group's next commit
 
     # ----------------------------------------------------------------- creation
 
@@ -404,6 +409,28 @@ class Match:
         self._execute(Move(seat, move, ply_guard))
         return self.entries[first]
 
+    async def play(self, seat: int, move: str, ply_guard: int | None = None) -> LogEntry:
+        """:meth:`submit`, with the write grouped with the moves of other matches that arrive
+        in the same loop iteration (:mod:`~ziggurat.service.group_commit`): returns once the
+        move is committed and told, or raises its refusal (STORE_UNAVAILABLE when the group's
+        commit failed: then nothing changed). Without a group it is :meth:`submit`.
+        """
+        group = self.group
+        if group is None:
+            return self.submit(seat, move, ply_guard)
+        if self.pending:
+            group.flush()  # one waiting decision per match: decide on committed state
+        if self._dirty:
+            self._reload()
+        first = self.last_seq
+        decision = decide(self.settings, self.current, Move(seat, move, ply_guard), self._context())
+        if decision.changes:
+            now = _now_ms()
+            await group.add(self, decision, now, self._write(decision, now))
+        if decision.refusal is not None:
+            raise decision.refusal
+        return self.entries[first]
+
     def begin(self, opening: Sequence[str] = ()) -> None:
         """Start a held match now, after the ``opening`` moves (the organiser's seats are ready)."""
         self._execute(Begin(tuple(opening)))
@@ -505,6 +532,8 @@ class Match:
 
     def close(self) -> None:
         """Stop timers and end every follower (server shutdown); the log already holds everything."""
+        if self.pending and self.group is not None:
+            self.group.flush()
         self._closed = True
         for subscriber in self._subscribers:
             subscriber.wake()
@@ -517,6 +546,8 @@ class Match:
 
     def _execute(self, command: Command) -> Decision:
         """Decide → commit → adopt; raises the refusal (after committing what it entails)."""
+        if self.pending and self.group is not None:
+            self.group.flush()  # a move of this match waits in the group: commit it first
         if self._dirty:
             self._reload()
         decision = decide(self.settings, self.current, command, self._context())
@@ -535,29 +566,41 @@ class Match:
     def _commit(self, decision: Decision) -> None:
         """Persist ``decision`` in one transaction, then adopt it and wake subscribers."""
         now = _now_ms()
-        seq = self.last_seq
-        events = decision.events
-        before, after = self.current.status, decision.state.status
-        status = after if after != before else None
-        joined = next((e for e in events if isinstance(e, SeatJoined)), None)
         try:
-            self._store.commit(
-                self.match_id,
-                [EventRow(seq + i + 1, now, event.kind, encode(event)) for i, event in enumerate(events)],
-                status=status,
-                ended_ms=now if status == "finished" else None,
-                seat=None if joined is None else (joined.seat, joined.name, joined.token_hash),
-                strikes=[(strike.seat, strike.count) for strike in decision.strikes],
-            )
+            self._store.commit_group([self._write(decision, now)])
         except StoreUnavailableError as error:
             self._dirty = True  # the store says nothing was written; check before the next change
             raise store_unavailable(error) from None
         # Durable: now change memory and tell the world.
+        self._adopt(decision, now)
+        self._tell(decision)
+
+    def _write(self, decision: Decision, now: int) -> Write:
+        """What the store must write for ``decision`` (the events numbered after the log)."""
+        seq = self.last_seq
+        events = decision.events
+        status = decision.state.status if decision.state.status != self.current.status else None
+        joined = next((e for e in events if isinstance(e, SeatJoined)), None)
+        return Write(
+            self.match_id,
+            [EventRow(seq + i + 1, now, event.kind, encode(event)) for i, event in enumerate(events)],
+            status=status,
+            ended_ms=now if status == "finished" else None,
+            seat=None if joined is None else (joined.seat, joined.name, joined.token_hash),
+            strikes=[(strike.seat, strike.count) for strike in decision.strikes],
+        )
+
+    def _adopt(self, decision: Decision, now: int) -> None:
+        """Memory takes a committed decision: state, tokens, log (nothing is told yet)."""
+        events = decision.events
+        self._finishing = decision.state.status == "finished" and self.current.status != "finished"
         self.current = decision.state
+        joined = next((e for e in events if isinstance(e, SeatJoined)), None)
         if joined is not None:
             self._by_token[joined.token_hash] = joined.seat
         if not events:
             return
+        seq = self.last_seq
         for entry in self._recent:
             entry.cache = entry.frames = None
         entries = [
@@ -568,11 +611,17 @@ class Match:
         self.entries.extend(entries)
         if any(isinstance(event, TurnStarted) for event in events):
             self._turn_started = time.monotonic()
-        for event in events:
+
+    def _tell(self, decision: Decision) -> None:
+        """After :meth:`_adopt`: log lines, the turn's timer, the streams, the owner's hook."""
+        if not decision.events:
+            return
+        for event in decision.events:
             self._announce(event)
         self._arm_timer()
         self._wake()
-        if after == "finished" and before != "finished" and self.on_finished is not None:
+        if self._finishing and self.on_finished is not None:
+            self._finishing = False
             try:
                 self.on_finished(self)
             except Exception:  # the match is over and recorded whatever its owner's hook does

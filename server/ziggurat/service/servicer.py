@@ -214,7 +214,7 @@ class MatchServicer:
         """Play a move for the token's seat."""
         match = self.manager.get(request.match_id)
         seat = self._seat(match, context)
-        entry = match.submit(seat, request.move, request.ply if request.HasField("ply") else None)
+        entry = await match.play(seat, request.move, request.ply if request.HasField("ply") else None)
         assert isinstance(entry.event, MovePlayed)
         return spb.SubmitMoveResponse(seq=entry.seq, move=entry.event.move)
 
@@ -357,7 +357,7 @@ class MatchServicer:
                 try:
                     if not self.limiter.allow(f"{match.match_id}/{seat}"):
                         raise errors.refuse(Reason.RATE_LIMITED, "too many requests for this seat; slow down")
-                    match.submit(seat, request.move, request.ply if request.HasField("ply") else None)
+                    await match.play(seat, request.move, request.ply if request.HasField("ply") else None)
                 except errors.ApiError as error:
                     self._reject(subscriber, request.move, error)
                 except Exception:

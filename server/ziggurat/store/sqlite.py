@@ -5,8 +5,9 @@ before any client hears of it, and replaying a match's events through the rules
 rebuilds it after a crash. The secret seed is stored beside the match (it must be,
 to survive a restart) and leaves the server only through the reveal at the end.
 
-sqlite3 calls are synchronous and short (one small transaction per ply); they run
-on the event loop thread so that commit order is the order clients see. They
+sqlite3 calls are synchronous and short (one small transaction per change, or one for
+the moves of many matches: :meth:`Store.commit_group`); they run on the event loop
+thread so that commit order is the order clients see. They
 therefore never wait for a lock (:data:`BUSY_TIMEOUT_S`): a write lock held elsewhere
 fails the write at once instead of stalling every match, and every failed write
 (locked, disk full, read-only, I/O error) is raised as one :class:`StoreUnavailableError`
@@ -132,6 +133,18 @@ class EventRow:
     data_json: str
 
 
+@dataclass(frozen=True, slots=True)
+class Write:
+    """One decision of one match as the store writes it (see :meth:`Store.commit`)."""
+
+    match_id: str
+    events: Sequence[EventRow]
+    status: str | None = None
+    ended_ms: int | None = None
+    seat: tuple[int, str, str] | None = None  # (seat, player_name, token_hash)
+    strikes: Sequence[tuple[int, int]] = ()
+
+
 @dataclass(slots=True)
 class StoredMatch:
     """A match's row plus its seats and events, as loaded for replay."""
@@ -244,18 +257,31 @@ class Store:
         """One decision in one transaction: its events, a joined seat (token stored only
         hashed), counted illegal moves and the new status; all of it or nothing.
         """
+        self.commit_group([Write(match_id, events, status, ended_ms, seat, strikes)])
+
+    def commit_group(self, writes: Sequence[Write]) -> None:
+        """Several decisions (of different matches, or one match's in order) in ONE
+        transaction: all of them or none (group commit: one BEGIN/COMMIT, and with
+        ``durable`` one fsync, for the moves of many matches).
+        """
         with self._transaction():
-            if seat is not None:
-                self._db.execute("INSERT INTO seat_tokens VALUES (?,?,?,?)", (match_id, *seat))
-            for strike_seat, count in strikes:
-                self._db.execute(
-                    "INSERT OR REPLACE INTO seat_strikes VALUES (?,?,?)", (match_id, strike_seat, count)
-                )
-            self._insert_events(match_id, events)
-            if status is not None:
-                self._db.execute(
-                    "UPDATE matches SET status=?, ended_ms=? WHERE match_id=?", (status, ended_ms, match_id)
-                )
+            for write in writes:
+                self._write(write)
+
+    def _write(self, write: Write) -> None:
+        match_id = write.match_id
+        if write.seat is not None:
+            self._db.execute("INSERT INTO seat_tokens VALUES (?,?,?,?)", (match_id, *write.seat))
+        for strike_seat, count in write.strikes:
+            self._db.execute(
+                "INSERT OR REPLACE INTO seat_strikes VALUES (?,?,?)", (match_id, strike_seat, count)
+            )
+        self._insert_events(match_id, write.events)
+        if write.status is not None:
+            self._db.execute(
+                "UPDATE matches SET status=?, ended_ms=? WHERE match_id=?",
+                (write.status, write.ended_ms, match_id),
+            )
 
     def last_seq(self, match_id: str) -> int:
         """The sequence number of a match's newest stored event (0 if none)."""
