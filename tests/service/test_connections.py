@@ -207,17 +207,17 @@ async def test_a_move_that_fails_inside_the_server_is_answered_and_logged(
     """
     light, dark = await _started(client, pylos_config())
     match = server.server.manager.get(light.match_id)
-    real_submit = match.submit
+    real_play = match.play
     calls = 0
 
-    def faulty(*args: object, **kwargs: object) -> object:
+    async def faulty(*args: object, **kwargs: object) -> object:
         nonlocal calls
         calls += 1
         if calls == 1:
             raise RuntimeError("injected fault")
-        return real_submit(*args, **kwargs)  # type: ignore[arg-type]
+        return await real_play(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(match, "submit", faulty)
+    monkeypatch.setattr(match, "play", faulty)
     call = client.stub.Play(metadata=light.metadata)  # type: ignore[call-arg]
     await call.write(spb.PlayRequest(match_id=light.match_id))
     items = play_items(call)
