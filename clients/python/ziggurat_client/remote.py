@@ -94,3 +94,16 @@ class RemoteBot:
             log.info("bot %s: match %s over, ranks %s", self.name, handle.match_id, list(ended.outcome.ranks))
         except ZigguratError as error:
             log.warning("bot %s: match %s: %s", self.name, handle.match_id, error)
+        except Exception as error:  # the bot's own bug: its seat resigns, the other seats play on
+            log.warning(
+                "bot %s: match %s: the bot failed (%s: %s); resigning its seat",
+                self.name,
+                handle.match_id,
+                type(error).__name__,
+                error,
+            )
+            log.debug("the bot's failure", exc_info=True)
+            try:
+                await self.client.resign(handle)
+            except ZigguratError as refusal:  # already over, or the server is gone
+                log.info("bot %s: match %s: could not resign: %s", self.name, handle.match_id, refusal)

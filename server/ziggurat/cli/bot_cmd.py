@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import os
 import secrets
 import sys
 from typing import Any
 
-from ziggurat.bots import BOTS
+from ziggurat.bots import BOTS, GAMES_OF
+from ziggurat.cli import exits
 from ziggurat.cli.gameopts import add_game_options, game_options
 from ziggurat.rules.core import InvalidConfigError
 from ziggurat.v1 import match_pb2
@@ -110,19 +112,43 @@ def _bot(args: argparse.Namespace) -> int:
     if not (args.match or args.create or args.remote):
         print("error: give --create GAME, --match ID or --remote", file=sys.stderr)
         return 2
+    if args.create and args.bot in GAMES_OF and args.create not in GAMES_OF[args.bot]:
+        print(f"error: the built-in bot {args.bot} does not play {args.create}", file=sys.stderr)
+        return exits.USAGE
     try:
         options = {k: _parse_value(v) for k, _, v in (o.partition("=") for o in args.bot_option)}
         bot = load_bot(args.bot, options, BOTS)
     except (BotLoadError, TypeError) as error:
         print(f"error: {error}", file=sys.stderr)
-        return 2
+        return exits.USAGE
+    except Exception as error:  # the bot's own module or constructor failed
+        if args.debug:
+            raise
+        print(
+            f"error: cannot load the bot {args.bot}: {_one_line(error)} (--debug shows where)",
+            file=sys.stderr,
+        )
+        return exits.USAGE
     try:
         return asyncio.run(_remote(args, options) if args.remote else _seat(args, bot))
     except (ZigguratError, InvalidConfigError) as error:
         print(f"error: {error}", file=sys.stderr)
-        return 1
+        return exits.FAILED
+    except BotFailed as failure:
+        if args.debug:
+            raise failure.__cause__ or failure from None
+        print(f"error: {failure}", file=sys.stderr)
+        return exits.FAILED
     except KeyboardInterrupt:
-        return 130
+        return exits.INTERRUPTED
+
+
+class BotFailed(Exception):
+    """The bot raised instead of choosing a move; its seat was resigned."""
+
+
+def _one_line(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}".splitlines()[0][:300]
 
 
 async def _seat(args: argparse.Namespace, bot: Bot) -> int:
@@ -139,7 +165,17 @@ async def _seat(args: argparse.Namespace, bot: Bot) -> int:
         else:
             handle = await client.join(match_id, args.name or bot.name, 0 if args.create else args.seat)
         print(f"playing seat {handle.seat} of match {match_id} with {bot.name}", flush=True)
-        ended = await SeatRunner(client, handle, bot).run()
+        try:
+            ended = await SeatRunner(client, handle, bot).run()
+        except ZigguratError:
+            raise
+        except Exception as error:  # the bot's own bug: resign, so the others are not left waiting
+            with contextlib.suppress(ZigguratError):
+                await client.resign(handle)
+            raise BotFailed(
+                f"the bot {bot.name} failed on its turn ({_one_line(error)}); "
+                f"its seat {handle.seat} resigned (--debug shows where)"
+            ) from error
         ranks = list(ended.outcome.ranks)
         print(f"match {match_id} over: ranks by seat {ranks}; this seat ranked {ranks[handle.seat - 1]}")
         return 0

@@ -35,7 +35,7 @@ def _default_name() -> str:
 
 
 def _play(args: argparse.Namespace) -> int:
+    from ziggurat.cli.interrupt import run_app
     from ziggurat.tui import ZigguratApp
 
-    ZigguratApp(server=args.server, player_name=args.name).run()
-    return 0
+    return run_app(ZigguratApp(server=args.server, player_name=args.name))

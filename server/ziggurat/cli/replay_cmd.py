@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ziggurat.cli import exits
 from ziggurat.rules.core import RulesError
 from ziggurat.rules.registry import get_rules
 from ziggurat.rules.seeding import commitment
@@ -54,24 +55,83 @@ def render(game: str, position: str) -> str:
     return "\n".join(lines)
 
 
+# The fields a game record must have, and their JSON types (``ziggurat tournament export --jsonl``).
+RECORD_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "index": int,
+    "round": int,
+    "game": str,
+    "options": dict,
+    "seats": list,
+    "revealed_seed": str,
+    "commitment": str,
+    "moves": list,
+    "termination": str,
+    "ranks": list,
+    "verdicts": list,
+}
+
+
+class RecordError(ValueError):
+    """A line that is not a game record (said in one line, with the line number)."""
+
+
+def parse_record(line: str) -> dict[str, Any]:
+    """One exported game, checked for the fields and types the replay reads."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise RecordError(f"not JSON ({error.msg} at column {error.colno})") from None
+    if not isinstance(record, dict):
+        raise RecordError("not a game record (a JSON object per line is expected)")
+    for key, kind in RECORD_FIELDS.items():
+        if key not in record:
+            raise RecordError(f"not a game record: no {key!r}")
+        if not isinstance(record[key], kind) or isinstance(record[key], bool):
+            raise RecordError(f"not a game record: {key!r} has the wrong type")
+    if not all(isinstance(seat, str) for seat in record["seats"]):
+        raise RecordError("not a game record: 'seats' must be names")
+    try:
+        bytes.fromhex(record["revealed_seed"])
+    except ValueError:
+        raise RecordError("not a game record: 'revealed_seed' is not hex") from None
+    for move in record["moves"]:
+        if not (
+            isinstance(move, dict)
+            and isinstance(move.get("move"), str)
+            and isinstance(move.get("seat"), int)
+            and 1 <= move["seat"] <= len(record["seats"])
+        ):
+            raise RecordError(f"not a game record: bad move entry {move!r:.60}")
+    if not len(record["ranks"]) == len(record["verdicts"]) == len(record["seats"]):
+        raise RecordError("not a game record: 'ranks' and 'verdicts' must have one entry per seat")
+    return record
+
+
 def _replay(args: argparse.Namespace) -> int:
     try:
         lines = args.file.read_text().splitlines()
     except OSError as error:
         print(f"error: {error}", file=sys.stderr)
-        return 2
+        return exits.USAGE
+    except UnicodeDecodeError:
+        print(f"error: {args.file} is not UTF-8 text (one JSON game per line)", file=sys.stderr)
+        return exits.USAGE
     wanted = set(args.game or [])
     shown = 0
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        record = json.loads(line)
+        try:
+            record = parse_record(line)
+        except RecordError as error:
+            print(f"error: {args.file} line {number}: {error}", file=sys.stderr)
+            return exits.USAGE
         if wanted and record["index"] not in wanted:
             continue
         shown += 1
         if not _play_back(record, args):
             print(f"error: game on line {number} does not replay (see above)", file=sys.stderr)
-            return 1
+            return exits.FAILED
     if not shown:
         print("no game matched", file=sys.stderr)
         return 1
@@ -86,8 +146,12 @@ def _play_back(record: dict[str, Any], args: argparse.Namespace) -> bool:
     if commitment(seed) != record["commitment"]:
         print("   the revealed seed does NOT match the commitment")
         return False
-    rules = get_rules(game)
-    state = rules.new_game(rules.parse_config(record["options"], len(seats)), seed)
+    try:
+        rules = get_rules(game)
+        state = rules.new_game(rules.parse_config(record["options"], len(seats)), seed)
+    except RulesError as error:
+        print(f"   cannot set the game up: {error}")
+        return False
     if not args.final:
         print(render(game, rules.format_position(state)))
     for ply, move in enumerate(record["moves"], start=1):

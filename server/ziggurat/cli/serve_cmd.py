@@ -6,10 +6,12 @@ import argparse
 import asyncio
 import logging
 import os
+import signal
 import sys
 from dataclasses import replace
 from typing import Any
 
+from ziggurat.cli import exits
 from ziggurat.service.access import Access
 from ziggurat.service.lograte import RepeatFilter
 from ziggurat.service.manager import DEFAULT_WAITING_TTL_S
@@ -73,8 +75,8 @@ def register(commands: Any) -> None:
     )
     parser.add_argument(
         "--http-port",
-        type=int,
-        default=_env_int("ZIGGURAT_HTTP_PORT"),
+        type=port_number,
+        default=os.environ.get("ZIGGURAT_HTTP_PORT") or None,
         help=(
             f"port of the web client (browser UI and MatchService over Connect); 0 picks a free one "
             f"(default {DEFAULT_HTTP_PORT} with the default --port; with another --port, a free one)"
@@ -240,11 +242,6 @@ def _workers(text: str) -> int:
     return value
 
 
-def _env_int(name: str) -> int | None:
-    value = os.environ.get(name)
-    return int(value) if value else None
-
-
 def _http_port(args: argparse.Namespace) -> int | None:
     """The web client's port: as given; else 8080 beside the default gRPC port, and a free one
     beside any other (servers started on chosen ports, as tests and tournaments do, must not
@@ -342,15 +339,20 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         from ziggurat.bots.house import HouseBots
 
-        asyncio.run(run(options, on_ready=ready, house_bots=HouseBots, on_server=servers.append))
+        stopped_by = asyncio.run(
+            run(options, on_ready=ready, house_bots=HouseBots, on_server=servers.append)
+        )
     except StartupError as error:
         print(f"error: {error}", file=sys.stderr)
-        return 1
+        return exits.FAILED
     except KeyboardInterrupt:
-        return 130
+        return exits.INTERRUPTED
     finally:
         repeats.flush(logging.getLogger("ziggurat.server"))
-    return 0
+    # SIGTERM is how a supervisor stops a server (exit 0); Ctrl-C (SIGINT) is an interruption,
+    # except for a worker of `--workers`, which drains as told whichever signal reached it.
+    interrupted = stopped_by == signal.SIGINT and args.shard is None
+    return exits.INTERRUPTED if interrupted else exits.OK
 
 
 def _supervise(args: argparse.Namespace) -> int:

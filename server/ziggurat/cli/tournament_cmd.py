@@ -7,12 +7,15 @@ import asyncio
 import json
 import logging
 import os
+import sqlite3
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ziggurat.cli import exits
 from ziggurat.store.owner import DatabaseOwner
-from ziggurat.store.startup import StartupError
+from ziggurat.store.startup import StartupError, check_database_path
 from ziggurat.tournament.config import ConfigError
 from ziggurat.tournament.executors import EXECUTORS, require_ray
 from ziggurat.tournament.results import (
@@ -88,6 +91,25 @@ def register(commands: Any) -> None:
     listing = sub.add_parser("list", help="the tournaments in the database")
     _common(listing)
     listing.set_defaults(handler=_list)
+    for reader in (resume, show, export, listing):
+        reader.set_defaults(handler=_existing_db(reader.get_default("handler")))
+
+
+def _existing_db(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """``handler`` for a command that reads a tournament database: refused in one line when the file
+    is missing (a mistyped --db must not create an empty database) or is not a tournament database."""
+
+    def guarded(args: argparse.Namespace) -> int:
+        if not args.db.is_file():
+            print(f"error: no database file {args.db}", file=sys.stderr)
+            return exits.USAGE
+        try:
+            return handler(args)
+        except sqlite3.Error as error:
+            print(f"error: cannot read the tournament database {args.db}: {error}", file=sys.stderr)
+            return exits.USAGE
+
+    return guarded
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -136,6 +158,7 @@ def _make_runner(args: argparse.Namespace, **kwargs: Any) -> TournamentRunner | 
     a database another process owns)."""
     try:
         DatabaseOwner.check_free(args.db)
+        check_database_path(args.db)  # the runner opens it before its server's own check
     except StartupError as error:
         print(f"error: {error}", file=sys.stderr)
         return None
@@ -168,7 +191,10 @@ def _run(args: argparse.Namespace) -> int:
         load_tournament_config(text, args.config.resolve())
     except (OSError, ConfigError) as error:
         print(f"error: {error}", file=sys.stderr)
-        return 2
+        return exits.USAGE
+    except UnicodeDecodeError:
+        print(f"error: {args.config} is not UTF-8 text (TOML must be)", file=sys.stderr)
+        return exits.USAGE
     runner = _make_runner(args, config_text=text, config_path=args.config.resolve(), seed_text=args.seed)
     if runner is None:
         return 2

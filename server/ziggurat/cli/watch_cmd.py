@@ -27,6 +27,7 @@ def register(commands: Any) -> None:
 
 
 def _watch(args: argparse.Namespace) -> int:
+    from ziggurat.cli.interrupt import run_app
     from ziggurat.tui import ZigguratApp
     from ziggurat.tui.watching import WatchError
 
@@ -36,9 +37,7 @@ def _watch(args: argparse.Namespace) -> int:
         except WatchError as error:
             print(f"ziggurat watch: {error}", file=sys.stderr)
             return 1
-    app = ZigguratApp(server=args.server, watch_match=args.match_id)
-    app.run()
-    return app.return_code or 0
+    return run_app(ZigguratApp(server=args.server, watch_match=args.match_id))
 
 
 async def _check(address: str, match_id: str) -> None:

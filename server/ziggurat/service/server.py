@@ -465,24 +465,27 @@ async def run(
     on_ready: Callable[[int, int | None], None] | None = None,
     house_bots: HouseBotFactory | None = None,
     on_server: Callable[[ZigguratServer], None] | None = None,
-) -> None:
+) -> int:
     """Serve until SIGTERM/SIGINT, then shut down in order; a second signal exits at once.
 
+    Returns the signal that stopped it (the command's exit code tells Ctrl-C from SIGTERM).
     Raises :class:`StartupError` when the server cannot start.
     """
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+    received: list[int] = []
 
-    def on_signal() -> None:
+    def on_signal(sig: int) -> None:
         if stop.is_set():
             log.warning("second signal: exiting now")
             os._exit(1)
         log.info("shutting down (send the signal again to force)")
+        received.append(sig)
         stop.set()
 
     # Before "listening" is printed: a supervisor may signal as soon as it reads that line.
     for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, on_signal)
+        loop.add_signal_handler(sig, on_signal, sig)
     server = ZigguratServer(options, house_bots=house_bots)
     port = await server.start()
     if on_server is not None:
@@ -495,3 +498,4 @@ async def run(
     await stop.wait()
     await server.stop()
     log.info("stopped")
+    return received[0]

@@ -36,7 +36,7 @@ from typing import Any
 from ziggurat.service.match import hash_token
 from ziggurat.service.server import ExtraService, ServeOptions, ZigguratServer
 from ziggurat.tournament import sealed
-from ziggurat.tournament.config import Participant, TournamentConfig, parse_config
+from ziggurat.tournament.config import ConfigError, Participant, TournamentConfig, parse_config
 from ziggurat.tournament.executors import (
     EXECUTORS,
     Executor,
@@ -110,8 +110,15 @@ def spec_from_dict(data: dict[str, Any]) -> GameSpec:
 
 
 def load_tournament_config(config_text: str, config_path: Path) -> TournamentConfig:
-    """The configuration from its stored text (a resumed tournament ignores later edits of the file)."""
-    return parse_config(tomllib.loads(config_text), config_path.parent)
+    """The configuration from its stored text (a resumed tournament ignores later edits of the file).
+
+    Raises :class:`ConfigError` for text that is not TOML, as for TOML that is not a tournament.
+    """
+    try:
+        data = tomllib.loads(config_text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{config_path.name}: not valid TOML: {error}") from None
+    return parse_config(data, config_path.parent)
 
 
 @dataclass
@@ -618,52 +625,57 @@ class TournamentRunner:
         for first, second in self._pairings():
             by_pair[first, second] = [r for r in results if set(r["seats"]) == {first, second}]
         stop_reason: str | None = self._sprt_stop(by_pair)
-        while True:
-            if self.barrier is not None:
-                self.barrier.sizes.update(
-                    Counter(r.spec["deal"] for r in queue if r.spec.get("deal") is not None)
-                )
-            while stop_reason is None and queue and len(running) < self.config.concurrency:
-                lead = queue.pop(0)
-                batch = [lead]
-                if self.barrier is not None and lead.spec.get("deal") is not None:
-                    # every rotation of a deal at once: their ends are revealed together
-                    batch += [r for r in queue if r.spec.get("deal") == lead.spec["deal"]]
-                    queue = [r for r in queue if r not in batch]
-                for scheduled in batch:
-                    spec = spec_from_dict(scheduled.spec)
-
-                    def started(match_id: str, index: int = scheduled.index) -> None:
-                        self.store.start_game(self.tournament_id, index, match_id)
-
-                    task = asyncio.create_task(
-                        executor.play(spec, disqualified=frozenset(self.disqualified), on_started=started)
+        try:
+            while True:
+                if self.barrier is not None:
+                    self.barrier.sizes.update(
+                        Counter(r.spec["deal"] for r in queue if r.spec.get("deal") is not None)
                     )
-                    running[task] = scheduled
-            if not running:
-                if stop_reason is None and self._schedule_more():
-                    rows = self.store.games(self.tournament_id)
-                    queue = [row for row in rows if row.status == "pending"]
-                    total = len(rows)
-                    continue
-                break
-            done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-            for task in done:
-                finished = running.pop(task)
-                result = task.result()
-                result["attempt"] = finished.attempt
-                result["replaced"] = self.store.attempts(self.tournament_id, finished.index)
-                self.store.finish_game(self.tournament_id, finished.index, result)
-                results.append(result)
-                _add_points(points, result)
-                self._report(result, by_pair)
-                if self.on_result is not None:
-                    self.on_result(result)
-            self._update_disqualified(results)
-            stop_reason = stop_reason or self._sprt_stop(by_pair)
-            if progress is not None:
-                leader = max(names, key=lambda name: points[name]) if results else "-"
-                progress.update(len(results), total, f"{leader} ({points[leader]:g})" if results else "-")
+                while stop_reason is None and queue and len(running) < self.config.concurrency:
+                    lead = queue.pop(0)
+                    batch = [lead]
+                    if self.barrier is not None and lead.spec.get("deal") is not None:
+                        # every rotation of a deal at once: their ends are revealed together
+                        batch += [r for r in queue if r.spec.get("deal") == lead.spec["deal"]]
+                        queue = [r for r in queue if r not in batch]
+                    for scheduled in batch:
+                        spec = spec_from_dict(scheduled.spec)
+
+                        def started(match_id: str, index: int = scheduled.index) -> None:
+                            self.store.start_game(self.tournament_id, index, match_id)
+
+                        task = asyncio.create_task(
+                            executor.play(spec, disqualified=frozenset(self.disqualified), on_started=started)
+                        )
+                        running[task] = scheduled
+                if not running:
+                    if stop_reason is None and self._schedule_more():
+                        rows = self.store.games(self.tournament_id)
+                        queue = [row for row in rows if row.status == "pending"]
+                        total = len(rows)
+                        continue
+                    break
+                done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    finished = running.pop(task)
+                    result = task.result()
+                    result["attempt"] = finished.attempt
+                    result["replaced"] = self.store.attempts(self.tournament_id, finished.index)
+                    self.store.finish_game(self.tournament_id, finished.index, result)
+                    results.append(result)
+                    _add_points(points, result)
+                    self._report(result, by_pair)
+                    if self.on_result is not None:
+                        self.on_result(result)
+                self._update_disqualified(results)
+                stop_reason = stop_reason or self._sprt_stop(by_pair)
+                if progress is not None:
+                    leader = max(names, key=lambda name: points[name]) if results else "-"
+                    progress.update(len(results), total, f"{leader} ({points[leader]:g})" if results else "-")
+        finally:
+            # Interrupted (Ctrl-C) or failed: the games still running are stopped here and their
+            # ends read, or each would report "exception never retrieved" when the server closes.
+            await _cancel_all(running)
         if progress is not None:
             progress.close()
         reason = stop_reason or "completed"
@@ -675,6 +687,13 @@ class TournamentRunner:
             print(format_elo_table(names, pairwise_elo(names, final)), flush=True)
         print(f"tournament {self.tournament_id}: {reason}", flush=True)
         return reason
+
+
+async def _cancel_all(tasks: dict[asyncio.Task[dict[str, Any]], GameRow]) -> None:
+    """Cancel ``tasks`` and wait for them to end (their results or errors are not wanted)."""
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def _add_points(points: dict[str, float], result: dict[str, Any]) -> None:
