@@ -23,6 +23,7 @@ from tests.tournament.fixtures.harness import (
 )
 from ziggurat.service.manager import MatchManager
 from ziggurat.store.sqlite import Store
+from ziggurat.tournament.store import TournamentStore
 
 RESUMABLE = """
 name = "resumable"
@@ -169,6 +170,11 @@ def test_cli_errors(tmp_path: Path) -> None:
         "tournament", "run", str(tmp_path / "nope.toml"), "--db", str(tmp_path / "t.db"), cwd=tmp_path
     )
     assert missing.returncode == 2 and "nope.toml" in missing.stderr
+    for action in ("resume", "standings"):
+        absent = cli("tournament", action, "deadbeef", "--db", str(tmp_path / "absent.db"), cwd=tmp_path)
+        assert absent.returncode == 2 and "no database file" in absent.stderr, action
+        assert not (tmp_path / "absent.db").exists()  # a mistyped --db creates nothing
+    TournamentStore(tmp_path / "t.db").close()
     for action in ("resume", "standings"):
         unknown = cli("tournament", action, "deadbeef", "--db", str(tmp_path / "t.db"), cwd=tmp_path)
         assert unknown.returncode == 2, action

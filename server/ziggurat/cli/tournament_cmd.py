@@ -141,6 +141,12 @@ def _http_port(parser: argparse.ArgumentParser) -> None:
 
 def _executor_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
+        "--log-level",
+        default="warning",
+        choices=("debug", "info", "warning", "error"),
+        help="log lines shown above the progress bar (default warning)",
+    )
+    parser.add_argument(
         "--executor",
         choices=EXECUTORS,
         default="local",
@@ -180,12 +186,15 @@ def _make_runner(args: argparse.Namespace, **kwargs: Any) -> TournamentRunner | 
         return None
 
 
-def _logging() -> None:
-    logging.basicConfig(level="WARNING", format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+def _logging(args: argparse.Namespace) -> None:
+    """Log lines on stderr; on a terminal they are printed above the progress bar, never onto it."""
+    logging.basicConfig(
+        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
 
 
 def _run(args: argparse.Namespace) -> int:
-    _logging()
+    _logging(args)
     try:
         text = args.config.read_text()
         load_tournament_config(text, args.config.resolve())
@@ -208,7 +217,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _resume(args: argparse.Namespace) -> int:
-    _logging()
+    _logging(args)
     store = TournamentStore(args.db)
     row = store.get(args.tournament_id)
     store.close()

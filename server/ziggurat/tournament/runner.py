@@ -25,11 +25,9 @@ import secrets
 import shutil
 import sys
 import tempfile
-import time
 import tomllib
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +44,7 @@ from ziggurat.tournament.executors import (
     entrants_of,
 )
 from ziggurat.tournament.games import DealBarrier, GameHost, Seating, stop_process
+from ziggurat.tournament.progress import Progress
 from ziggurat.tournament.results import (
     disqualified,
     failure_counts,
@@ -119,41 +118,6 @@ def load_tournament_config(config_text: str, config_path: Path) -> TournamentCon
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{config_path.name}: not valid TOML: {error}") from None
     return parse_config(data, config_path.parent)
-
-
-@dataclass
-class Progress:
-    """Live progress on stderr: games done of total, ETA, current leader."""
-
-    total: int
-    done: int = 0
-    started: float = field(default_factory=time.monotonic)
-    stream: Any = field(default=sys.stderr)
-    _last: float = 0.0
-
-    def update(self, done: int, total: int, leader: str, *, force: bool = False) -> None:
-        """Redraw (at most 5 times a second, or every game when not a terminal)."""
-        self.done, self.total = done, total
-        now = time.monotonic()
-        tty = self.stream.isatty()
-        if tty and not force and now - self._last < 0.2:
-            return
-        self._last = now
-        elapsed = now - self.started
-        rate = done / elapsed if elapsed > 0 and done else 0.0
-        eta = f"{(total - done) / rate:.0f}s" if rate else "?"
-        width = 30
-        filled = int(width * done / total) if total else width
-        bar = "#" * filled + "-" * (width - filled)
-        line = f"[{bar}] {done}/{total} games, {rate:.2f}/s, ETA {eta}, leader {leader}"
-        self.stream.write(("\r" + line + "\x1b[K") if tty else line + "\n")
-        self.stream.flush()
-
-    def close(self) -> None:
-        """End the progress line."""
-        if self.stream.isatty():
-            self.stream.write("\n")
-            self.stream.flush()
 
 
 class _Launched:
@@ -572,7 +536,7 @@ class TournamentRunner:
         counts = failure_counts(results)
         for name in sorted(disqualified(results, self.config.max_failures) - self.disqualified):
             log.warning("%s disqualified after %d failures", name, counts[name])
-            print(f"\n{name} is disqualified after {counts[name]} failures", file=sys.stderr, flush=True)
+            print(f"{name} is disqualified after {counts[name]} failures", file=sys.stderr, flush=True)
             self.disqualified.add(name)
 
     def _pairings(self) -> list[tuple[str, str]]:
@@ -595,8 +559,6 @@ class TournamentRunner:
 
     def _report(self, result: dict[str, Any], by_pair: dict[tuple[str, str], list[dict[str, Any]]]) -> None:
         """A line per finished game and, for the pairings followed, the running Elo, LOS and SPRT."""
-        if self.show_progress and sys.stderr.isatty():
-            sys.stderr.write("\r\x1b[K")  # the progress line is redrawn after
         print(game_line(result), flush=True)
         for first, second in self._pairings():
             if set(result["seats"]) == {first, second}:
@@ -619,7 +581,7 @@ class TournamentRunner:
         for result in results:
             _add_points(points, result)
         self._update_disqualified(results)
-        progress = Progress(total=0) if self.show_progress else None
+        progress = Progress(total) if self.show_progress else None
         running: dict[asyncio.Task[dict[str, Any]], GameRow] = {}
         by_pair: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for first, second in self._pairings():
@@ -676,8 +638,8 @@ class TournamentRunner:
             # Interrupted (Ctrl-C) or failed: the games still running are stopped here and their
             # ends read, or each would report "exception never retrieved" when the server closes.
             await _cancel_all(running)
-        if progress is not None:
-            progress.close()
+            if progress is not None:
+                progress.close()
         reason = stop_reason or "completed"
         self.store.finish(self.tournament_id, reason)
         self.finished = True
