@@ -11,8 +11,10 @@ number of bots at once is capped.
 The service layer knows this only through the
 :class:`~ziggurat.service.house_bots.HouseBotSeater` protocol; ``ziggurat serve`` hands
 this implementation to the server. A bot seat is taken by :meth:`Match.join` like any
-other; after a server restart the seat is not played by a bot again (its clock and
-timeout policy apply as to any player who left).
+other, with the bot's name recorded in the log (``SeatJoined.house_bot``): after a server
+restart, :meth:`HouseBots.restore` seats the same bot again in every unfinished match, and it
+plays on from the turn in progress (it replays the log to rebuild what it has seen, and only
+ever answers the running turn).
 """
 
 from __future__ import annotations
@@ -73,11 +75,42 @@ class HouseBots:
         if len(self.tasks) >= self.limit:
             raise errors.exhausted("TOO_MANY_BOTS", "the server already plays its maximum number of bots")
         bot = make_bot(bot_name)
-        _, joined = match.join(f"{bot_name} (bot)", seat)
-        task = asyncio.create_task(self._play(match, joined, bot), name=f"bot {bot_name} {match.match_id}")
+        _, joined = match.join(f"{bot_name} (bot)", seat, house_bot=bot_name)
+        self._start(match, joined, bot_name, bot)
+        return joined
+
+    def restore(self) -> int:
+        """Seat again the built-in bots of every unfinished match (server start-up); returns how many.
+
+        Which bot plays a seat is in the log; a seat it no longer holds (resigned, timed out)
+        is left alone.
+        """
+        infos, make_bot = _catalogue()
+        restored = 0
+        for match in list(self.manager.live.values()):
+            if match.status == "finished":
+                continue
+            for seat, record in enumerate(match.current.seats):
+                if not record.house_bot or record.standing != "joined":
+                    continue
+                if record.house_bot not in infos or len(self.tasks) >= self.limit:
+                    log.warning(
+                        "match %s seat %d: built-in bot %r not restored (unknown, or too many bots)",
+                        match.match_id,
+                        seat + 1,
+                        record.house_bot,
+                    )
+                    continue
+                self._start(match, seat, record.house_bot, make_bot(record.house_bot))
+                restored += 1
+        if restored:
+            log.info("restored %d built-in bots in unfinished matches", restored)
+        return restored
+
+    def _start(self, match: Match, seat: int, bot_name: str, bot: Any) -> None:
+        task = asyncio.create_task(self._play(match, seat, bot), name=f"bot {bot_name} {match.match_id}")
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
-        return joined
 
     async def close(self) -> None:
         """Stop every bot (server shutdown)."""
@@ -103,7 +136,7 @@ class HouseBots:
                     elif kind == "move_played":
                         view = event.move_played.view
                         history.append(event.move_played.move)
-                    elif kind == "turn_started" and event.turn_started.seat == seat + 1:
+                    elif kind == "turn_started" and _running(match, seat, event.turn_started.ply):
                         await self._move(
                             match,
                             seat,
@@ -140,3 +173,10 @@ class HouseBots:
             match.submit(seat, move, turn.ply)
         except errors.ApiError as refusal:  # the turn moved on (timeout) or the bot erred
             log.warning("built-in bot in match %s seat %d: %s", match.match_id, seat + 1, refusal.message)
+
+
+def _running(match: Match, seat: int, ply: int) -> bool:
+    """True when ``seat``'s turn at ``ply`` is the one in progress (not one replayed from the log
+    after a restart, nor one that a timeout has already ended)."""
+    turn = match.current.turn
+    return turn is not None and turn.seat == seat and turn.ply == ply

@@ -47,6 +47,7 @@ class Join:
     name: str
     seat: int | None
     token_hash: str
+    house_bot: str = ""  # the built-in bot the server plays this seat with (AddBot)
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,7 +232,7 @@ def _join(plan: _Plan, command: Join) -> None:
         raise errors.precondition("SEAT_TAKEN", f"seat {requested + 1} is taken")
     else:
         seat = requested
-    plan.add(SeatJoined(seat, name, command.token_hash))
+    plan.add(SeatJoined(seat, name, command.token_hash, command.house_bot))
     if len(free) == 1 and not state.held:
         _start(plan)
 

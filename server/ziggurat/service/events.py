@@ -63,16 +63,24 @@ class Created:
 
 @dataclass(frozen=True, slots=True)
 class SeatJoined:
-    """A seat was taken (the token is stored hashed beside the log, never in it)."""
+    """A seat was taken (the token is stored hashed beside the log, never in it).
+
+    ``house_bot`` names the server's built-in bot that plays the seat (AddBot), so that a
+    restarted server seats it again: who plays a seat is in the log, not only in memory.
+    """
 
     seat: int
     name: str
     token_hash: str = ""
+    house_bot: str = ""
     kind = "seat"
 
     def data(self) -> dict[str, Any]:
-        """The stored payload."""
-        return {"seat": self.seat, "name": self.name, "state": "joined"}
+        """The stored payload (``house_bot`` only for a built-in bot's seat)."""
+        payload: dict[str, Any] = {"seat": self.seat, "name": self.name, "state": "joined"}
+        if self.house_bot:
+            payload["house_bot"] = self.house_bot
+        return payload
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,7 +275,7 @@ def from_stored(kind: str, data: dict[str, Any], seats: int) -> Event:
     if kind == "seat":
         state = data["state"]
         if state == "joined":
-            return SeatJoined(data["seat"], data["name"])
+            return SeatJoined(data["seat"], data["name"], house_bot=data.get("house_bot", ""))
         if state == "substituted":
             return Substituted(data["seat"], data["name"])
         return PresenceChanged(data["seat"], data["name"], state == "connected")

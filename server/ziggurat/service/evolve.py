@@ -57,6 +57,7 @@ class SeatRecord:
 
     name: str = ""
     token_hash: str = ""
+    house_bot: str = ""  # a built-in bot's name when the server plays this seat (AddBot)
     standing: str = "open"
     presence: str = ""
     presence_events: int = 0
@@ -165,7 +166,12 @@ def evolve(rules: AnyRules, state: MatchState, event: Event | Strike, game: Any 
         return replace(state, game=after, seats=_with(state.seats, event.seat, **changes), turn=turn)
     if isinstance(event, SeatJoined):
         seats = _with(
-            state.seats, event.seat, name=event.name, token_hash=event.token_hash, standing="joined"
+            state.seats,
+            event.seat,
+            name=event.name,
+            token_hash=event.token_hash,
+            house_bot=event.house_bot,
+            standing="joined",
         )
         return replace(state, seats=seats)
     if isinstance(event, Started):

@@ -38,6 +38,10 @@ class HouseBotSeater(Protocol):
         """Seat ``bot_name`` (0-based ``seat``, or by the match's rule); returns the seat."""
         ...
 
+    def restore(self) -> int:
+        """After a restart: seat again the bots the log says play unfinished matches; how many."""
+        ...
+
     async def close(self) -> None:
         """Stop every bot (server shutdown)."""
         ...
@@ -56,6 +60,10 @@ class NoHouseBots:
     def add(self, match: Match, bot_name: str, seat: int | None) -> int:
         """Always refused."""
         raise errors.invalid("UNKNOWN_BOT", f"this server plays no built-in bots (asked for {bot_name!r})")
+
+    def restore(self) -> int:
+        """Nothing to restore."""
+        return 0
 
     async def close(self) -> None:
         """Nothing to stop."""

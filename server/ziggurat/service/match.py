@@ -32,7 +32,7 @@ import secrets
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import grpc
@@ -309,7 +309,7 @@ class Match:
         for row in stored.events:
             event = from_stored(row.kind, row.data, self.seat_count)
             if isinstance(event, SeatJoined):
-                event = SeatJoined(event.seat, event.name, tokens.get(event.seat, ""))
+                event = replace(event, token_hash=tokens.get(event.seat, ""))
             state = evolve(self.rules, state, event)
             entries.append(LogEntry(row.seq, row.time_ms, event, state.game))
         for seat, count in sorted(stored.strikes.items()):
@@ -393,10 +393,13 @@ class Match:
 
     # ------------------------------------------------------------------ actions
 
-    def join(self, name: str, requested_seat: int | None) -> tuple[str, int]:
-        """Take a seat: returns (token, 0-based seat). Starts the match when it is full."""
+    def join(self, name: str, requested_seat: int | None, *, house_bot: str = "") -> tuple[str, int]:
+        """Take a seat: returns (token, 0-based seat). Starts the match when it is full.
+
+        ``house_bot`` records that the server's built-in bot of that name plays the seat.
+        """
         token = secrets.token_urlsafe(32)
-        decision = self._execute(Join(name, requested_seat, hash_token(token)))
+        decision = self._execute(Join(name, requested_seat, hash_token(token), house_bot))
         joined = next(e for e in decision.events if isinstance(e, SeatJoined))
         return token, joined.seat
 

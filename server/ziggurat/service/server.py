@@ -268,6 +268,7 @@ class ZigguratServer:
         self._check_integrity()
         self._quarantine_orphans()
         restored = self.manager.restore()
+        self.house_bots.restore()  # the built-in bots of those matches play on
         if self.options.tune_gc:
             _tune_gc()
             self.trimmer.start()
