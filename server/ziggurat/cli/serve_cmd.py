@@ -339,9 +339,7 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         from ziggurat.bots.house import HouseBots
 
-        stopped_by = asyncio.run(
-            run(options, on_ready=ready, house_bots=HouseBots, on_server=servers.append)
-        )
+        stopped_by = asyncio.run(run(options, on_ready=ready, house_bots=HouseBots, on_server=servers.append))
     except StartupError as error:
         print(f"error: {error}", file=sys.stderr)
         return exits.FAILED
