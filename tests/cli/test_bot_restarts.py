@@ -12,7 +12,6 @@ before running out), so the match is live for all 50; then the gate opens and it
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import time
@@ -21,8 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.service.conftest import ServerProcess
-from ziggurat_client import ZigguratError
+from tests.service.conftest import ServerProcess, free_port, match_when_back
 from ziggurat_client.sync import SyncClient
 from ziggurat_client.v1 import match_pb2
 
@@ -57,30 +55,13 @@ RESTARTS = 50
 OPEN = 1_000_000  # a gate that lets the match run to its end
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _match(client: SyncClient, match_id: str) -> match_pb2.Match:
-    for _ in range(600):
-        try:
-            return client.get_match(match_id)
-        except ZigguratError as error:
-            if not error.retryable:
-                raise
-            time.sleep(0.1)
-    raise AssertionError("the server did not come back")
-
-
 def _until(client: SyncClient, match_id: str, what: str, done: Callable[[match_pb2.Match], bool]) -> None:
     deadline = time.monotonic() + 120  # generous: under heavy load a restart takes seconds
     while time.monotonic() < deadline:
-        if done(_match(client, match_id)):
+        if done(match_when_back(client, match_id)):
             return
         time.sleep(0.05)
-    raise AssertionError(f"waited 120 s for {what}: {_match(client, match_id)}")
+    raise AssertionError(f"waited 120 s for {what}: {match_when_back(client, match_id)}")
 
 
 def _waiting_bot_connected(match: match_pb2.Match) -> bool:
@@ -98,7 +79,7 @@ def test_a_bot_pair_finishes_its_match_through_many_server_restarts(tmp_path: Pa
     (tmp_path / "gated_bot.py").write_text(GATED_BOT)
     gate = tmp_path / "gate"
     gate.write_text("0")
-    port = _free_port()
+    port = free_port()
     server = ServerProcess(tmp_path / "z.db", ["--port", str(port), "--no-web"])
     address = server.start()
     cli = [sys.executable, "-m", "ziggurat.cli.main", "bot", "gated_bot.py:GatedBot", "--server", address]
@@ -128,11 +109,11 @@ def test_a_bot_pair_finishes_its_match_through_many_server_restarts(tmp_path: Pa
         with SyncClient(address) as client:
             for restart in range(RESTARTS):
                 if restart % 2 == 0:  # one move, then the restart
-                    ply = _match(client, match_id).view.ply
+                    ply = match_when_back(client, match_id).view.ply
                     gate.write_text(str(ply + 1))
                     _until(client, match_id, f"move {ply + 1}", lambda m, ply=ply: m.view.ply == ply + 1)
                 _until(client, match_id, "the waiting bot to be connected", _waiting_bot_connected)
-                match = _match(client, match_id)
+                match = match_when_back(client, match_id)
                 assert match.status == match_pb2.MATCH_STATUS_ACTIVE, f"not live at restart {restart + 1}"
                 if restart % 2:
                     server.kill9()
@@ -144,7 +125,7 @@ def test_a_bot_pair_finishes_its_match_through_many_server_restarts(tmp_path: Pa
                 # A bot exits only at the end of the match, with status 0; anything else is giving up.
                 assert {creator.poll(), joiner.poll()} == {None}, f"a bot quit at restart {restart + 1}"
             assert restarts == {"SIGTERM": RESTARTS // 2, "kill -9": RESTARTS // 2}
-            assert _match(client, match_id).view.ply == RESTARTS // 2
+            assert match_when_back(client, match_id).view.ply == RESTARTS // 2
             gate.write_text(str(OPEN))
             outputs = [bot.communicate(timeout=240) for bot in bots]
             for bot, (out, err) in zip(bots, outputs, strict=True):

@@ -181,6 +181,7 @@ OFFLINE = {
         FAILED,
         "UNAVAILABLE",
     ),
+    "watch server down": _case(f"watch abc --server {DOWN}", FAILED, "cannot reach the server"),
     "bridge without program": _case("bridge --match abc --token t", USAGE, "give the program"),
     "demo bad seed": _case("demo --seed x", USAGE, "invalid int value"),
 }
@@ -190,6 +191,7 @@ ONLINE = {
     "bot invite unknown match": _case(
         "bot invite x --match nosuchmatch --server {server}", FAILED, "NOT_FOUND"
     ),
+    "watch unknown match": _case("watch nosuchmatch --server {server}", FAILED, "no match nosuchmatch"),
     "verify unknown match": _case("verify nosuchmatch --server {server}", USAGE, "NOT_FOUND"),
     "bridge unknown match": _case(
         f"bridge --server {{server}} --match nosuchmatch --join x -- sh {ROOT}/examples/stdio/random_bot.sh",
@@ -209,7 +211,9 @@ def _fill(case: Case, tmp: Path, **values: str) -> tuple[list[str], dict[str, st
 def _check(case: Case, result: subprocess.CompletedProcess[str]) -> None:
     _no_traceback(result.stdout, result.stderr)
     assert result.returncode == case.code, (result.returncode, result.stderr)
-    errors = [line for line in result.stderr.splitlines() if "error:" in line]
+    errors = [
+        line for line in result.stderr.splitlines() if "error:" in line or line.startswith("ziggurat watch:")
+    ]
     assert len(errors) == 1, result.stderr
     assert case.says in errors[0], errors[0]
 
@@ -359,7 +363,10 @@ SIGINT_CASES: dict[str, Callable[[Path, ServerProcess], tuple[list[str], str]]] 
         ),
         "playing seat",
     ),
-    "watch": lambda tmp, server: (_ziggurat("watch", "abc", "--server", server.address), "\x1b["),
+    "watch": lambda tmp, server: (
+        _ziggurat("watch", _created_match(server), "--server", server.address),
+        "\x1b[",
+    ),
     "play": lambda tmp, server: (_ziggurat("play", "--server", server.address), "\x1b["),
     "tournament run": _tournament,
 }
@@ -383,7 +390,7 @@ def test_every_command_has_a_case() -> None:
     commands = next(a for a in parser._actions if a.dest == "command").choices
     assert commands is not None
     covered = {case.argv[0] for case in (*OFFLINE.values(), *ONLINE.values()) if case.argv}
-    covered |= {"play", "watch"}  # their bad input is a server that answers nothing: SIGINT cases
+    covered |= {"play"}  # its bad input is a server that answers nothing: a SIGINT case
     assert set(commands) <= covered, set(commands) - covered
 
 

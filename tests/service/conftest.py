@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import socket
 import subprocess
 import sys
 import time
@@ -16,7 +17,9 @@ import pytest
 
 from ziggurat.service.server import ServeOptions, ZigguratServer
 from ziggurat.v1 import game_pb2, match_pb2, match_service_pb2
-from ziggurat_client import ZigguratClient
+from ziggurat_client import ZigguratClient, ZigguratError
+from ziggurat_client.client import MatchHandle
+from ziggurat_client.sync import SyncClient
 
 
 @dataclass
@@ -126,6 +129,25 @@ class ServerProcess:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(10)
+
+
+def free_port() -> int:
+    """A loopback port free now: a server restarted in a test comes back on the same one."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def match_when_back(client: SyncClient, match_id: str, handle: MatchHandle | None = None) -> match_pb2.Match:
+    """GetMatch, retried while the server is restarting (retryable errors, up to 30 s)."""
+    for _ in range(300):
+        try:
+            return client.get_match(match_id, handle)
+        except ZigguratError as error:
+            if not error.retryable:
+                raise
+            time.sleep(0.1)
+    raise AssertionError("the server did not come back")
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import socket
 import subprocess
 import sys
 import threading
@@ -21,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.service.conftest import ServerProcess
-from ziggurat_client import ZigguratError, game_config
+from tests.service.conftest import ServerProcess, free_port, match_when_back
+from ziggurat_client import game_config
 from ziggurat_client.bot import Turn
 from ziggurat_client.client import MatchHandle, ZigguratClient
 from ziggurat_client.runner import SeatRunner
@@ -43,23 +42,6 @@ class Person:
         return self.rng.choice(turn.legal_moves)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _match(client: SyncClient, match_id: str) -> match_pb2.Match:
-    for _ in range(300):
-        try:
-            return client.get_match(match_id)
-        except ZigguratError as error:
-            if not error.retryable:
-                raise
-            time.sleep(0.1)
-    raise AssertionError("the server did not come back")
-
-
 def _plays(address: str, handle: MatchHandle, ended: list[match_pb2.MatchEndedEvent]) -> threading.Thread:
     """The person's seat, played by the Python client's SeatRunner in a thread of its own."""
 
@@ -74,14 +56,14 @@ def _plays(address: str, handle: MatchHandle, ended: list[match_pb2.MatchEndedEv
 
 def _ply(client: SyncClient, match_id: str) -> int:
     """Plies played so far. Pylos seats alternate, so two more plies include a move of the bot."""
-    return int(_match(client, match_id).view.ply)
+    return int(match_when_back(client, match_id).view.ply)
 
 
 def _wait_two_plies(client: SyncClient, match_id: str, why: str) -> None:
     start = _ply(client, match_id)
     deadline = time.monotonic() + 60
     while _ply(client, match_id) < start + 2:
-        status = _match(client, match_id).status
+        status = match_when_back(client, match_id).status
         assert status != match_pb2.MATCH_STATUS_FINISHED, f"the game ended too soon ({why})"
         assert time.monotonic() < deadline, f"the bot stopped playing ({why})"
         time.sleep(0.1)
@@ -89,7 +71,7 @@ def _wait_two_plies(client: SyncClient, match_id: str, why: str) -> None:
 
 @pytest.mark.slow
 def test_a_match_against_a_built_in_bot_finishes_across_server_restarts(tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     server = ServerProcess(tmp_path / "z.db", ["--port", str(port), "--no-web"])
     address = server.start()
     ended: list[match_pb2.MatchEndedEvent] = []
@@ -110,7 +92,7 @@ def test_a_match_against_a_built_in_bot_finishes_across_server_restarts(tmp_path
                 _wait_two_plies(client, match_id, f"after the {stop}: the bot was not restored")
             thread.join(120)
             assert not thread.is_alive(), "the match did not finish"
-            final = _match(client, match_id)
+            final = match_when_back(client, match_id)
             assert final.status == match_pb2.MATCH_STATUS_FINISHED
             seats = {seat.seat: seat for seat in final.seats}
             assert seats[bot_seat].player_name == "greedy (bot)"

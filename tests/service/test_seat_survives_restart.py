@@ -7,39 +7,20 @@ and the person plays on with it to the end of the game.
 from __future__ import annotations
 
 import random
-import socket
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.service.conftest import ServerProcess
-from ziggurat_client import ZigguratError, game_config
+from tests.service.conftest import ServerProcess, free_port, match_when_back
+from ziggurat_client import game_config
 from ziggurat_client.client import MatchHandle
 from ziggurat_client.sync import SyncClient
 from ziggurat_client.v1 import match_pb2
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _match(client: SyncClient, match_id: str, handle: MatchHandle | None = None) -> match_pb2.Match:
-    for _ in range(300):
-        try:
-            return client.get_match(match_id, handle)
-        except ZigguratError as error:
-            if not error.retryable:
-                raise
-            time.sleep(0.1)
-    raise AssertionError("the server did not come back")
-
-
 def _move(client: SyncClient, handle: MatchHandle, rng: random.Random) -> bool:
     """Play the seat's move if it is its turn (from its own view); False when the game is over."""
-    match = _match(client, handle.match_id, handle)
+    match = match_when_back(client, handle.match_id, handle)
     if match.status == match_pb2.MATCH_STATUS_FINISHED:
         return False
     view = match.view
@@ -50,7 +31,7 @@ def _move(client: SyncClient, handle: MatchHandle, rng: random.Random) -> bool:
 
 @pytest.mark.slow
 def test_a_persons_token_keeps_the_seat_across_restarts(tmp_path: Path) -> None:
-    server = ServerProcess(tmp_path / "z.db", ["--port", str(_free_port()), "--no-web"])
+    server = ServerProcess(tmp_path / "z.db", ["--port", str(free_port()), "--no-web"])
     address = server.start()
     rng = random.Random(3)
     try:
@@ -72,11 +53,11 @@ def test_a_persons_token_keeps_the_seat_across_restarts(tmp_path: Path) -> None:
                 server.start()
                 for seat, handle in kept.items():
                     # the token alone names the seat: the server tells it in the view it returns
-                    assert _match(client, match_id, handle).view.viewer_seat == seat
+                    assert match_when_back(client, match_id, handle).view.viewer_seat == seat
             for _ in range(500):  # a Pylos game is far shorter
                 if not all([_move(client, handle, rng) for handle in kept.values()]):
                     break
-            final = _match(client, match_id)
+            final = match_when_back(client, match_id)
         assert final.status == match_pb2.MATCH_STATUS_FINISHED and final.view.outcome.ranks
         assert {seat.player_name for seat in final.seats} == {"alice", "bob"}
         assert final.view.ply > 12  # both seats moved after each restart

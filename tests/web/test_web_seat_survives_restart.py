@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import socket
 import time
 from pathlib import Path
 from typing import Any
@@ -24,18 +23,12 @@ from connectrpc.client import ConnectClient
 from connectrpc.compat import google_protobuf_binary_codec
 from connectrpc.errors import ConnectError
 
-from tests.service.conftest import ServerProcess
+from tests.service.conftest import ServerProcess, free_port
 from ziggurat.v1 import game_pb2, match_pb2
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.web.connect import method_infos
 
 METHODS = method_infos()
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class Browser:
@@ -97,7 +90,7 @@ async def _play_some(browser: Browser, match_id: str, rng: random.Random, moves:
 
 @pytest.mark.slow
 async def test_a_browser_seat_plays_on_after_server_restarts(tmp_path: Path) -> None:
-    port, http_port = _free_port(), _free_port()
+    port, http_port = free_port(), free_port()
     server = ServerProcess(tmp_path / "z.db", ["--port", str(port), "--http-port", str(http_port)])
     server.start()
     browser = Browser(server.web_url.rstrip("/"), tmp_path / "localStorage.json")
