@@ -120,6 +120,17 @@ OFFLINE = {
         "is not an SQLite database",
         {"t.toml": GOOD_TOURNAMENT.encode(), "t.db": b"not a database at all" * 100},
     ),
+    "tournament sandbox unavailable": _case(
+        "tournament run {tmp}/t.toml --db {tmp}/t.db",
+        FAILED,
+        "the sandbox needs",
+        {
+            "t.toml": (
+                GOOD_TOURNAMENT + '[[participants]]\nname = "p"\nstdio = ["/bin/sh", "p.sh"]\n'
+            ).encode()
+        },
+        env={"PATH": "/nonexistent"},  # no bubblewrap to be found
+    ),
     "tournament list missing db": _case("tournament list --db {tmp}/none.db", USAGE, "no database file"),
     "tournament standings not a database": _case(
         "tournament standings abc --db {tmp}/t.db", USAGE, "cannot read", {"t.db": b"x" * 4096}
@@ -339,6 +350,10 @@ SIGINT_CASES: dict[str, Callable[[Path, ServerProcess], tuple[list[str], str]]] 
     "serve": lambda tmp, _: (
         _ziggurat("serve", "--host", "127.0.0.1", "--port", "0", "--db", str(tmp / "z.db"), "--no-mdns"),
         "ziggurat web client on",
+    ),
+    "serve --workers 2": lambda tmp, _: (
+        _ziggurat("serve", "--host", "127.0.0.1", "--port", "0", "--db", str(tmp / "z.db"), "--workers", "2"),
+        "ziggurat workers: 2",
     ),
     "bot waiting for an opponent": lambda tmp, server: (
         _ziggurat("bot", "random", "--create", "pylos", "--server", server.address),

@@ -395,7 +395,9 @@ def _supervise(args: argparse.Namespace) -> int:
     supervisor = Supervisor(
         args.workers, command, host=args.host, port=args.port, grace=args.grace, on_ready=ready
     )
-    return supervisor.run()
+    status = supervisor.run()
+    # Ctrl-C drained the workers as SIGTERM does; it is still an interruption (README, exit codes)
+    return exits.INTERRUPTED if status == 0 and supervisor.stopped_by == signal.SIGINT else status
 
 
 def _shard_number(path: Any) -> int:

@@ -34,6 +34,7 @@ from ziggurat.tournament.results import (
     summary_csv,
 )
 from ziggurat.tournament.runner import PAGE_LINGER_SECONDS, TournamentRunner, load_tournament_config
+from ziggurat.tournament.sandbox import SandboxUnavailable
 from ziggurat.tournament.store import TournamentStore
 
 # Its own file, not the match server's ./ziggurat.db: a tournament runs its own server on
@@ -238,9 +239,9 @@ def _resume(args: argparse.Namespace) -> int:
 def _go(runner: TournamentRunner) -> int:
     try:
         asyncio.run(runner.run())
-    except StartupError as error:
+    except (StartupError, SandboxUnavailable) as error:  # this machine cannot run it as configured
         print(f"error: {error}", file=sys.stderr)
-        return 1
+        return exits.FAILED
     except KeyboardInterrupt:
         if runner.finished:  # Ctrl-C while the live page showed the final standings
             return 0

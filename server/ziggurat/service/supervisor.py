@@ -89,6 +89,7 @@ class Supervisor:
         self.grace = grace
         self.on_ready = on_ready
         self._signals = 0
+        self.stopped_by: int | None = None  # the first signal received (Ctrl-C is SIGINT)
 
     def run(self) -> int:
         """Serve until a signal, then drain; the exit status of ``ziggurat serve``."""
@@ -114,6 +115,8 @@ class Supervisor:
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         self._signals += 1
+        if self.stopped_by is None:
+            self.stopped_by = signum
         if self._signals > 1:
             log.warning("second signal: killing the workers")
             for worker in self.workers:
