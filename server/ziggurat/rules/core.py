@@ -175,6 +175,12 @@ class GameRules(Protocol, Generic[ConfigT, StateT]):
         """The canonical notation of a legal ``move`` (raises like :meth:`apply`)."""
         ...
 
+    def apply_canonical(self, state: StateT, move: str) -> tuple[StateT, str]:
+        """``(apply(state, move), canonical_move(state, move))`` with the move read once
+        (the server does both for every move); raises exactly as :meth:`apply`.
+        """
+        ...
+
     def to_move(self, state: StateT) -> int | None:
         """The seat to move, or None when the game is over."""
         ...

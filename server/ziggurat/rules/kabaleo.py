@@ -303,6 +303,11 @@ class KabaleoRules:
         """Return the state after ``move``; raise MalformedMoveError, IllegalMoveError or GameOverError."""
         return apply(state, move)
 
+    def apply_canonical(self, state: KabaleoState, move: str) -> tuple[KabaleoState, str]:
+        """The state after ``move`` and the move itself (the notation is strict: a legal
+        move is already canonical), checked once."""
+        return apply(state, move), move
+
     def canonical_move(self, state: KabaleoState, move: str) -> str:
         """Check ``move`` and return it: the notation is strict, so a legal move is already canonical."""
         _checked(state, move)

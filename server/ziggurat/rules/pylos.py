@@ -513,6 +513,11 @@ class PylosRules:
         outcome = _conclude(light, dark, side, target=move[1], ply=ply, seen=seen, config=state.config)
         return PylosState(light, dark, side, ply, seen, outcome, state.config)
 
+    def apply_canonical(self, state: PylosState, move: str) -> tuple[PylosState, str]:
+        """The state after ``move`` and its canonical notation, the text resolved once."""
+        resolved = self._resolve_text(state, move)
+        return self._apply_resolved(state, resolved), _notation(resolved)
+
     def canonical_move(self, state: PylosState, move: str) -> str:
         """Return the canonical notation of a legal move, as records store it."""
         return _notation(self._resolve_text(state, move))

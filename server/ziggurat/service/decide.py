@@ -283,8 +283,7 @@ def _move(plan: _Plan, command: Move) -> Decision:
         raise errors.precondition("SEAT_FORFEITED", "this seat has forfeited; the server plays for it")
     rules = settings.rules
     try:
-        after = rules.apply(state.game, command.move)
-        canonical = rules.canonical_move(state.game, command.move)
+        after, canonical = rules.apply_canonical(state.game, command.move)
     except RulesError as error:
         refusal = errors.from_rules_error(error)
         if not settings.time_control.max_illegal_moves:
