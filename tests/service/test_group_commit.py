@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -85,74 +86,80 @@ async def _first_moves(client: ZigguratClient, seats: list[list[MatchHandle]]) -
     return tasks
 
 
-def _held_group(server: RunningServer) -> GroupCommit:
+@dataclass
+class Held:
+    """A move of light in each of MATCHES matches, sent, decided and waiting in one group."""
+
+    seats: list[list[MatchHandle]]
+    ids: list[str]
+    group: GroupCommit
+    watchers: Watchers
+    before: dict[str, bytes]  # each match as a spectator saw it before the move
+    groups_before: int  # transactions the group had made before
+    submits: list[asyncio.Task[Any]]
+
+
+async def _moves_held_in_one_group(server: RunningServer, client: ZigguratClient) -> Held:
+    seats = await _setup(client)
+    ids = [handles[0].match_id for handles in seats]
     group = server.server.manager.group
     assert group is not None, "the server groups commits"
     group.window_s = 600.0  # the commit waits until the test flushes the group
-    return group
+    watchers = Watchers(client, server.db_path, ids)
+    before = {m: (await client.get_match(m)).SerializeToString() for m in ids}
+    held = Held(seats, ids, group, watchers, before, group.groups, await _first_moves(client, seats))
+    await _until(lambda: group.queued == MATCHES, "every move waits in the group")
+    return held
 
 
 async def test_moves_of_many_matches_are_told_only_after_their_one_commit(
     server: RunningServer, client: ZigguratClient
 ) -> None:
-    seats = await _setup(client)
-    ids = [handles[0].match_id for handles in seats]
-    group = _held_group(server)
-    watchers = Watchers(client, server.db_path, ids)
-    groups_before = group.groups
-    submits = await _first_moves(client, seats)
-    await _until(lambda: group.queued == MATCHES, "every move waits in the group")
-
+    held = await _moves_held_in_one_group(server, client)
     await asyncio.sleep(0.2)  # time for anything told too early to arrive
-    assert not any(task.done() for task in submits), "no mover is answered before the commit"
-    assert watchers.told() == 0, "no spectator hears of a move before the commit"
+    assert not any(task.done() for task in held.submits), "no mover is answered before the commit"
+    assert held.watchers.told() == 0, "no spectator hears of a move before the commit"
     assert _move_rows(server.db_path) == 0
-    for match_id in ids:
+    for match_id in held.ids:
         assert (await client.get_match(match_id)).view.ply == 0, "memory waits for the commit"
 
-    group.flush()
-    answers = await asyncio.gather(*submits)
-    assert group.groups == groups_before + 1, "the moves of every match in one transaction"
+    held.group.flush()
+    answers = await asyncio.gather(*held.submits)
+    assert held.group.groups == held.groups_before + 1, "the moves of every match in one transaction"
     assert [a.seq for a in answers] == [answers[0].seq] * MATCHES
-    await _until(lambda: watchers.told() == MATCHES, "every spectator hears of its move")
-    for match_id in ids:
-        assert watchers.moves[match_id] == [(1, 1, MATCHES)], "told only once every row was durable"
+    await _until(lambda: held.watchers.told() == MATCHES, "every spectator hears of its move")
+    for match_id in held.ids:
+        assert held.watchers.moves[match_id] == [(1, 1, MATCHES)], "told only once every row was durable"
         assert (await client.get_match(match_id)).view.ply == 1
-    await watchers.close()
+    await held.watchers.close()
 
 
 async def test_a_failed_group_commit_refuses_every_move_in_it_and_changes_nothing(
     server: RunningServer, client: ZigguratClient
 ) -> None:
-    seats = await _setup(client)
-    ids = [handles[0].match_id for handles in seats]
-    group = _held_group(server)
-    watchers = Watchers(client, server.db_path, ids)
-    before = {m: (await client.get_match(m)).SerializeToString() for m in ids}
-    submits = await _first_moves(client, seats)
-    await _until(lambda: group.queued == MATCHES, "every move waits in the group")
-
+    held = await _moves_held_in_one_group(server, client)
     lock = LockedDatabase(server.db_path)
     lock.on()
     try:
-        group.flush()
-        results = await asyncio.gather(*submits, return_exceptions=True)
+        held.group.flush()
+        results = await asyncio.gather(*held.submits, return_exceptions=True)
     finally:
         lock.off()
     for result in results:
         assert isinstance(result, ZigguratError), result
         assert result.code == grpc.StatusCode.UNAVAILABLE and result.reason == "STORE_UNAVAILABLE"
     await asyncio.sleep(0.2)
-    assert watchers.told() == 0 and _move_rows(server.db_path) == 0
-    for match_id in ids:
-        assert (await client.get_match(match_id)).SerializeToString() == before[match_id], "memory unchanged"
+    assert held.watchers.told() == 0 and _move_rows(server.db_path) == 0
+    for match_id in held.ids:
+        seen = (await client.get_match(match_id)).SerializeToString()
+        assert seen == held.before[match_id], "memory unchanged"
 
-    group.window_s = 0.0  # commit as usual again: the same moves now go through
-    retried = await _first_moves(client, seats)
+    held.group.window_s = 0.0  # commit as usual again: the same moves now go through
+    retried = await _first_moves(client, held.seats)
     await asyncio.gather(*retried)
-    await _until(lambda: watchers.told() == MATCHES, "every spectator hears of its move")
-    for match_id in ids:
-        assert [seen[:2] for seen in watchers.moves[match_id]] == [(1, 1)], "told once, after its commit"
+    await _until(lambda: held.watchers.told() == MATCHES, "every spectator hears of its move")
+    for match_id in held.ids:
+        assert [seen[:2] for seen in held.watchers.moves[match_id]] == [(1, 1)], "told once, after its commit"
         match = await client.get_match(match_id)
         assert match.view.ply == 1 and match.status == match_pb2.MATCH_STATUS_ACTIVE
-    await watchers.close()
+    await held.watchers.close()
