@@ -25,6 +25,7 @@ import pytest
 
 from tests.service.conftest import ServerProcess
 from ziggurat.cli.main import build_parser
+from ziggurat.tournament.store import TournamentStore
 from ziggurat_client import game_config
 from ziggurat_client.sync import SyncClient
 from ziggurat_client.v1 import match_pb2
@@ -131,6 +132,11 @@ OFFLINE = {
         },
         env={"PATH": "/nonexistent"},  # no bubblewrap to be found
     ),
+    "tournament export into a missing directory": _case(
+        "tournament export t1 --db {tmp}/t.db --json {tmp}/no/s.json",
+        USAGE,
+        "No such file or directory",
+    ),
     "tournament list missing db": _case("tournament list --db {tmp}/none.db", USAGE, "no database file"),
     "tournament standings not a database": _case(
         "tournament standings abc --db {tmp}/t.db", USAGE, "cannot read", {"t.db": b"x" * 4096}
@@ -152,6 +158,7 @@ OFFLINE = {
     "replay wrong seed": _case(
         "replay {tmp}/g.jsonl", FAILED, "does not replay", {"g.jsonl": (RECORD % ("00" * 32)).encode()}
     ),
+    "replay negative delay": _case("replay {tmp}/g.jsonl --delay -1", USAGE, "must be 0 or more"),
     "replay missing file": _case("replay {tmp}/none.jsonl", USAGE, "No such file"),
     "verify malformed record": _case("verify --file {tmp}/r.json", USAGE, "cannot read", {"r.json": b"{"}),
     "verify missing record": _case("verify --file {tmp}/none.json", USAGE, "cannot read"),
@@ -203,6 +210,9 @@ ONLINE = {
         "bot invite x --match nosuchmatch --server {server}", FAILED, "NOT_FOUND"
     ),
     "watch unknown match": _case("watch nosuchmatch --server {server}", FAILED, "no match nosuchmatch"),
+    "verify saving into a missing directory": _case(
+        "verify {match} --server {server} --save {tmp}/no/r.json", USAGE, "cannot save the record"
+    ),
     "verify unknown match": _case("verify nosuchmatch --server {server}", USAGE, "NOT_FOUND"),
     "bridge unknown match": _case(
         f"bridge --server {{server}} --match nosuchmatch --join x -- sh {ROOT}/examples/stdio/random_bot.sh",
@@ -245,17 +255,32 @@ def busy_port() -> Iterator[int]:
         yield listener.getsockname()[1]
 
 
+@pytest.fixture
+def finished_match(server: ServerProcess) -> str:
+    with SyncClient(server.address) as client:
+        match_id = str(client.create_match(game_config("pylos")).match_id)
+        client.join(match_id, "a")
+        client.resign(client.join(match_id, "b"))
+    return match_id
+
+
 @pytest.mark.parametrize("name", sorted(OFFLINE))
 def test_bad_input_is_one_line_and_an_exit_code(name: str, tmp_path: Path, busy_port: int) -> None:
     case = OFFLINE[name]
+    if "export" in name and "{tmp}/t.db" in case.argv:
+        store = TournamentStore(tmp_path / "t.db")  # a tournament with no games yet
+        store.create("t1", "t", str(tmp_path / "t.toml"), GOOD_TOURNAMENT, b"s" * 32)
+        store.close()
     argv, env = _fill(case, tmp_path, busy=str(busy_port))
     _check(case, subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path))
 
 
 @pytest.mark.parametrize("name", sorted(ONLINE))
-def test_bad_request_to_a_live_server_is_one_line(name: str, tmp_path: Path, server: ServerProcess) -> None:
+def test_bad_request_to_a_live_server_is_one_line(
+    name: str, tmp_path: Path, server: ServerProcess, finished_match: str
+) -> None:
     case = ONLINE[name]
-    argv, env = _fill(case, tmp_path, server=server.address)
+    argv, env = _fill(case, tmp_path, server=server.address, match=finished_match)
     _check(case, subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path))
 
 

@@ -27,9 +27,19 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--game", type=int, action="append", metavar="INDEX", help="only this game (repeatable)"
     )
-    parser.add_argument("--delay", type=float, default=0.0, help="seconds between moves (default 0)")
+    parser.add_argument("--delay", type=_seconds, default=0.0, help="seconds between moves (default 0)")
     parser.add_argument("--final", action="store_true", help="show only the final position of each game")
     parser.set_defaults(handler=_replay)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError("must be 0 or more seconds")
+    return value
 
 
 def render(game: str, position: str) -> str:

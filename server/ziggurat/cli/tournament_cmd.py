@@ -109,6 +109,9 @@ def _existing_db(handler: Callable[[argparse.Namespace], int]) -> Callable[[argp
         except sqlite3.Error as error:
             print(f"error: cannot read the tournament database {args.db}: {error}", file=sys.stderr)
             return exits.USAGE
+        except OSError as error:  # an export file that cannot be written
+            print(f"error: {error.strerror or error}: {error.filename}", file=sys.stderr)
+            return exits.USAGE
 
     return guarded
 

@@ -50,7 +50,11 @@ def _verify(args: argparse.Namespace) -> int:
             return 2
         record = response.record
         if args.save is not None:
-            args.save.write_text(json_format.MessageToJson(record))
+            try:
+                args.save.write_text(json_format.MessageToJson(record))
+            except OSError as error:
+                print(f"error: cannot save the record to {args.save}: {error.strerror}", file=sys.stderr)
+                return 2
     else:
         print("error: give a MATCH_ID (with --server) or --file", file=sys.stderr)
         return 2
