@@ -12,6 +12,7 @@ import asyncio
 import os
 import random
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -318,6 +319,21 @@ def test_sigterm_drains_every_worker_and_fewer_workers_than_shards_is_refused(tm
         timeout=60,
     )
     assert fewer.returncode == 2 and "z.shard1.db" in fewer.stderr, fewer.stderr
+    # A public port that another server holds (one that bound it with SO_REUSEPORT too) is
+    # refused, not shared.
+    with socket.socket() as holder:
+        holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        taken = holder.getsockname()[1]
+        command = [*CLI, "serve", "--workers", "2", "--db", str(tmp_path / "z.db"), "--host", "127.0.0.1"]
+        shared = subprocess.run(
+            [*command, "--port", str(taken), "--no-mdns"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert shared.returncode == 1 and "already in use" in shared.stderr, shared.stderr
     # Started again with two workers, the match is back, served by its owner.
     again = Workers(tmp_path / "z.db")
     again.start()

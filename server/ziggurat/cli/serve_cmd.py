@@ -15,7 +15,7 @@ from ziggurat.cli import exits
 from ziggurat.service.access import Access
 from ziggurat.service.lograte import RepeatFilter
 from ziggurat.service.manager import DEFAULT_WAITING_TTL_S
-from ziggurat.service.server import ServeOptions, ZigguratServer, run
+from ziggurat.service.server import ServeOptions, ZigguratServer, bind_failure, run
 from ziggurat.service.shards import WorkerOptions, stray_shards
 from ziggurat.service.supervisor import Supervisor
 from ziggurat.store.startup import StartupError
@@ -363,6 +363,13 @@ def _supervise(args: argparse.Namespace) -> int:
     if args.tls_cert or args.tls_key:
         print("error: --workers does not serve TLS yet (docs/scaling.md)", file=sys.stderr)
         return 2
+    if args.port:
+        # Workers bind with SO_REUSEPORT, which would let them share a port that another server
+        # started with it holds: ask the OS first, as a single server does.
+        problem = bind_failure(args.host, args.port)
+        if problem:
+            print(f"error: cannot listen on {args.host}:{args.port}: {problem}", file=sys.stderr)
+            return 1
     base = _worker_arguments(sys.argv)
 
     def command(index: int, port: int, own_port: int) -> list[str]:
