@@ -22,6 +22,10 @@ type Client struct {
 	conn    *grpc.ClientConn
 	Matches pb.MatchServiceClient // the raw MatchService, for anything the helpers do not cover
 	Bots    pb.BotServiceClient   // the raw BotService
+
+	address     string
+	dialOptions []grpc.DialOption
+	routes      routes // where each match is served, with several worker processes (routes.go)
 }
 
 type dialConfig struct {
@@ -67,11 +71,20 @@ func Dial(address string, options ...DialOption) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{conn: conn, Matches: pb.NewMatchServiceClient(conn), Bots: pb.NewBotServiceClient(conn)}, nil
+	return &Client{
+		conn:        conn,
+		Matches:     pb.NewMatchServiceClient(conn),
+		Bots:        pb.NewBotServiceClient(conn),
+		address:     address,
+		dialOptions: dialOptions,
+	}, nil
 }
 
-// Close closes the connection.
-func (c *Client) Close() error { return c.conn.Close() }
+// Close closes the connection (and those opened to the processes that own matches).
+func (c *Client) Close() error {
+	c.closeRoutes()
+	return c.conn.Close()
+}
 
 // Handle is a joined seat: the match, the 1-based seat number and its secret token.
 type Handle struct {
@@ -112,18 +125,20 @@ func (c *Client) CreateMatch(ctx context.Context, config *pb.GameConfig, options
 	if err != nil {
 		return nil, FromError(err)
 	}
-	return &CreatedMatch{Match: response.GetMatch(), CreatorToken: response.GetCreatorToken()}, nil
+	return &CreatedMatch{Match: c.note(response.GetMatch()), CreatorToken: response.GetCreatorToken()}, nil
 }
 
 // CancelMatch cancels a match still waiting for players, with the creator token
 // CreateMatch returned; it ends as aborted. A started match is refused with NOT_WAITING.
 func (c *Client) CancelMatch(ctx context.Context, matchID, creatorToken string) (*pb.Match, error) {
 	handle := Handle{MatchID: matchID, Token: creatorToken}
-	response, err := c.Matches.CancelMatch(handle.Context(ctx), &pb.CancelMatchRequest{MatchId: matchID})
+	response, err := routed(c, matchID, func(m pb.MatchServiceClient) (*pb.CancelMatchResponse, error) {
+		return m.CancelMatch(handle.Context(ctx), &pb.CancelMatchRequest{MatchId: matchID})
+	})
 	if err != nil {
-		return nil, FromError(err)
+		return nil, err
 	}
-	return response.GetMatch(), nil
+	return c.note(response.GetMatch()), nil
 }
 
 // Pylos is the configuration of a standard two-player Pylos game.
@@ -139,20 +154,25 @@ func Kabaleo(seats uint32) *pb.GameConfig {
 // Join takes a seat of a match under name; seat 0 takes the one the match gives (by lot,
 // or the lowest free one), another number asks for that seat (SEAT_ASSIGNMENT_CHOSEN).
 func (c *Client) Join(ctx context.Context, matchID, name string, seat uint32) (Handle, error) {
-	response, err := c.Matches.JoinMatch(ctx, &pb.JoinMatchRequest{MatchId: matchID, PlayerName: name, Seat: seat})
+	response, err := routed(c, matchID, func(m pb.MatchServiceClient) (*pb.JoinMatchResponse, error) {
+		return m.JoinMatch(ctx, &pb.JoinMatchRequest{MatchId: matchID, PlayerName: name, Seat: seat})
+	})
 	if err != nil {
-		return Handle{}, FromError(err)
+		return Handle{}, err
 	}
+	c.note(response.GetMatch())
 	return Handle{MatchID: matchID, Seat: response.GetSeat(), Token: response.GetToken()}, nil
 }
 
 // GetMatch returns the match as the seat of handle sees it (a zero Handle: as a spectator).
 func (c *Client) GetMatch(ctx context.Context, matchID string, handle Handle) (*pb.Match, error) {
-	response, err := c.Matches.GetMatch(handle.Context(ctx), &pb.GetMatchRequest{MatchId: matchID})
+	response, err := routed(c, matchID, func(m pb.MatchServiceClient) (*pb.GetMatchResponse, error) {
+		return m.GetMatch(handle.Context(ctx), &pb.GetMatchRequest{MatchId: matchID})
+	})
 	if err != nil {
-		return nil, FromError(err)
+		return nil, err
 	}
-	return response.GetMatch(), nil
+	return c.note(response.GetMatch()), nil
 }
 
 // ListMatches lists matches, newest first (status UNSPECIFIED: all).
@@ -160,6 +180,9 @@ func (c *Client) ListMatches(ctx context.Context, status pb.MatchStatus) ([]*pb.
 	response, err := c.Matches.ListMatches(ctx, &pb.ListMatchesRequest{Status: status})
 	if err != nil {
 		return nil, FromError(err)
+	}
+	for _, match := range response.GetMatches() {
+		c.note(match)
 	}
 	return response.GetMatches(), nil
 }
@@ -172,24 +195,26 @@ func (c *Client) SubmitMove(ctx context.Context, handle Handle, move string, ply
 		guard := uint32(ply)
 		request.Ply = &guard
 	}
-	response, err := c.Matches.SubmitMove(handle.Context(ctx), request)
-	if err != nil {
-		return nil, FromError(err)
-	}
-	return response, nil
+	return routed(c, handle.MatchID, func(m pb.MatchServiceClient) (*pb.SubmitMoveResponse, error) {
+		return m.SubmitMove(handle.Context(ctx), request)
+	})
 }
 
 // Resign resigns the seat.
 func (c *Client) Resign(ctx context.Context, handle Handle) error {
-	_, err := c.Matches.Resign(handle.Context(ctx), &pb.ResignRequest{MatchId: handle.MatchID})
-	return FromError(err)
+	_, err := routed(c, handle.MatchID, func(m pb.MatchServiceClient) (*pb.ResignResponse, error) {
+		return m.Resign(handle.Context(ctx), &pb.ResignRequest{MatchId: handle.MatchID})
+	})
+	return err
 }
 
 // Record returns the verifiable record of a finished match.
 func (c *Client) Record(ctx context.Context, matchID string) (*pb.MatchRecord, error) {
-	response, err := c.Matches.GetMatchRecord(ctx, &pb.GetMatchRecordRequest{MatchId: matchID})
+	response, err := routed(c, matchID, func(m pb.MatchServiceClient) (*pb.GetMatchRecordResponse, error) {
+		return m.GetMatchRecord(ctx, &pb.GetMatchRecordRequest{MatchId: matchID})
+	})
 	if err != nil {
-		return nil, FromError(err)
+		return nil, err
 	}
 	return response.GetRecord(), nil
 }

@@ -27,6 +27,9 @@ const (
 	ReasonMissingToken    = "MISSING_TOKEN"
 	ReasonNotWaiting      = "NOT_WAITING"
 	ReasonBotNotConnected = "BOT_NOT_CONNECTED"
+	// ReasonMatchElsewhere: another worker process owns the match; the Client follows it
+	// by itself (routes.go), so callers of its methods never see it.
+	ReasonMatchElsewhere = "MATCH_ELSEWHERE"
 	// ReasonGaveUp is the client's own: the server stayed unreachable through every retry.
 	ReasonGaveUp = "GAVE_UP"
 )

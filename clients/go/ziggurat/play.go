@@ -114,7 +114,7 @@ func (p *player) session(ctx context.Context) (*pb.MatchEndedEvent, error) {
 	caughtUpAt := match.GetLastSeq() // events up to here are history, not turns to answer
 	streamCtx, cancel := context.WithCancel(p.handle.Context(ctx))
 	defer cancel()
-	stream, err := p.client.Matches.Play(streamCtx)
+	stream, err := p.client.stubFor(p.handle.MatchID).Play(streamCtx)
 	if err != nil {
 		return nil, FromError(err)
 	}

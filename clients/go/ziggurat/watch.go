@@ -50,7 +50,7 @@ func (c *Client) Watch(ctx context.Context, matchID string, options *WatchOption
 func (c *Client) watchOnce(ctx context.Context, matchID string, handle Handle, last *uint64, state *backoffState, onEvent func(*pb.Event) error) (bool, error) {
 	streamCtx, cancel := context.WithCancel(handle.Context(ctx))
 	defer cancel()
-	stream, err := c.Matches.WatchMatch(streamCtx, &pb.WatchMatchRequest{MatchId: matchID, AfterSeq: *last})
+	stream, err := c.stubFor(matchID).WatchMatch(streamCtx, &pb.WatchMatchRequest{MatchId: matchID, AfterSeq: *last})
 	if err != nil {
 		return false, FromError(err)
 	}
@@ -58,6 +58,11 @@ func (c *Client) watchOnce(ctx context.Context, matchID string, handle Handle, l
 		response, err := stream.Recv()
 		if err == io.EOF {
 			return false, &Error{Code: codes.Unavailable, Message: "the server closed the stream before the match ended"}
+		}
+		if address := elsewhere(err); address != "" {
+			// Another worker process owns the match: go there (the retry uses the new route).
+			c.learnRoute(matchID, address)
+			return false, &Error{Code: codes.Unavailable, Message: "the match is served at " + address}
 		}
 		if err != nil {
 			return false, FromError(err)
