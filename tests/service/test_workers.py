@@ -334,6 +334,11 @@ def test_sigterm_drains_every_worker_and_fewer_workers_than_shards_is_refused(tm
             timeout=60,
         )
     assert shared.returncode == 1 and "already in use" in shared.stderr, shared.stderr
+    for option in (["--http-port", "0"], ["--tls-cert", "c.pem", "--tls-key", "k.pem"]):  # not served yet
+        refused = subprocess.run(
+            [*command, "--port", "0", *option], capture_output=True, text=True, timeout=60
+        )
+        assert refused.returncode == 2 and "--workers" in refused.stderr, refused.stderr
     # Started again with two workers, the match is back, served by its owner.
     again = Workers(tmp_path / "z.db")
     again.start()

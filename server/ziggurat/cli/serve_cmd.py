@@ -363,6 +363,11 @@ def _supervise(args: argparse.Namespace) -> int:
     if args.tls_cert or args.tls_key:
         print("error: --workers does not serve TLS yet (docs/scaling.md)", file=sys.stderr)
         return 2
+    if args.http_port is not None:
+        print(
+            "error: --workers serves no web client yet (docs/scaling.md); drop --http-port", file=sys.stderr
+        )
+        return 2
     if args.port:
         # Workers bind with SO_REUSEPORT, which would let them share a port that another server
         # started with it holds: ask the OS first, as a single server does.
