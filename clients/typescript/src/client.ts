@@ -134,11 +134,16 @@ export class ZigguratClient {
   readonly matches: RpcClient<typeof MatchService>;
   readonly bots: RpcClient<typeof BotService>;
   private readonly sessions: Http2SessionManager;
+  /** Where each match is served when the server runs several worker processes
+   * (`ziggurat serve --workers N`, docs/scaling.md): learnt from Match.serverAddress and
+   * MATCH_ELSEWHERE refusals; that match's calls then go there. */
+  readonly routes = new Map<string, string>();
+  private readonly owners = new Map<string, ZigguratClient>();
 
   /** Connects to address (HOST:PORT) lazily; gRPC over HTTP/2, plain text unless TLS. */
   constructor(
     readonly address: string,
-    options: ConnectOptions = {},
+    private readonly options: ConnectOptions = {},
   ) {
     const secure = options.tls === true || options.ca !== undefined;
     const baseUrl = `${secure ? "https" : "http"}://${address}`;
@@ -152,9 +157,35 @@ export class ZigguratClient {
     this.bots = createClient(BotService, transport);
   }
 
-  /** Closes the connection (pending calls fail). */
+  /** Closes the connection, and those to the processes that own matches (pending calls fail). */
   close(): void {
+    for (const owner of this.owners.values()) owner.close();
+    this.owners.clear();
     this.sessions.abort();
+  }
+
+  /** The MatchService of the process that serves matchId (this connection unless a route is known). */
+  matchesFor(matchId: string): RpcClient<typeof MatchService> {
+    const address = this.routes.get(matchId);
+    if (address === undefined || address === this.address) return this.matches;
+    let owner = this.owners.get(address);
+    if (owner === undefined) {
+      owner = new ZigguratClient(address, this.options);
+      this.owners.set(address, owner);
+    }
+    return owner.matches;
+  }
+
+  /** Sends matchId's calls to address (":PORT" = the host of this client's address). */
+  learnRoute(matchId: string, address: string): void {
+    if (!matchId || !address) return;
+    if (address.startsWith(":")) address = this.address.slice(0, this.address.lastIndexOf(":")) + address;
+    this.routes.set(matchId, address);
+  }
+
+  private note(match: Match): Match {
+    this.learnRoute(match.matchId, match.serverAddress);
+    return match;
   }
 
   private async call<T>(promise: Promise<T>): Promise<T> {
@@ -162,6 +193,20 @@ export class ZigguratClient {
       return await promise;
     } catch (error) {
       throw ZigguratError.from(error);
+    }
+  }
+
+  /** A unary call on the process that serves matchId, following MATCH_ELSEWHERE (twice at most). */
+  private async routed<T>(matchId: string, call: (matches: RpcClient<typeof MatchService>) => Promise<T>): Promise<T> {
+    for (let hop = 0; ; hop++) {
+      try {
+        return await call(this.matchesFor(matchId));
+      } catch (error) {
+        const failure = ZigguratError.from(error);
+        const address = failure instanceof ZigguratError && failure.reason === Reason.MatchElsewhere ? failure.metadata.address : "";
+        if (!address || hop === 2) throw failure;
+        this.learnRoute(matchId, address);
+      }
     }
   }
 
@@ -174,44 +219,48 @@ export class ZigguratClient {
     const response = await this.call(
       this.matches.createMatch({ config, timeControl: options.timeControl, seatAssignment: options.seatAssignment }),
     );
-    return Object.assign(response.match!, { creatorToken: response.creatorToken });
+    return Object.assign(this.note(response.match!), { creatorToken: response.creatorToken });
   }
 
   /** Cancels a match still waiting for players, with the creator token createMatch returned;
    * it ends as aborted. A started match is refused with NOT_WAITING. */
   async cancelMatch(matchId: string, creatorToken: string): Promise<Match> {
-    return (await this.call(this.matches.cancelMatch({ matchId }, { headers: bearer(creatorToken) }))).match!;
+    const response = await this.routed(matchId, (m) => m.cancelMatch({ matchId }, { headers: bearer(creatorToken) }));
+    return this.note(response.match!);
   }
 
   /** Takes a seat; seat 0 takes the one the match gives, another asks for it (chosen seating). */
   async join(matchId: string, name: string, seat = 0): Promise<Handle> {
-    const response = await this.call(this.matches.joinMatch({ matchId, playerName: name, seat }));
+    const response = await this.routed(matchId, (m) => m.joinMatch({ matchId, playerName: name, seat }));
+    if (response.match) this.note(response.match);
     return { matchId, seat: response.seat, token: response.token };
   }
 
   /** The match as the handle's seat sees it (no handle: as a spectator). */
   async getMatch(matchId: string, handle?: Handle): Promise<Match> {
-    const response = await this.call(this.matches.getMatch({ matchId }, { headers: bearer(handle?.token) }));
-    return response.match!;
+    const response = await this.routed(matchId, (m) => m.getMatch({ matchId }, { headers: bearer(handle?.token) }));
+    return this.note(response.match!);
   }
 
   /** Matches, newest first. */
   async listMatches(status: MatchStatus = MatchStatus.UNSPECIFIED): Promise<Match[]> {
-    return (await this.call(this.matches.listMatches({ status }))).matches;
+    return (await this.call(this.matches.listMatches({ status }))).matches.map((match) => this.note(match));
   }
 
   /** Plays a move outside the Play stream; `ply` guards it (refused with STALE_PLY on another turn). */
   async submitMove(handle: Handle, move: string, ply?: number): Promise<SubmitMoveResponse> {
-    return this.call(this.matches.submitMove({ matchId: handle.matchId, move, ply }, { headers: bearer(handle.token) }));
+    return this.routed(handle.matchId, (m) =>
+      m.submitMove({ matchId: handle.matchId, move, ply }, { headers: bearer(handle.token) }),
+    );
   }
 
   async resign(handle: Handle): Promise<void> {
-    await this.call(this.matches.resign({ matchId: handle.matchId }, { headers: bearer(handle.token) }));
+    await this.routed(handle.matchId, (m) => m.resign({ matchId: handle.matchId }, { headers: bearer(handle.token) }));
   }
 
   /** The verifiable record of a finished match. */
   async record(matchId: string): Promise<MatchRecord> {
-    return (await this.call(this.matches.getMatchRecord({ matchId }))).record!;
+    return (await this.routed(matchId, (m) => m.getMatchRecord({ matchId }))).record!;
   }
 
   /**
@@ -221,10 +270,11 @@ export class ZigguratClient {
   async *watch(matchId: string, options: WatchOptions = {}): AsyncGenerator<Event> {
     const backoff = new BackoffState(options.backoff ?? DEFAULT_BACKOFF);
     let last = options.afterSeq ?? 0n;
+    let redirects = 0;
     for (;;) {
       let failure: unknown;
       try {
-        const stream = this.matches.watchMatch(
+        const stream = this.matchesFor(matchId).watchMatch(
           { matchId, afterSeq: last },
           { headers: bearer(options.handle?.token), signal: options.signal },
         );
@@ -240,6 +290,11 @@ export class ZigguratClient {
         failure = new ZigguratError(Code.Unavailable, "", "the server closed the stream before the match ended");
       } catch (error) {
         failure = ZigguratError.from(error);
+        const address = failure instanceof ZigguratError && failure.reason === Reason.MatchElsewhere ? failure.metadata.address : "";
+        if (address && redirects++ < 2) {
+          this.learnRoute(matchId, address); // another worker owns it: go there now
+          continue;
+        }
       }
       if (options.signal?.aborted || !isRetryable(failure)) throw failure;
       if (!(await backoff.wait(options.signal))) {
@@ -413,7 +468,8 @@ class Player {
     this.sent = false;
     outbox.push(create(PlayRequestSchema, { matchId: this.handle.matchId, afterSeq: this.lastSeq }));
     try {
-      const stream = this.client.matches.play(outbox.requests(), { headers: bearer(this.handle.token), signal: abort.signal });
+      const matches = this.client.matchesFor(this.handle.matchId);
+      const stream = matches.play(outbox.requests(), { headers: bearer(this.handle.token), signal: abort.signal });
       for await (const response of stream) {
         this.backoff.reset();
         if (response.moveRejected) this.rejected(response.moveRejected);

@@ -23,16 +23,20 @@ export const Reason = {
   MissingToken: "MISSING_TOKEN",
   NotWaiting: "NOT_WAITING",
   BotNotConnected: "BOT_NOT_CONNECTED",
+  /** Another worker process owns the match (docs/scaling.md); the client follows it itself. */
+  MatchElsewhere: "MATCH_ELSEWHERE",
   /** The client's own: the server stayed unreachable through every retry. */
   GaveUp: "GAVE_UP",
 } as const;
 
-/** A call the server refused (or the network lost): code, reason ("" when none), message. */
+/** A call the server refused (or the network lost): code, reason ("" when none), message,
+ * and the ErrorInfo's metadata (e.g. MATCH_ELSEWHERE's "address"). */
 export class ZigguratError extends Error {
   constructor(
     readonly code: Code,
     readonly reason: string,
     message: string,
+    readonly metadata: Record<string, string> = {},
   ) {
     super(`${Code[code]}${reason ? " " + reason : ""}: ${message}`);
     this.name = "ZigguratError";
@@ -46,28 +50,41 @@ export class ZigguratError extends Error {
       return error;
     }
     let reason = "";
+    let metadata: Record<string, string> = {};
     for (const detail of error.details) {
       if ("type" in detail && detail.type === ERROR_INFO_TYPE) {
         const info = decodeErrorInfo(detail.value);
         if (info.domain === DOMAIN) {
           reason = info.reason;
+          metadata = info.metadata;
         }
       }
     }
-    return new ZigguratError(error.code, reason, error.rawMessage);
+    return new ZigguratError(error.code, reason, error.rawMessage, metadata);
   }
 }
 
-/** google.rpc.ErrorInfo's two string fields (reason = 1, domain = 2); metadata is skipped. */
-function decodeErrorInfo(bytes: Uint8Array): { reason: string; domain: string } {
+/** google.rpc.ErrorInfo: reason = 1, domain = 2, metadata = 3 (map<string, string>). */
+function decodeErrorInfo(bytes: Uint8Array): { reason: string; domain: string; metadata: Record<string, string> } {
   const reader = new BinaryReader(bytes);
-  const info = { reason: "", domain: "" };
+  const info = { reason: "", domain: "", metadata: {} as Record<string, string> };
   while (reader.pos < reader.len) {
     const [field, wireType] = reader.tag();
     if (field === 1 && wireType === WireType.LengthDelimited) {
       info.reason = reader.string();
     } else if (field === 2 && wireType === WireType.LengthDelimited) {
       info.domain = reader.string();
+    } else if (field === 3 && wireType === WireType.LengthDelimited) {
+      const entry = new BinaryReader(reader.bytes());
+      let key = "";
+      let value = "";
+      while (entry.pos < entry.len) {
+        const [number, type] = entry.tag();
+        if (number === 1 && type === WireType.LengthDelimited) key = entry.string();
+        else if (number === 2 && type === WireType.LengthDelimited) value = entry.string();
+        else entry.skip(type);
+      }
+      info.metadata[key] = value;
     } else {
       reader.skip(wireType);
     }
