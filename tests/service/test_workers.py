@@ -354,3 +354,62 @@ def test_sigterm_drains_every_worker_and_fewer_workers_than_shards_is_refused(tm
                 assert info == ("MATCH_ELSEWHERE", {"address": again.own[1]})
     finally:
         again.stop()
+
+
+async def test_a_listing_that_needs_a_stopped_worker_answers_worker_unavailable(workers: Workers) -> None:
+    """A page with a live match of a worker that does not answer (here: frozen by SIGSTOP)
+    is refused UNAVAILABLE WORKER_UNAVAILABLE, never left hanging; it works again after."""
+    own0, own1 = workers.own
+    async with ZigguratClient(own1) as owner:
+        match = await owner.create_match(pylos_config())
+    frozen = workers.worker_pid(1)
+    os.kill(frozen, signal.SIGSTOP)
+    try:
+        async with grpc.aio.insecure_channel(own0) as channel:
+            stub = rpc.MatchServiceStub(channel)
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await stub.ListMatches(spb.ListMatchesRequest(), timeout=30)
+            assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
+            assert error_reason(caught.value) == "WORKER_UNAVAILABLE"
+    finally:
+        os.kill(frozen, signal.SIGCONT)
+    async with ZigguratClient(own0) as client:
+        listed = await client.list_matches()
+    assert [m.match_id for m in listed] == [match.match_id]
+    assert workers.worker_pid(1) == frozen, "a stopped worker is not restarted (it did not exit)"
+
+
+def test_a_single_server_database_becomes_shard_0(tmp_path: Path) -> None:
+    """Growing from one process to two: the matches of the old database are served by worker 0."""
+    db = tmp_path / "z.db"
+    single = subprocess.Popen(
+        [*CLI, "serve", "--host", "127.0.0.1", "--port", "0", "--db", str(db), "--no-mdns", "--no-web"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert single.stdout is not None
+        address = single.stdout.readline().split()[-1]
+        with grpc.insecure_channel(address) as channel:
+            old = rpc.MatchServiceStub(channel).CreateMatch(spb.CreateMatchRequest(config=pylos_config()))
+        single.send_signal(signal.SIGTERM)
+        assert single.wait(60) == 0
+    finally:
+        if single.poll() is None:
+            single.kill()
+            single.wait(10)
+    grown = Workers(db)
+    grown.start()
+    try:
+        with grpc.insecure_channel(grown.own[1]) as channel:
+            stub = rpc.MatchServiceStub(channel)
+            with pytest.raises(grpc.RpcError) as caught:
+                stub.GetMatch(spb.GetMatchRequest(match_id=old.match.match_id))
+            info = error_info(caught.value.trailing_metadata())  # type: ignore[attr-defined]
+            assert info == ("MATCH_ELSEWHERE", {"address": grown.own[0]})
+            listed = stub.ListMatches(spb.ListMatchesRequest())
+            assert [m.match_id for m in listed.matches] == [old.match.match_id]
+            assert listed.matches[0].server_address == grown.own[0]
+    finally:
+        grown.stop()
