@@ -6,12 +6,17 @@ client processes that, round after round until ``--seconds`` have passed, open
 ``--connections`` idle TCP connections (channels that connect and make no call) and
 ``--streams`` silent ``Play`` streams (opened, never a first message) over
 ``--stream-channels`` channels, hold them ``--hold`` seconds, and drop them all. Meanwhile a
-healthy client in this process calls ``GetMatch`` every 20 ms.
+healthy client in this process calls ``GetMatch`` on the loaded server and, in turn, on an
+unloaded twin server (another ``ziggurat serve`` process): the twin is the in-run baseline,
+what the same call costs on this machine at the same moments (2 cores shared with the
+loaders and whatever else runs), so the difference is the load's effect on the server.
 
 Printed: the server's RSS before the load, its peak, and after the load has stopped and
-the server settled (goal: back within 10 % of the start); the healthy client's GetMatch
-latency for every 10-second window and overall (goal: p99 under 10 ms); how the silent
-streams ended (server-side first-message deadline vs dropped by the client).
+the server settled (goal: back within 10 % of the start), and its resident memory by kind
+of mapping (main malloc heap, anonymous: other malloc arenas and Python's, files); the
+healthy client's GetMatch latency for every 10-second window and overall, beside the
+twin's (goal: p99 under 10 ms); how the silent streams ended; the load average.
+``--profile FILE`` runs the loaded server under cProfile and prints the top of it.
 
     python benchmarks/idle_soak.py                       # 10,000 / 10,000 for 5 minutes
     python benchmarks/idle_soak.py --connections 2000 --streams 2000 --seconds 60
@@ -45,6 +50,7 @@ from ziggurat.v1 import match_service_pb2_grpc as sgrpc
 
 GOAL_P99_MS = 10.0
 GOAL_RSS_RETURN = 0.10
+FAILED_MS = 5000.0  # a healthy call that failed or timed out counts as its 5 s timeout
 WINDOW_S = 10.0
 OWN_CONNECTION = [("grpc.use_local_subchannel_pool", 1)]
 
@@ -71,7 +77,9 @@ async def _one_round(
                 await call.read()
                 return "answered"
             except grpc.aio.AioRpcError as error:
-                return error.code().name
+                # gRPC reports the client's own cancel() as CANCELLED or as CancelledError
+                cancelled = error.code() == grpc.StatusCode.CANCELLED and call.cancelled()
+                return "dropped by the client" if cancelled else error.code().name
             except asyncio.CancelledError:  # the call, cancelled by this client at the end of the hold
                 return "dropped by the client"
 
@@ -132,8 +140,8 @@ async def _healthy(targets: list[tuple[str, str]], stop_at: float) -> list[list[
                 try:
                     await call(request, timeout=5)
                     sample.append((time.time(), (time.perf_counter() - started) * 1000))
-                except grpc.aio.AioRpcError:
-                    sample.append((time.time(), float("inf")))
+                except grpc.aio.AioRpcError:  # failed or timed out (5 s): counted as the timeout
+                    sample.append((time.time(), FAILED_MS))
                 await asyncio.sleep(0.01)
     finally:
         for channel in channels:
@@ -232,6 +240,8 @@ async def _main(args: argparse.Namespace) -> None:
         window += 1
     overall = Summary.of([ms for _, ms in samples])
     baseline = Summary.of([ms for _, ms in twin_samples])
+    failed = sum(ms >= FAILED_MS for _, ms in samples)
+    twin_failed = sum(ms >= FAILED_MS for _, ms in twin_samples)
     print(
         f"idle soak: {args.connections:,} idle connections + {args.streams:,} silent Play streams per round, "
         f"{args.procs} client processes, {rounds} rounds in {args.seconds:.0f} s (hold {args.hold:g} s); "
@@ -243,8 +253,9 @@ async def _main(args: argparse.Namespace) -> None:
     )
     print(
         f"overall: {overall.n} calls, p50 {overall.p50:.2f} ms, p99 {overall.p99:.2f} ms, "
-        f"max {overall.max:.1f} ms; the unloaded twin server, same client, same moments: "
-        f"p50 {baseline.p50:.2f} ms, p99 {baseline.p99:.2f} ms, max {baseline.max:.1f} ms"
+        f"max {overall.max:.1f} ms, {failed} failed or timed out (counted as 5 s); the unloaded twin "
+        f"server, same client, same moments: p50 {baseline.p50:.2f} ms, p99 {baseline.p99:.2f} ms, "
+        f"max {baseline.max:.1f} ms, {twin_failed} failed"
     )
     print(
         "load average: at the start {:.2f} {:.2f} {:.2f}, at the end of the load {:.2f} {:.2f} {:.2f} "
