@@ -15,7 +15,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import secrets
 import sys
 from typing import Any
 
@@ -23,6 +22,7 @@ from ziggurat.bots import BOTS, GAMES_OF
 from ziggurat.cli import exits
 from ziggurat.cli.gameopts import add_game_options, game_options
 from ziggurat.rules.core import InvalidConfigError
+from ziggurat.service.tokens import new_token
 from ziggurat.v1 import match_pb2
 from ziggurat.wire.codec import config_to_proto
 from ziggurat_client.bot import Bot
@@ -206,7 +206,7 @@ def _seeded(options: dict[str, Any], seed: int) -> dict[str, Any]:
 
 
 async def _remote(args: argparse.Namespace, options: dict[str, Any]) -> int:
-    token = args.bot_token or secrets.token_urlsafe(24)
+    token = args.bot_token or new_token(24)
     name = args.name or load_bot(args.bot, options, BOTS).name
     if not args.bot_token:
         print(f"bot token for {name!r} (keep it to reconnect under this name): {token}", flush=True)

@@ -75,6 +75,7 @@ from ziggurat.service.events import (
 from ziggurat.service.evolve import MatchState, Settings, evolve, initial_state
 from ziggurat.service.group_commit import GroupCommit
 from ziggurat.service.timecontrol import TimeControl
+from ziggurat.service.tokens import new_token
 from ziggurat.store.sqlite import EventRow, Store, StoredEvent, StoredMatch, StoreUnavailableError, Write
 from ziggurat.wire import errors
 from ziggurat.wire.reasons import Reason
@@ -398,7 +399,7 @@ class Match:
 
         ``house_bot`` records that the server's built-in bot of that name plays the seat.
         """
-        token = secrets.token_urlsafe(32)
+        token = new_token()
         decision = self._execute(Join(name, requested_seat, hash_token(token), house_bot))
         joined = next(e for e in decision.events if isinstance(e, SeatJoined))
         return token, joined.seat

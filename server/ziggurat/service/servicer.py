@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -32,6 +31,7 @@ from ziggurat.service.render import (
 )
 from ziggurat.service.shard_listing import ShardLister
 from ziggurat.service.timecontrol import TimeControl
+from ziggurat.service.tokens import new_token
 from ziggurat.v1 import match_pb2 as mpb
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.wire import errors
@@ -150,7 +150,7 @@ class MatchServicer:
             raise errors.refuse(
                 Reason.INVALID_CONFIG, "seat_assignment must be SEAT_ASSIGNMENT_LOT or _CHOSEN"
             )
-        creator_token = secrets.token_urlsafe(32)
+        creator_token = new_token()
         match = self.manager.create(
             game, seats, options, time_control, assignment, creator_hash=hash_token(creator_token)
         )
