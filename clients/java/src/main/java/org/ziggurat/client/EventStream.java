@@ -24,6 +24,7 @@ public final class EventStream implements Iterator<Event>, AutoCloseable {
   private final Backoff backoff;
   private final ArrayDeque<Event> buffer = new ArrayDeque<>();
   private long last;
+  private int redirects;
   private boolean ended;
   private Context.CancellableContext context;
   private Iterator<WatchMatchResponse> responses;
@@ -61,6 +62,11 @@ public final class EventStream implements Iterator<Event>, AutoCloseable {
         failure = ZigguratException.from(error);
       }
       cancel();
+      if (failure.ownerAddress() != null && redirects++ < ZigguratClient.MAX_REDIRECTS) {
+        // Another worker owns the match (docs/scaling.md): reconnect there at once.
+        client.learnRoute(matchId, failure.ownerAddress());
+        continue;
+      }
       if (!failure.isRetryable()) {
         ended = true;
         throw failure;
@@ -93,7 +99,7 @@ public final class EventStream implements Iterator<Event>, AutoCloseable {
     try {
       WatchMatchRequest request =
           WatchMatchRequest.newBuilder().setMatchId(matchId).setAfterSeq(last).build();
-      responses = ZigguratClient.as(MatchServiceGrpc.newBlockingStub(client.channel()), handle).watchMatch(request);
+      responses = ZigguratClient.as(MatchServiceGrpc.newBlockingStub(client.channelFor(matchId)), handle).watchMatch(request);
     } finally {
       context.detach(previous);
     }
@@ -101,6 +107,7 @@ public final class EventStream implements Iterator<Event>, AutoCloseable {
 
   private void receive(WatchMatchResponse response) {
     backoff.reset();
+    redirects = 0;
     for (Event event : response.getEventsList()) {
       if (Long.compareUnsigned(event.getSeq(), last) <= 0) { // seq is a uint64
         continue;

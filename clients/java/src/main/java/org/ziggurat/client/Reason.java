@@ -46,6 +46,9 @@ public enum Reason {
   SERVER_SHUTTING_DOWN,
   MATCH_DAMAGED,
   DATABASE_DAMAGED,
+  /** Refused by a worker that does not own the match; the client follows it by itself. */
+  MATCH_ELSEWHERE,
+  WORKER_UNAVAILABLE,
   /** Not sent by the server: the client gave up reconnecting. */
   GAVE_UP,
   /** A reason this client version does not name. */

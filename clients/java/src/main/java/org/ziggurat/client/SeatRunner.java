@@ -104,6 +104,7 @@ public final class SeatRunner {
 
   /** Plays to the end; throws a refusal that retrying cannot fix (or {@code GAVE_UP}). */
   public MatchEndedEvent run() throws InterruptedException {
+    int redirects = 0;
     while (true) {
       ZigguratException failure;
       try {
@@ -113,6 +114,12 @@ public final class SeatRunner {
         }
         failure = new ZigguratException(Status.Code.UNAVAILABLE, null, "the Play stream ended early");
       } catch (ZigguratException error) {
+        if (error.ownerAddress() != null && redirects < ZigguratClient.MAX_REDIRECTS) {
+          // Another worker owns the match (docs/scaling.md): reconnect there at once.
+          redirects++;
+          client.learnRoute(handle.matchId(), error.ownerAddress());
+          continue;
+        }
         if (!error.isRetryable()) {
           throw error;
         }
@@ -159,7 +166,7 @@ public final class SeatRunner {
     StreamObserver<PlayRequest> requests;
     Context previous = context.attach();
     try {
-      requests = ZigguratClient.as(client.asyncStub(), handle).play(observer);
+      requests = ZigguratClient.as(client.asyncStub(handle.matchId()), handle).play(observer);
     } finally {
       context.detach(previous);
     }

@@ -14,7 +14,9 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import org.ziggurat.v1.BotServiceGrpc;
 import org.ziggurat.v1.CancelMatchRequest;
 import org.ziggurat.v1.ConnectedBot;
@@ -49,16 +51,32 @@ import org.ziggurat.v1.WatchMatchResponse;
  * {@code proto/ziggurat/v1/match_service.proto}; refusals are thrown as {@link
  * ZigguratException} with the server's machine-readable {@link Reason}. Thread-safe; close it
  * when done ({@code try (var client = ZigguratClient.connect("127.0.0.1:50051")) {…}}).
+ *
+ * <p>A server run as several worker processes ({@code ziggurat serve --workers N},
+ * docs/scaling.md) names the worker that owns a match in {@code Match.server_address} and
+ * refuses a call that reached another worker with {@code MATCH_ELSEWHERE}, the owner's address
+ * in the ErrorInfo metadata {@code address}. The client remembers the owner of each match (one
+ * channel per address, same credentials) and sends that match's calls (unary, {@code Play},
+ * {@code WatchMatch}) there, so callers never see the difference.
  */
 public final class ZigguratClient implements AutoCloseable {
   private static final Metadata.Key<String> AUTHORIZATION =
       Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
 
+  /** How many MATCH_ELSEWHERE answers one call follows. */
+  static final int MAX_REDIRECTS = 2;
+
+  private final String address;
+  private final ChannelCredentials credentials;
   private final ManagedChannel channel;
   private final MatchServiceGrpc.MatchServiceBlockingStub blocking;
+  private final ConcurrentHashMap<String, String> routes = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, ManagedChannel> channels = new ConcurrentHashMap<>();
 
-  private ZigguratClient(ManagedChannel channel) {
-    this.channel = channel;
+  private ZigguratClient(String address, ChannelCredentials credentials) {
+    this.address = address;
+    this.credentials = credentials;
+    this.channel = open(address, credentials);
     this.blocking = MatchServiceGrpc.newBlockingStub(channel);
   }
 
@@ -88,13 +106,68 @@ public final class ZigguratClient implements AutoCloseable {
 
   /** Connects with any channel credentials. The channel connects on first use and reconnects by itself. */
   public static ZigguratClient connect(String address, ChannelCredentials credentials) {
-    ManagedChannel channel =
-        Grpc.newChannelBuilder(address, credentials)
-            .keepAliveTime(20, TimeUnit.SECONDS)
-            .keepAliveTimeout(10, TimeUnit.SECONDS)
-            .keepAliveWithoutCalls(true)
-            .build();
-    return new ZigguratClient(channel);
+    return new ZigguratClient(address, credentials);
+  }
+
+  private static ManagedChannel open(String address, ChannelCredentials credentials) {
+    return Grpc.newChannelBuilder(address, credentials)
+        .keepAliveTime(20, TimeUnit.SECONDS)
+        .keepAliveTimeout(10, TimeUnit.SECONDS)
+        .keepAliveWithoutCalls(true)
+        .build();
+  }
+
+  /**
+   * The address this client sends {@code matchId}'s calls to: the owner a {@code Match} or a
+   * {@code MATCH_ELSEWHERE} named, or null for the address it connected to.
+   */
+  public String route(String matchId) {
+    return routes.get(matchId);
+  }
+
+  /** The channel to the worker serving {@code matchId} (the connected one unless a route is known). */
+  ManagedChannel channelFor(String matchId) {
+    String owner = matchId == null ? null : routes.get(matchId);
+    if (owner == null || owner.equals(address)) {
+      return channel;
+    }
+    return channels.computeIfAbsent(owner, target -> open(target, credentials));
+  }
+
+  /** Records where {@code matchId} is served; {@code :PORT} means the host connected to. */
+  void learnRoute(String matchId, String owner) {
+    if (matchId == null || matchId.isEmpty() || owner == null || owner.isEmpty()) {
+      return;
+    }
+    int colon = address.lastIndexOf(':');
+    if (owner.startsWith(":") && colon >= 0) {
+      owner = address.substring(0, colon) + owner;
+    }
+    routes.put(matchId, owner);
+  }
+
+  /** Learns the route {@code match} names and returns it unchanged. */
+  Match note(Match match) {
+    learnRoute(match.getMatchId(), match.getServerAddress());
+    return match;
+  }
+
+  /**
+   * Runs a unary call on the worker serving {@code matchId}, following {@code MATCH_ELSEWHERE}
+   * up to {@link #MAX_REDIRECTS} times.
+   */
+  private <T> T routed(String matchId, Function<MatchServiceGrpc.MatchServiceBlockingStub, T> rpc) {
+    for (int hop = 0; ; hop++) {
+      try {
+        return rpc.apply(MatchServiceGrpc.newBlockingStub(channelFor(matchId)));
+      } catch (StatusRuntimeException error) {
+        ZigguratException refused = ZigguratException.from(error);
+        if (refused.ownerAddress() == null || hop == MAX_REDIRECTS) {
+          throw refused;
+        }
+        learnRoute(matchId, refused.ownerAddress());
+      }
+    }
   }
 
   /** A {@code GameConfig} for {@code game} with {@code seats} seats and default options. */
@@ -127,8 +200,8 @@ public final class ZigguratClient implements AutoCloseable {
     return stub.withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers));
   }
 
-  MatchServiceGrpc.MatchServiceStub asyncStub() {
-    return MatchServiceGrpc.newStub(channel);
+  MatchServiceGrpc.MatchServiceStub asyncStub(String matchId) {
+    return MatchServiceGrpc.newStub(channelFor(matchId));
   }
 
   BotServiceGrpc.BotServiceBlockingStub botStub() {
@@ -162,7 +235,7 @@ public final class ZigguratClient implements AutoCloseable {
             .build();
     MatchServiceGrpc.MatchServiceBlockingStub stub = createToken == null ? blocking : withToken(blocking, createToken);
     CreateMatchResponse response = call(() -> stub.createMatch(request));
-    return new CreatedMatch(response.getMatch(), response.getCreatorToken());
+    return new CreatedMatch(note(response.getMatch()), response.getCreatorToken());
   }
 
   /**
@@ -172,7 +245,7 @@ public final class ZigguratClient implements AutoCloseable {
    */
   public Match cancelMatch(String matchId, String creatorToken) {
     CancelMatchRequest request = CancelMatchRequest.newBuilder().setMatchId(matchId).build();
-    return call(() -> withToken(blocking, creatorToken).cancelMatch(request).getMatch());
+    return note(routed(matchId, stub -> withToken(stub, creatorToken).cancelMatch(request).getMatch()));
   }
 
   /** Takes a seat under {@code name} (seats drawn by lot, or the lowest free one). */
@@ -184,14 +257,14 @@ public final class ZigguratClient implements AutoCloseable {
   public MatchHandle join(String matchId, String name, int seat) {
     JoinMatchRequest request =
         JoinMatchRequest.newBuilder().setMatchId(matchId).setPlayerName(name).setSeat(seat).build();
-    JoinMatchResponse response = call(() -> blocking.joinMatch(request));
+    JoinMatchResponse response = routed(matchId, stub -> stub.joinMatch(request));
     return new MatchHandle(matchId, response.getSeat(), response.getToken());
   }
 
   /** The match as {@code handle}'s seat (or, with null, a spectator) sees it. */
   public Match getMatch(String matchId, MatchHandle handle) {
     GetMatchRequest request = GetMatchRequest.newBuilder().setMatchId(matchId).build();
-    return call(() -> as(blocking, handle).getMatch(request).getMatch());
+    return note(routed(matchId, stub -> as(stub, handle).getMatch(request).getMatch()));
   }
 
   /** Every match, newest first, fetching page after page ({@code *_UNSPECIFIED} = no filter). */
@@ -202,6 +275,7 @@ public final class ZigguratClient implements AutoCloseable {
       ListMatchesRequest request =
           ListMatchesRequest.newBuilder().setStatus(status).setGame(game).setPageToken(pageToken).build();
       ListMatchesResponse page = call(() -> blocking.listMatches(request));
+      page.getMatchesList().forEach(this::note);
       matches.addAll(page.getMatchesList());
       pageToken = page.getNextPageToken();
     } while (!pageToken.isEmpty());
@@ -218,19 +292,19 @@ public final class ZigguratClient implements AutoCloseable {
     if (ply != null) {
       request.setPly(ply);
     }
-    return call(() -> as(blocking, handle).submitMove(request.build()));
+    return routed(handle.matchId(), stub -> as(stub, handle).submitMove(request.build()));
   }
 
   /** Resigns the seat; returns the seq of the event that records it. */
   public long resign(MatchHandle handle) {
     ResignRequest request = ResignRequest.newBuilder().setMatchId(handle.matchId()).build();
-    return call(() -> as(blocking, handle).resign(request).getSeq());
+    return routed(handle.matchId(), stub -> as(stub, handle).resign(request).getSeq());
   }
 
   /** The verifiable record of a finished match ({@code NOT_FINISHED} before its end). */
   public MatchRecord record(String matchId) {
     GetMatchRecordRequest request = GetMatchRecordRequest.newBuilder().setMatchId(matchId).build();
-    return call(() -> blocking.getMatchRecord(request).getRecord());
+    return routed(matchId, stub -> stub.getMatchRecord(request).getRecord());
   }
 
   /**
@@ -252,16 +326,37 @@ public final class ZigguratClient implements AutoCloseable {
   /**
    * One {@code WatchMatch} stream: the events after {@code afterSeq} as the seat (or a
    * spectator, with null) sees them, batched as the server recorded them. It ends when the match
-   * ends; a dropped connection throws. {@link #follow} resumes by itself.
+   * ends; a dropped connection throws. {@link #follow} resumes by itself. A {@code
+   * MATCH_ELSEWHERE} answer before the first response is followed to the owner.
    */
   public Iterator<WatchMatchResponse> watch(String matchId, MatchHandle handle, long afterSeq) {
     WatchMatchRequest request =
         WatchMatchRequest.newBuilder().setMatchId(matchId).setAfterSeq(afterSeq).build();
-    Iterator<WatchMatchResponse> responses = call(() -> as(blocking, handle).watchMatch(request));
     return new Iterator<>() {
+      private Iterator<WatchMatchResponse> responses = open();
+      private boolean received;
+      private int hops;
+
+      private Iterator<WatchMatchResponse> open() {
+        return call(() -> as(MatchServiceGrpc.newBlockingStub(channelFor(matchId)), handle).watchMatch(request));
+      }
+
       @Override
       public boolean hasNext() {
-        return call(responses::hasNext);
+        while (true) {
+          try {
+            boolean more = responses.hasNext();
+            received |= more;
+            return more;
+          } catch (StatusRuntimeException error) {
+            ZigguratException refused = ZigguratException.from(error);
+            if (received || refused.ownerAddress() == null || hops++ == MAX_REDIRECTS) {
+              throw refused;
+            }
+            learnRoute(matchId, refused.ownerAddress());
+            responses = open();
+          }
+        }
       }
 
       @Override
@@ -287,9 +382,13 @@ public final class ZigguratClient implements AutoCloseable {
 
   @Override
   public void close() {
-    channel.shutdownNow();
+    List<ManagedChannel> all = new ArrayList<>(channels.values());
+    all.add(channel);
+    all.forEach(ManagedChannel::shutdownNow);
     try {
-      channel.awaitTermination(5, TimeUnit.SECONDS);
+      for (ManagedChannel each : all) {
+        each.awaitTermination(5, TimeUnit.SECONDS);
+      }
     } catch (InterruptedException interrupted) {
       Thread.currentThread().interrupt();
     }

@@ -27,12 +27,18 @@ public class ZigguratException extends RuntimeException {
   private final Status.Code code;
   private final String reasonText;
   private final String detail;
+  private final String address;
 
   public ZigguratException(Status.Code code, String reasonText, String detail) {
+    this(code, reasonText, detail, null);
+  }
+
+  ZigguratException(Status.Code code, String reasonText, String detail, String address) {
     super(code + (reasonText == null ? "" : " " + reasonText) + ": " + detail);
     this.code = code;
     this.reasonText = reasonText;
     this.detail = detail;
+    this.address = address;
   }
 
   /** Wraps a failed call, decoding the reason from the status details. */
@@ -42,6 +48,7 @@ public class ZigguratException extends RuntimeException {
     }
     Status status = Status.fromThrowable(error);
     String reason = null;
+    String address = null;
     com.google.rpc.Status details = StatusProto.fromThrowable(error);
     if (details != null) {
       for (Any any : details.getDetailsList()) {
@@ -50,6 +57,7 @@ public class ZigguratException extends RuntimeException {
             ErrorInfo info = any.unpack(ErrorInfo.class);
             if (info.getDomain().isEmpty() || info.getDomain().equals("ziggurat")) {
               reason = info.getReason();
+              address = info.getMetadataMap().get("address");
             }
           } catch (InvalidProtocolBufferException ignored) {
             // a malformed detail is no reason
@@ -61,7 +69,15 @@ public class ZigguratException extends RuntimeException {
     if (!(error instanceof StatusRuntimeException) && status.getCause() != null && message.isEmpty()) {
       message = String.valueOf(status.getCause());
     }
-    return new ZigguratException(status.getCode(), reason, message);
+    return new ZigguratException(status.getCode(), reason, message, address);
+  }
+
+  /**
+   * For a {@code MATCH_ELSEWHERE} refusal, the address of the worker that owns the match
+   * (ErrorInfo metadata {@code address}; {@code :PORT} = the host connected to); else null.
+   */
+  public String ownerAddress() {
+    return "MATCH_ELSEWHERE".equals(reasonText) ? address : null;
   }
 
   /** The gRPC status code. */
