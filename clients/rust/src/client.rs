@@ -1,3 +1,6 @@
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hyper_util::rt::TokioIo;
@@ -59,11 +62,32 @@ pub struct MatchHandle {
     pub token: String,
 }
 
-/// An open connection to a server (cheap to clone: clones share one HTTP/2 connection).
+/// How many `MATCH_ELSEWHERE` answers one call follows.
+pub(crate) const MAX_REDIRECTS: usize = 2;
+
+/// An open connection to a server (cheap to clone: clones share one HTTP/2 connection and
+/// what they learnt about where matches are served).
+///
+/// A server run as several worker processes (`ziggurat serve --workers N`, docs/scaling.md)
+/// names the worker that owns a match in `Match.server_address` and refuses a call that
+/// reached another worker with `MATCH_ELSEWHERE`, the owner's address in the ErrorInfo
+/// metadata `address`. The client remembers the owner of each match (one channel per address,
+/// same TLS options) and sends that match's calls (unary, `Play`, `WatchMatch`) there, so
+/// callers never see the difference.
 #[derive(Debug, Clone)]
 pub struct Client {
     channel: Channel,
     matches: MatchServiceClient<Channel>,
+    address: String,
+    options: ConnectOptions,
+    routes: Arc<Mutex<Routes>>,
+}
+
+/// Match id → owner address, and owner address → its channel.
+#[derive(Debug, Default)]
+struct Routes {
+    by_match: HashMap<String, String>,
+    channels: HashMap<String, Channel>,
 }
 
 /// A `GameConfig` for `game` with `seats` seats and default options.
@@ -120,40 +144,99 @@ impl Client {
                 .await?;
             return Ok(Client::from_channel(channel));
         }
-        let tls = options.tls || options.ca_pem.is_some();
-        let uri = if address.contains("://") {
-            address.to_string()
-        } else {
-            format!("{}://{address}", if tls { "https" } else { "http" })
-        };
-        let bad =
-            |e: tonic::transport::Error| Error::new(Code::InvalidArgument, None, format!("{address}: {e}"));
-        let mut endpoint = Endpoint::from_shared(uri)
-            .map_err(bad)?
-            .connect_timeout(Duration::from_secs(10))
-            .http2_keep_alive_interval(Duration::from_secs(20))
-            .keep_alive_timeout(Duration::from_secs(10))
-            .keep_alive_while_idle(true);
-        if tls {
-            let mut config = ClientTlsConfig::new();
-            config = match &options.ca_pem {
-                Some(pem) => config.ca_certificate(Certificate::from_pem(pem)),
-                None => config.with_native_roots(),
-            };
-            if let Some(domain) = &options.domain {
-                config = config.domain_name(domain.clone());
-            }
-            endpoint = endpoint.tls_config(config).map_err(bad)?;
-        }
-        let channel = endpoint.connect().await?;
-        Ok(Client::from_channel(channel))
+        let channel = endpoint(address, &options)?.connect().await?;
+        let mut client = Client::from_channel(channel);
+        client.address = address.to_string();
+        client.options = options;
+        Ok(client)
     }
 
-    /// Wraps a channel made elsewhere.
+    /// Wraps a channel made elsewhere (it does not follow `MATCH_ELSEWHERE`: it does not know
+    /// the address it reaches).
     pub fn from_channel(channel: Channel) -> Client {
         Client {
             matches: MatchServiceClient::new(channel.clone()),
             channel,
+            address: String::new(),
+            options: ConnectOptions::default(),
+            routes: Arc::default(),
+        }
+    }
+
+    /// The address this client sends `match_id`'s calls to: the owner a `Match` or a
+    /// `MATCH_ELSEWHERE` named, or `None` for the address it connected to.
+    pub fn route(&self, match_id: &str) -> Option<String> {
+        self.routes
+            .lock()
+            .expect("routes")
+            .by_match
+            .get(match_id)
+            .cloned()
+    }
+
+    /// The `MatchService` of the worker serving `match_id` (the connected one unless a route
+    /// is known).
+    pub(crate) fn service_for(&self, match_id: &str) -> MatchServiceClient<Channel> {
+        let mut routes = self.routes.lock().expect("routes");
+        let Some(owner) = routes.by_match.get(match_id).cloned() else {
+            return self.matches.clone();
+        };
+        if owner == self.address {
+            return self.matches.clone();
+        }
+        if let Some(channel) = routes.channels.get(&owner) {
+            return MatchServiceClient::new(channel.clone());
+        }
+        match endpoint(&owner, &self.options) {
+            Ok(endpoint) => {
+                let channel = endpoint.connect_lazy();
+                routes.channels.insert(owner, channel.clone());
+                MatchServiceClient::new(channel)
+            }
+            // An address we cannot use: the call goes where it can and fails clearly.
+            Err(_) => self.matches.clone(),
+        }
+    }
+
+    /// Records where `match_id` is served; `:PORT` means the host connected to.
+    pub(crate) fn learn_route(&self, match_id: &str, owner: &str) {
+        if match_id.is_empty() || owner.is_empty() || self.address.is_empty() {
+            return;
+        }
+        let owner = match (owner.strip_prefix(':'), self.address.rfind(':')) {
+            (Some(_), Some(colon)) => format!("{}{owner}", &self.address[..colon]),
+            _ => owner.to_string(),
+        };
+        let mut routes = self.routes.lock().expect("routes");
+        routes.by_match.insert(match_id.to_string(), owner);
+    }
+
+    /// Learns the route `m` names and returns it unchanged.
+    fn note(&self, m: pb::Match) -> pb::Match {
+        self.learn_route(&m.match_id, &m.server_address);
+        m
+    }
+
+    /// Runs a unary call on the worker serving `match_id`, following `MATCH_ELSEWHERE` up to
+    /// [`MAX_REDIRECTS`] times.
+    async fn routed<T, F, Fut>(&self, match_id: &str, mut call: F) -> Result<T, Error>
+    where
+        F: FnMut(MatchServiceClient<Channel>) -> Fut,
+        Fut: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    {
+        let mut hop = 0;
+        loop {
+            match call(self.service_for(match_id)).await {
+                Ok(response) => return Ok(response.into_inner()),
+                Err(status) => {
+                    let error = Error::from(status);
+                    match &error.owner_address {
+                        Some(owner) if hop < MAX_REDIRECTS => self.learn_route(match_id, owner),
+                        _ => return Err(error),
+                    }
+                }
+            }
+            hop += 1;
         }
     }
 
@@ -190,7 +273,7 @@ impl Client {
             .r#match
             .ok_or_else(|| Error::new(Code::Internal, None, "CreateMatch returned no match"))?;
         Ok(CreatedMatch {
-            r#match: created,
+            r#match: self.note(created),
             creator_token: response.creator_token,
         })
     }
@@ -199,15 +282,18 @@ impl Client {
     /// [`Client::create_match`]; returns it, now finished (aborted). A match that has
     /// started is refused with `NOT_WAITING`.
     pub async fn cancel_match(&self, match_id: &str, creator_token: &str) -> Result<pb::Match, Error> {
-        let request = authorized(
-            pb::CancelMatchRequest {
-                match_id: match_id.to_string(),
-            },
-            Some(creator_token),
-        );
-        let response = self.matches.clone().cancel_match(request).await?.into_inner();
+        let message = pb::CancelMatchRequest {
+            match_id: match_id.to_string(),
+        };
+        let response = self
+            .routed(match_id, |mut service| {
+                let request = authorized(message.clone(), Some(creator_token));
+                async move { service.cancel_match(request).await }
+            })
+            .await?;
         response
             .r#match
+            .map(|m| self.note(m))
             .ok_or_else(|| Error::new(Code::Internal, None, "CancelMatch returned no match"))
     }
 
@@ -218,7 +304,12 @@ impl Client {
             player_name: name.to_string(),
             seat,
         };
-        let response = self.matches.clone().join_match(request).await?.into_inner();
+        let response = self
+            .routed(match_id, |mut service| {
+                let request = request.clone();
+                async move { service.join_match(request).await }
+            })
+            .await?;
         Ok(MatchHandle {
             match_id: match_id.to_string(),
             seat: response.seat,
@@ -228,15 +319,18 @@ impl Client {
 
     /// The match as `handle`'s seat (or, with `None`, a spectator) sees it.
     pub async fn get_match(&self, match_id: &str, handle: Option<&MatchHandle>) -> Result<pb::Match, Error> {
-        let request = authorized(
-            pb::GetMatchRequest {
-                match_id: match_id.to_string(),
-            },
-            token(handle),
-        );
-        let response = self.matches.clone().get_match(request).await?.into_inner();
+        let message = pb::GetMatchRequest {
+            match_id: match_id.to_string(),
+        };
+        let response = self
+            .routed(match_id, |mut service| {
+                let request = authorized(message.clone(), token(handle));
+                async move { service.get_match(request).await }
+            })
+            .await?;
         response
             .r#match
+            .map(|m| self.note(m))
             .ok_or_else(|| Error::new(Code::Internal, None, "GetMatch returned no match"))
     }
 
@@ -256,7 +350,7 @@ impl Client {
                 ..Default::default()
             };
             let page = self.matches.clone().list_matches(request).await?.into_inner();
-            matches.extend(page.matches);
+            matches.extend(page.matches.into_iter().map(|m| self.note(m)));
             if page.next_page_token.is_empty() {
                 return Ok(matches);
             }
@@ -277,12 +371,11 @@ impl Client {
             r#move: mv.to_string(),
             ply,
         };
-        Ok(self
-            .matches
-            .clone()
-            .submit_move(authorized(message, Some(&handle.token)))
-            .await?
-            .into_inner())
+        self.routed(&handle.match_id, |mut service| {
+            let request = authorized(message.clone(), Some(&handle.token));
+            async move { service.submit_move(request).await }
+        })
+        .await
     }
 
     /// Resigns `handle`'s seat; returns the seq of the event that records it.
@@ -290,13 +383,13 @@ impl Client {
         let message = pb::ResignRequest {
             match_id: handle.match_id.clone(),
         };
-        Ok(self
-            .matches
-            .clone()
-            .resign(authorized(message, Some(&handle.token)))
-            .await?
-            .into_inner()
-            .seq)
+        let response = self
+            .routed(&handle.match_id, |mut service| {
+                let request = authorized(message.clone(), Some(&handle.token));
+                async move { service.resign(request).await }
+            })
+            .await?;
+        Ok(response.seq)
     }
 
     /// The verifiable record of a finished match (`NOT_FINISHED` before its end).
@@ -304,7 +397,12 @@ impl Client {
         let request = pb::GetMatchRecordRequest {
             match_id: match_id.to_string(),
         };
-        let response = self.matches.clone().get_match_record(request).await?.into_inner();
+        let response = self
+            .routed(match_id, |mut service| {
+                let request = request.clone();
+                async move { service.get_match_record(request).await }
+            })
+            .await?;
         response
             .record
             .ok_or_else(|| Error::new(Code::Internal, None, "GetMatchRecord returned no record"))
@@ -343,7 +441,8 @@ impl Client {
 
     /// One `WatchMatch` stream: the events after `after_seq` as the seat (or a spectator)
     /// sees them, batched as the server recorded them. It ends when the match ends or the
-    /// connection drops; [`Client::follow`] resumes by itself.
+    /// connection drops; [`Client::follow`] resumes by itself. A `MATCH_ELSEWHERE` answer is
+    /// followed to the owner.
     pub async fn watch(
         &self,
         match_id: &str,
@@ -354,12 +453,11 @@ impl Client {
             match_id: match_id.to_string(),
             after_seq,
         };
-        Ok(self
-            .matches
-            .clone()
-            .watch_match(authorized(message, token(handle)))
-            .await?
-            .into_inner())
+        self.routed(match_id, |mut service| {
+            let request = authorized(message.clone(), token(handle));
+            async move { service.watch_match(request).await }
+        })
+        .await
     }
 
     /// Every event after `after_seq`, each exactly once and in order, until the match ends,
@@ -379,12 +477,14 @@ impl Client {
         tokio::spawn(async move {
             let mut backoff = backoff;
             let mut last = after_seq;
+            let mut redirects = 0;
             loop {
                 let failure = match client.watch(&match_id, handle.as_ref(), last).await {
                     Ok(mut stream) => loop {
                         match stream.message().await {
                             Ok(Some(response)) => {
                                 backoff.reset();
+                                redirects = 0;
                                 for event in response.events {
                                     if event.seq <= last {
                                         continue;
@@ -402,6 +502,14 @@ impl Client {
                     },
                     Err(error) => error,
                 };
+                if let Some(owner) = &failure.owner_address
+                    && redirects < MAX_REDIRECTS
+                {
+                    // Another worker owns the match (docs/scaling.md): reconnect there at once.
+                    redirects += 1;
+                    client.learn_route(&match_id, owner);
+                    continue;
+                }
                 if !failure.is_retryable() {
                     let _ = sender.send(Err(failure)).await;
                     return;
@@ -422,4 +530,33 @@ impl Client {
 
 fn token(handle: Option<&MatchHandle>) -> Option<&str> {
     handle.map(|h| h.token.as_str())
+}
+
+/// The endpoint for `HOST:PORT` (or a URI) with the TLS options.
+fn endpoint(address: &str, options: &ConnectOptions) -> Result<Endpoint, Error> {
+    let tls = options.tls || options.ca_pem.is_some();
+    let uri = if address.contains("://") {
+        address.to_string()
+    } else {
+        format!("{}://{address}", if tls { "https" } else { "http" })
+    };
+    let bad = |e: tonic::transport::Error| Error::new(Code::InvalidArgument, None, format!("{address}: {e}"));
+    let mut endpoint = Endpoint::from_shared(uri)
+        .map_err(bad)?
+        .connect_timeout(Duration::from_secs(10))
+        .http2_keep_alive_interval(Duration::from_secs(20))
+        .keep_alive_timeout(Duration::from_secs(10))
+        .keep_alive_while_idle(true);
+    if tls {
+        let mut config = ClientTlsConfig::new();
+        config = match &options.ca_pem {
+            Some(pem) => config.ca_certificate(Certificate::from_pem(pem)),
+            None => config.with_native_roots(),
+        };
+        if let Some(domain) = &options.domain {
+            config = config.domain_name(domain.clone());
+        }
+        endpoint = endpoint.tls_config(config).map_err(bad)?;
+    }
+    Ok(endpoint)
 }

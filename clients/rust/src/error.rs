@@ -50,6 +50,9 @@ pub enum Reason {
     ServerShuttingDown,
     MatchDamaged,
     DatabaseDamaged,
+    /// Refused by a worker that does not own the match; the client follows it by itself.
+    MatchElsewhere,
+    WorkerUnavailable,
     /// Not sent by the server: the client gave up reconnecting.
     GaveUp,
     /// A reason this client version does not name.
@@ -96,6 +99,8 @@ const NAMES: &[(&str, Reason)] = &[
     ("SERVER_SHUTTING_DOWN", Reason::ServerShuttingDown),
     ("MATCH_DAMAGED", Reason::MatchDamaged),
     ("DATABASE_DAMAGED", Reason::DatabaseDamaged),
+    ("MATCH_ELSEWHERE", Reason::MatchElsewhere),
+    ("WORKER_UNAVAILABLE", Reason::WorkerUnavailable),
     ("GAVE_UP", Reason::GaveUp),
 ];
 
@@ -135,6 +140,9 @@ pub struct Error {
     pub code: Code,
     pub reason: Option<Reason>,
     pub message: String,
+    /// For a `MATCH_ELSEWHERE` refusal, the address of the worker that owns the match (the
+    /// ErrorInfo metadata `address`; `:PORT` = the host connected to).
+    pub owner_address: Option<String>,
 }
 
 impl Error {
@@ -143,6 +151,7 @@ impl Error {
             code,
             reason,
             message: message.into(),
+            owner_address: None,
         }
     }
 
@@ -159,10 +168,14 @@ impl Error {
 impl From<tonic::Status> for Error {
     /// Decodes the `google.rpc.ErrorInfo` carried in `grpc-status-details-bin`.
     fn from(status: tonic::Status) -> Self {
-        let reason = status
+        let info = status
             .get_details_error_info()
-            .filter(|info| info.domain == "ziggurat" || info.domain.is_empty())
-            .map(|info| Reason::parse(&info.reason));
+            .filter(|info| info.domain == "ziggurat" || info.domain.is_empty());
+        let owner_address = info
+            .as_ref()
+            .filter(|info| info.reason == "MATCH_ELSEWHERE")
+            .and_then(|info| info.metadata.get("address").cloned());
+        let reason = info.map(|info| Reason::parse(&info.reason));
         // tonic reports a connection that failed below gRPC (refused, reset, a TLS or HTTP/2
         // failure) as UNKNOWN with the cause attached: that is the server being unreachable.
         if status.code() == Code::Unknown
@@ -177,7 +190,9 @@ impl From<tonic::Status> for Error {
             }
             return Error::new(Code::Unavailable, None, text);
         }
-        Error::new(status.code(), reason, status.message())
+        let mut error = Error::new(status.code(), reason, status.message());
+        error.owner_address = owner_address;
+        error
     }
 }
 

@@ -3,7 +3,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::Code;
 
 use crate::backoff::Backoff;
-use crate::client::{Client, MatchHandle, authorized};
+use crate::client::{Client, MAX_REDIRECTS, MatchHandle, authorized};
 use crate::error::{Error, Reason};
 use crate::pb;
 use crate::pb::event::Kind;
@@ -110,10 +110,18 @@ impl SeatRunner {
     where
         F: FnMut(&Turn) -> String,
     {
+        let mut redirects = 0;
         loop {
             let failure = match self.session(&mut choose).await {
                 Ok(Some(ended)) => return Ok(ended),
                 Ok(None) => Error::new(Code::Unavailable, None, "the Play stream ended early"),
+                Err(error) if error.owner_address.is_some() && redirects < MAX_REDIRECTS => {
+                    // Another worker owns the match (docs/scaling.md): reconnect there at once.
+                    redirects += 1;
+                    let owner = error.owner_address.unwrap_or_default();
+                    self.client.learn_route(&self.handle.match_id, &owner);
+                    continue;
+                }
                 Err(error) if error.is_retryable() => error,
                 Err(error) => return Err(error),
             };
@@ -158,7 +166,12 @@ impl SeatRunner {
         };
         sender.send(first).await.expect("the receiver is alive");
         let request = authorized(ReceiverStream::new(receiver), Some(&self.handle.token));
-        let mut stream = self.client.match_service().play(request).await?.into_inner();
+        let mut stream = self
+            .client
+            .service_for(&self.handle.match_id)
+            .play(request)
+            .await?
+            .into_inner();
 
         let mut candidate: Option<pb::TurnStartedEvent> = None;
         while let Some(response) = stream.message().await? {
