@@ -564,7 +564,13 @@ async fn plays_over_tls() {
         Err(error) => Err(error),
     };
     let refused = plaintext.expect_err("plaintext refused");
-    assert_eq!(refused.code, tonic::Code::Unavailable, "{refused}");
+    // The TLS server drops the plaintext connection; hyper reports that as a broken
+    // connection (Unavailable) or, when the drop races the request, as a cancelled
+    // stream (Cancelled). Either way nothing was served.
+    assert!(
+        matches!(refused.code, tonic::Code::Unavailable | tonic::Code::Cancelled),
+        "{refused}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
