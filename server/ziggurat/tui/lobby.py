@@ -48,7 +48,7 @@ class LobbyScreen(Screen[None]):
     #create, #bots { height: auto; border: round $secondary; padding: 0 1; }
     #lobby-message { height: auto; max-height: 4; padding: 0 1; }
     .row { height: 1; }
-    .row Label { width: 13; }
+    .row Label { width: 15; }
     .row Input, .row Select { width: 1fr; }
     #create-button, #add-bot { width: 1fr; }
     #bot { width: 1fr; }
@@ -99,7 +99,7 @@ class LobbyScreen(Screen[None]):
 
     def on_mount(self) -> None:
         """List the matches (and the bots) now and every few seconds."""
-        self.matches_list.border_title = "open matches (Enter: join) · running (Enter: watch)"
+        self.matches_list.border_title = "matches · Enter: join or watch"
         self.query_one("#create").border_title = "new match"
         self.query_one("#bots").border_title = "bot for the highlighted match"
         self.action_refresh()

@@ -108,6 +108,8 @@ def status(state: MatchState, now_ms: int | None = None) -> Text:
         move = state.last_move
         out.append(f"\nLast move: {seat_label(state, move.seat)} played ")
         out.append(move.move, style="bold")
+        if state.history and state.history[-1].cancelled:
+            out.append(" ✕ cancelled", style="red")
         if move.substituted:
             out.append(" (played by the server)", style="italic")
     return out
