@@ -14,7 +14,6 @@ from tests.tournament.fixtures.harness import FIXTURES, PYTHON, run_tournament, 
 from ziggurat.tournament.sandbox import Sandbox, SandboxPolicy, SandboxUnavailable
 
 ROGUE = str(FIXTURES / "stdio_rogue.py")
-SANDBOX_UIDS = range(SandboxPolicy().uid_base, SandboxPolicy().uid_base + SandboxPolicy().uid_slots)
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 
@@ -44,8 +43,33 @@ builtin = "random"
 """
 
 
-def rogue(mode: str, env: str = "") -> str:
-    return f"\n[[participants]]\nname = '{mode}'\nstdio = {toml_list([PYTHON, ROGUE, mode])}\n{env}"
+# Every rogue of this module's tournaments carries this mark in its environment, which its
+# children inherit: other tests running sandboxed programs at the same time (pytest -n) use
+# the same sandbox uids, so "a process of a sandbox user" alone would count theirs too.
+RUN_MARK = f"ROGUE_RUN={uuid.uuid4().hex}"
+
+
+def rogue(mode: str, **env: str) -> str:
+    mark_name, mark_value = RUN_MARK.split("=")
+    table = ", ".join(f"{key} = '{value}'" for key, value in {mark_name: mark_value, **env}.items())
+    return (
+        f"\n[[participants]]\nname = '{mode}'\nstdio = {toml_list([PYTHON, ROGUE, mode])}\n"
+        f"env = {{ {table} }}"
+    )
+
+
+def marked_processes() -> list[Path]:
+    """Processes (any user, any session) whose environment has this module's RUN_MARK."""
+    out = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if RUN_MARK.encode() in (proc / "environ").read_bytes().split(b"\0"):
+                out.append(proc)
+        except OSError:
+            continue
+    return out
 
 
 def rogue_processes() -> list[int]:
@@ -70,8 +94,8 @@ async def test_rogue_programs_are_stopped_get_a_verdict_and_leave_no_process(tmp
     private_tmp = Path(f"/tmp/ziggurat-escaped-{uuid.uuid4().hex}")
     targets = [tmp_path / "escaped", FIXTURES / "escaped", private_tmp, Path("/etc/ziggurat-escaped")]
     body = HEADER
-    body += rogue("network", f"env = {{ ROGUE_PORT = '{port}' }}")
-    body += rogue("write", f"env = {{ ROGUE_PATHS = '{':'.join(map(str, targets))}' }}")
+    body += rogue("network", ROGUE_PORT=str(port))
+    body += rogue("write", ROGUE_PATHS=":".join(map(str, targets)))
     body += rogue("forkbomb") + rogue("alloc") + rogue("spin")
     config = write_config(tmp_path, body)
     assert rogue_processes() == []
@@ -105,21 +129,22 @@ async def test_rogue_programs_are_stopped_get_a_verdict_and_leave_no_process(tmp
         if result["seats"][seat] in ("forkbomb", "write", "alloc")
     }
     assert "fork refused after" in logs["forkbomb"]
+    assert f"run {RUN_MARK.split('=')[1]}" in logs["forkbomb"]  # the mark reached the sandbox
     # it could write its private /tmp only, which the host never sees (checked above)
     assert "Read-only file system" in logs["write"]
     wrote = [line for line in logs["write"].splitlines() if line.startswith("wrote ")]
     assert wrote == [f"wrote {private_tmp}"]
     assert "MemoryError" in logs["alloc"]
-    # nothing is left: no rogue, none of the fork bomb's detached children, no sandbox user
+    # nothing is left: no rogue, none of the fork bomb's detached children (they keep the mark)
     await asyncio.sleep(0.2)
     assert rogue_processes() == []
-    assert not [p for p in Path("/proc").iterdir() if p.name.isdigit() and _uid(p) in SANDBOX_UIDS]
+    assert marked_processes() == []
 
 
 async def test_opting_out_runs_programs_unconfined(tmp_path: Path) -> None:
     target = tmp_path / "written-unconfined"
     body = HEADER.replace("[sandbox]", "[sandbox]\nenabled = false")
-    body += rogue("write", f"env = {{ ROGUE_PATHS = '{target}' }}")
+    body += rogue("write", ROGUE_PATHS=str(target))
     done = await run_tournament(write_config(tmp_path, body), tmp_path / "t.db", timeout=60)
     assert done.reason == "completed"
     assert target.read_text() == "escaped\n"  # what the sandbox prevents, the opt-out allows
@@ -129,10 +154,3 @@ def test_a_missing_tool_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap, prlimit or setpriv here
     with pytest.raises(SandboxUnavailable, match=r"needs bwrap.*apt-get install bubblewrap"):
         Sandbox(SandboxPolicy(), root=tmp_path / "sandboxes").check()
-
-
-def _uid(proc: Path) -> int:
-    try:
-        return proc.stat().st_uid
-    except OSError:
-        return -1
