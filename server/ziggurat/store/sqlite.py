@@ -94,6 +94,14 @@ CREATE TABLE IF NOT EXISTS events (
 BUSY_TIMEOUT_S = 0.0
 # How long the final checkpoint at close waits for readers.
 FINAL_CHECKPOINT_WAIT_S = 5.0
+# The WAL's size bound. Background PASSIVE checkpoints copy the WAL into the database but
+# never let it start over while writes keep coming (each one starts before the last frame
+# is copied), so under steady load the WAL grew for ever: 1.3 GB in two minutes of
+# benchmarks/soak.py. Past this many frames the writer itself runs a RESTART checkpoint
+# between two transactions (no lock to wait for: it is the only writer; the frames left to
+# copy are those since the last background pass), and journal_size_limit shrinks the file
+# back to this size when the WAL starts over.
+WAL_RESTART_FRAMES = 16_384  # 64 MiB of 4 KiB pages
 
 log = logging.getLogger("ziggurat.store")
 
@@ -205,6 +213,7 @@ class Store:
             # Checkpoints copy the WAL into the database file and fsync it: on the event loop
             # they would stall every match. A background thread does them instead.
             self._db.execute("PRAGMA wal_autocheckpoint=0")
+            self._db.execute(f"PRAGMA journal_size_limit={WAL_RESTART_FRAMES * 4096}")
             self._checkpointer = _Checkpointer(self.path)
 
     def close(self) -> None:
@@ -471,14 +480,31 @@ class Store:
         if self._failures:
             log.warning("database writes work again after %d failed writes", self._failures)
             self._failures = 0
+        if self._checkpointer is not None and self._checkpointer.restart_wanted:
+            self._restart_wal()
+
+    def _restart_wal(self) -> None:
+        """Let the WAL start over (see WAL_RESTART_FRAMES); a reader in the way defers it."""
+        assert self._checkpointer is not None
+        self._checkpointer.restart_wanted = False  # asked again after the next background pass
+        try:
+            busy, frames, copied = self._db.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()
+        except sqlite3.Error as error:
+            log.debug("WAL restart checkpoint failed: %s", error)
+            return
+        if busy:
+            log.debug("WAL restart deferred by a reader (%d of %d frames copied)", copied, frames)
 
 
 class _Checkpointer:
-    """A daemon thread that checkpoints the WAL (PASSIVE: never blocks the writer) every second."""
+    """A daemon thread that checkpoints the WAL (PASSIVE: never blocks the writer) every second,
+    and asks the writer for a RESTART checkpoint once the WAL holds WAL_RESTART_FRAMES frames.
+    """
 
     INTERVAL = 1.0
 
     def __init__(self, path: str) -> None:
+        self.restart_wanted = False  # set here, cleared by the writer (a bool: atomic under the GIL)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, args=(path,), name="sqlite-checkpoint", daemon=True)
         self._thread.start()
@@ -488,9 +514,11 @@ class _Checkpointer:
         try:
             while not self._stop.wait(self.INTERVAL):
                 try:
-                    db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                    _, frames, _ = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
                 except sqlite3.Error:
                     continue  # busy now: the next round will do it
+                if frames >= WAL_RESTART_FRAMES:
+                    self.restart_wanted = True
         finally:
             db.close()
 
