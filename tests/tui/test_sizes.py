@@ -79,6 +79,10 @@ async def test_game_screens_fit(server: RunningServer, size: tuple[int, int], ga
     app = ZigguratApp(server=server.address, player_name="human")
     async with app.run_test(size=size) as pilot:
         screen = await play_until_my_turn(pilot, game, seats, size)
+        # the turn's state is in; let the screen lay out what it now shows before measuring
+        # (a check in between saw the board of the previous layout, wider than its column)
+        await pilot.pause()
+        await pilot.pause()
         assert (
             len([s for s in screen.state.seats.values() if s.player_name.endswith("(bot)")]) == int(seats) - 1
         )
