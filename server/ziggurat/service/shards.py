@@ -22,10 +22,10 @@ import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import grpc
 
+from ziggurat.store.sqlite import page_rows
 from ziggurat.store.startup import StartupError
 from ziggurat.wire import errors
 from ziggurat.wire.reasons import Reason
@@ -245,20 +245,10 @@ class ShardReader:
         self, *, status: str | None, game: str | None, limit: int, before: int | None
     ) -> list[tuple[int, str, int]]:
         """(position, match_id, created_ms), newest first, as ``Store.page_ids`` walks them."""
-        query = "SELECT rowid, match_id, created_ms FROM matches WHERE 1=1"
-        params: list[Any] = []
-        if status is not None:
-            query += " AND status=?"
-            params.append(status)
-        if game is not None:
-            query += " AND game=?"
-            params.append(game)
-        if before is not None:
-            query += " AND rowid < ?"
-            params.append(before)
-        query += " ORDER BY rowid DESC LIMIT ?"
-        params.append(limit)
-        return [(int(r[0]), str(r[1]), int(r[2])) for r in self._db.execute(query, params)]
+        rows = page_rows(
+            self._db, "match_id, created_ms", status=status, game=game, limit=limit, before=before
+        )
+        return [(int(r[0]), str(r[1]), int(r[2])) for r in rows]
 
     def seat_of_token(self, token_hash: str) -> tuple[str, int] | None:
         """(match_id, 0-based seat) of a seat token's hash held in this shard."""

@@ -110,6 +110,35 @@ def _json(data: dict[str, Any]) -> str:
     return json.dumps(data, separators=(",", ":"))
 
 
+def page_rows(
+    db: sqlite3.Connection,
+    columns: str,
+    *,
+    status: str | None,
+    game: str | None,
+    limit: int,
+    before: int | None,
+) -> list[tuple[Any, ...]]:
+    """(rowid, *columns) of the matches table, newest first, filtered by status and game,
+    after the keyset cursor ``before`` (see :meth:`Store.page_ids`); shared with the
+    read-only shard readers of ``ziggurat serve --workers``.
+    """
+    query = f"SELECT rowid, {columns} FROM matches WHERE 1=1"
+    params: list[Any] = []
+    if status is not None:
+        query += " AND status=?"
+        params.append(status)
+    if game is not None:
+        query += " AND game=?"
+        params.append(game)
+    if before is not None:
+        query += " AND rowid < ?"
+        params.append(before)
+    query += " ORDER BY rowid DESC LIMIT ?"
+    params.append(limit)
+    return [tuple(row) for row in db.execute(query, params)]
+
+
 class StoreUnavailableError(Exception):
     """A write failed (locked, disk full, read-only, I/O error): nothing of it was stored."""
 
@@ -331,20 +360,8 @@ class Store:
         a keyset cursor, the position of the last match of the previous page: a match
         created later has a larger position and never lands in a later page.
         """
-        query = "SELECT rowid, match_id FROM matches WHERE 1=1"
-        params: list[Any] = []
-        if status is not None:
-            query += " AND status=?"
-            params.append(status)
-        if game is not None:
-            query += " AND game=?"
-            params.append(game)
-        if before is not None:
-            query += " AND rowid < ?"
-            params.append(before)
-        query += " ORDER BY rowid DESC LIMIT ?"
-        params.append(limit)
-        return [(int(row[0]), str(row[1])) for row in self._db.execute(query, params)]
+        rows = page_rows(self._db, "match_id", status=status, game=game, limit=limit, before=before)
+        return [(int(row[0]), str(row[1])) for row in rows]
 
     def summary(self, match_id: str, audience: int | None) -> bytes | None:
         """The stored summary of a finished match for ``audience`` (None = spectators)."""
