@@ -31,7 +31,7 @@ from ziggurat.rules.seeding import commitment
 from ziggurat.service.events import Created, SeatJoined
 from ziggurat.service.group_commit import GroupCommit
 from ziggurat.service.integrity import MatchDamaged, load_stored, rebuild
-from ziggurat.service.match import Match, StreamLimits, hash_token, store_unavailable
+from ziggurat.service.match import Match, StreamLimits, hash_token, seat_by_token, store_unavailable
 from ziggurat.service.render import render_match
 from ziggurat.service.shards import ShardDirectory
 from ziggurat.service.timecontrol import TimeControl
@@ -42,10 +42,30 @@ from ziggurat.wire.reasons import Reason
 
 log = logging.getLogger("ziggurat.match")
 
-FINISHED_CACHE = 256
+# Finished matches kept whole (log, states, rules' objects: about 54 KiB a Pylos match), for
+# the calls that need the log (WatchMatch, GetMatchRecord) or a refusal from the match itself;
+# and finished matches kept only as what GetMatch and ListMatches answer (about 1.7 KiB). The
+# whole ones were 256, a fifth of the server's Python heap under benchmarks/soak.py (26,000
+# log entries beside the 60,000 of 1,200 live matches); a match that has left both is read
+# back from the store (its summaries, or a replay of its log).
+FINISHED_CACHE = 16
+FINISHED_VIEWS = 1024
 # A waiting match in which no seat was taken for this long is cancelled (ziggurat serve
 # --waiting-ttl): abandoned lobbies must not hold the server's match slots forever.
 DEFAULT_WAITING_TTL_S = 900.0
+
+
+@dataclass(frozen=True, slots=True)
+class FinishedView:
+    """What GetMatch and ListMatches answer for a finished match, kept instead of the match.
+
+    A finished match no longer changes, so its rendering for each audience is fixed: these
+    are the bytes that :func:`render_match` gives (the same ones stored as its summaries),
+    and the seats' token hashes to pick the caller's audience as the match itself would.
+    """
+
+    renderings: dict[int | None, bytes]  # serialized Match by audience (None: spectators)
+    token_seats: dict[str, int]  # seat token hash -> seat
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +98,7 @@ class MatchManager:
         self.creation_open = True
         self.live: dict[str, Match] = {}
         self._finished: OrderedDict[str, Match] = OrderedDict()
+        self._views: OrderedDict[str, FinishedView] = OrderedDict()
         self._expiry: asyncio.Task[None] | None = None
         # Spectators' rendering of each live match listed, with what it was rendered from
         # (the immutable match state object and the seats' presence): listing live matches
@@ -207,6 +228,20 @@ class MatchManager:
             raise errors.not_found(match_id)
         return match
 
+    def finished_rendering(self, match_id: str, token: str | None) -> bytes | None:
+        """GetMatch of a finished match from the cache of finished views: the serialized Match
+        as the token's seat (or a spectator, without a token) sees it; None when the match is
+        not there (live, damaged, or not finished lately: then :meth:`get` serves it).
+
+        Raises BAD_TOKEN for a token that is not one of the match's seats, as the match does.
+        """
+        view = self._views.get(match_id)
+        if view is None or match_id in self.quarantined:
+            return None
+        self._views.move_to_end(match_id)
+        audience = None if not token else seat_by_token(view.token_seats, token)
+        return view.renderings[audience]
+
     def list_page(
         self, *, status: str | None, game: str | None, limit: int, cursor: str, token: str | None
     ) -> Page:
@@ -230,7 +265,8 @@ class MatchManager:
             raise errors.refuse(Reason.DATABASE_DAMAGED, "the server's match table is damaged") from None
         # A damaged match answers DATA_LOSS on its own; the page goes on without it.
         listed = [match_id for _, match_id in rows[:limit] if match_id not in self.quarantined]
-        stored = self.store.summaries([m for m in listed if m not in self.live and m not in self._finished])
+        in_memory = self.live.keys() | self._finished.keys() | self._views.keys()
+        stored = self.store.summaries([m for m in listed if m not in in_memory])
         matches = []
         for match_id in listed:
             audience = own[1] if own is not None and own[0] == match_id else None
@@ -322,6 +358,9 @@ class MatchManager:
 
     def _summary(self, match_id: str, audience: int | None) -> bytes:
         """The serialized Match for ``audience``: from memory, the stored summary, or (once) the log."""
+        view = self._views.get(match_id)
+        if view is not None:
+            return view.renderings[audience]
         match = self.live.get(match_id) or self._finished.get(match_id)
         if match is not None and audience is None:
             return self._spectator_summary(match)
@@ -332,7 +371,7 @@ class MatchManager:
             return data
         match = self.get(match_id)  # no summary yet: rebuild it from the log, once
         if match.status == "finished":
-            self._save_summaries(match)
+            return self._save_summaries(match)[audience]
         return render_match(match, audience).SerializeToString()
 
     def _spectator_summary(self, match: Match) -> bytes:
@@ -346,13 +385,21 @@ class MatchManager:
             self._listed[match.match_id] = (match.current, presence, data)
         return data
 
-    def _save_summaries(self, match: Match) -> None:
-        audiences: list[int | None] = [None, *range(match.seat_count)]
-        summaries = {a: render_match(match, a).SerializeToString() for a in audiences}
+    def _save_summaries(self, match: Match) -> dict[int | None, bytes]:
+        """Store a finished match's renderings (its summaries) and keep them as its finished view."""
+        summaries = _renderings(match)
         try:
             self.store.save_summaries(match.match_id, summaries)
         except (sqlite3.Error, StoreUnavailableError) as error:  # a cache: rebuilt from the log when listed
             log.warning("match %s: could not store its summary: %s", match.match_id, error)
+        self._keep_view(match.match_id, FinishedView(summaries, match.token_seats))
+        return summaries
+
+    def _keep_view(self, match_id: str, view: FinishedView) -> None:
+        self._views[match_id] = view
+        self._views.move_to_end(match_id)
+        while len(self._views) > FINISHED_VIEWS:
+            self._views.popitem(last=False)
 
     def _track(self, match: Match) -> None:
         if match.status == "finished":
@@ -360,6 +407,8 @@ class MatchManager:
             self._finished.move_to_end(match.match_id)
             while len(self._finished) > FINISHED_CACHE:
                 self._finished.popitem(last=False)
+            if match.match_id not in self._views:  # read back from the store: render it once
+                self._keep_view(match.match_id, FinishedView(_renderings(match), match.token_seats))
         else:
             self.live[match.match_id] = match
             match.on_finished = self._retire
@@ -369,10 +418,16 @@ class MatchManager:
         """Move a match that has just finished from the live set to the finished cache."""
         if self.live.pop(match.match_id, None) is not None:
             self._listed.pop(match.match_id, None)
+            self._save_summaries(match)  # rendered once: stored, and kept as its finished view
             self._track(match)
-            self._save_summaries(match)
         else:
             self._finished.move_to_end(match.match_id)
+
+
+def _renderings(match: Match) -> dict[int | None, bytes]:
+    """A finished match's serialized Match for spectators (None) and for each seat."""
+    audiences: list[int | None] = [None, *range(match.seat_count)]
+    return {audience: render_match(match, audience).SerializeToString() for audience in audiences}
 
 
 def _last_join_ms(match: Match) -> int:

@@ -80,7 +80,16 @@ from ziggurat.store.sqlite import EventRow, Store, StoredEvent, StoredMatch, Sto
 from ziggurat.wire import errors
 from ziggurat.wire.reasons import Reason
 
-__all__ = ["MAX_MOVE_TEXT", "MAX_NAME", "LogEntry", "Match", "StreamLimits", "Subscriber", "hash_token"]
+__all__ = [
+    "MAX_MOVE_TEXT",
+    "MAX_NAME",
+    "LogEntry",
+    "Match",
+    "StreamLimits",
+    "Subscriber",
+    "hash_token",
+    "seat_by_token",
+]
 
 log = logging.getLogger("ziggurat.match")
 
@@ -92,6 +101,19 @@ RETRY_MAX_S = 2.0
 def hash_token(token: str) -> str:
     """Tokens are stored and compared only as SHA-256 hex digests."""
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+def seat_by_token(seats: dict[str, int], token: str) -> int:
+    """The seat whose token hash (a key of ``seats``) is that of ``token``; BAD_TOKEN otherwise.
+
+    Shared by live matches and the finished-match cache (manager.py), so that both answer a
+    token alike; every known hash is compared in constant time.
+    """
+    digest = hash_token(token)
+    for known, seat in seats.items():
+        if hmac.compare_digest(known, digest):
+            return seat
+    raise errors.permission_denied("BAD_TOKEN", "the token is not a seat token of this match")
 
 
 def store_unavailable(error: StoreUnavailableError) -> errors.ApiError:
@@ -376,17 +398,18 @@ class Match:
             for seat, record in enumerate(self.current.seats)
         ]
 
+    @property
+    def token_seats(self) -> dict[str, int]:
+        """Seat token hashes -> seat (a copy: the finished-match cache keeps it)."""
+        return dict(self._by_token)
+
     def seat_for_token(self, token: str | None) -> int:
         """The seat a token belongs to in this match; raise the right ApiError otherwise."""
         if not token:
             raise errors.unauthenticated(
                 "MISSING_TOKEN", "this call needs a seat token (authorization: Bearer …)"
             )
-        digest = hash_token(token)
-        for known, seat in self._by_token.items():
-            if hmac.compare_digest(known, digest):
-                return seat
-        raise errors.permission_denied("BAD_TOKEN", "the token is not a seat token of this match")
+        return seat_by_token(self._by_token, token)
 
     def viewer_for_token(self, token: str | None) -> int | None:
         """The seat of a token, or None (spectator) when no token is given."""

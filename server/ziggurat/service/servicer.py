@@ -202,9 +202,17 @@ class MatchServicer:
     async def GetMatch(
         self, request: spb.GetMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> spb.GetMatchResponse:
-        """The match as the caller's seat (token) or a spectator (no token) sees it."""
+        """The match as the caller's seat (token) or a spectator (no token) sees it; a finished
+        match from the manager's finished views when it is there (no log kept or replayed)."""
+        token = bearer_token(context)
+        finished = self.manager.finished_rendering(request.match_id, token)
+        if finished is not None:
+            out = mpb.Match.FromString(finished)
+            if self.address:
+                out.server_address = self.address
+            return spb.GetMatchResponse(match=out)
         match = self.manager.get(request.match_id)
-        viewer = match.viewer_for_token(bearer_token(context))
+        viewer = match.viewer_for_token(token)
         return spb.GetMatchResponse(match=self._render(match, viewer))
 
     @api
