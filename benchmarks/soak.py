@@ -10,6 +10,10 @@ Printed: the server's RSS once every match is live and settled (the start), ever
 ``--every`` seconds, and at the end (goal: the end within 10 % of the start); the stuck-match
 check (goal: every match that was active a minute before the end has either ended or moved
 since); the load average beside the figures (2 cores shared: read the figures with it).
+Beside the start and end RSS: the matches active then (the server's memory follows them, and
+client processes short of CPU keep fewer of the ``--matches`` slots playing) and the resident
+memory by kind of mapping (:func:`idle_soak.memory_map`: the main malloc heap, anonymous
+mappings with Python's object arenas and the other malloc arenas, files).
 
     python benchmarks/soak.py                            # 2,000 matches, 10 minutes
     python benchmarks/soak.py --matches 200 --minutes 2  # a quick look
@@ -26,6 +30,7 @@ from typing import Any
 
 from _baseline import ServerProcess, cpu_seconds, print_table, raise_nofile, rss_kb, verdict
 from capacity import warm_up, worker
+from idle_soak import memory_map
 
 from ziggurat.v1 import match_pb2
 from ziggurat.v1 import match_service_pb2 as spb
@@ -58,8 +63,11 @@ async def active_plies(address: str) -> dict[str, int]:
                 return plies
 
 
-async def finished_or_moved(address: str, before: dict[str, int]) -> tuple[int, int, list[str]]:
-    """(ended, moved, stuck ids) of the matches in ``before`` (match id -> ply a minute ago)."""
+async def finished_or_moved(
+    address: str, before: dict[str, int]
+) -> tuple[int, int, list[str], dict[str, int]]:
+    """(ended, moved, stuck ids, the active matches now) of the matches in ``before`` (match id
+    -> ply a minute ago)."""
     now = await active_plies(address)
     ended = moved = 0
     stuck: list[str] = []
@@ -70,7 +78,7 @@ async def finished_or_moved(address: str, before: dict[str, int]) -> tuple[int, 
             moved += 1
         else:
             stuck.append(match_id)
-    return ended, moved, stuck
+    return ended, moved, stuck, now
 
 
 def main() -> None:
@@ -117,7 +125,9 @@ def main() -> None:
         start = time.time()
         end = start + args.minutes * 60
         rss_start = rss_kb(server.pid)
+        map_start = memory_map(server.pid)
         cpu_start = cpu_seconds(server.pid)
+        active_start = len(asyncio.run(active_plies(server.address)))
         rows: list[list[object]] = [["0:00", f"{rss_start / 1024:.1f}", "+0.0%", load()]]
         before: dict[str, int] | None = None
         next_reading = start + args.every
@@ -139,8 +149,9 @@ def main() -> None:
                 print(f"  {rows[-1][0]}  RSS {rows[-1][1]} MB ({rows[-1][2]}); {load()}", flush=True)
                 next_reading += args.every
         assert before is not None
-        ended, moved, stuck = asyncio.run(finished_or_moved(server.address, before))
+        ended, moved, stuck, active_end = asyncio.run(finished_or_moved(server.address, before))
         rss_end = rss_kb(server.pid)
+        map_end = memory_map(server.pid)
         cpu = (cpu_seconds(server.pid) - cpu_start) / (time.time() - start)
         at_end = load()
         stop.set()
@@ -161,6 +172,14 @@ def main() -> None:
     print_table(["time", "server RSS MB", "vs start", "load"], rows)
     back = rss_end / rss_start - 1
     print(f"server RSS: start {rss_start / 1024:.1f} MB, end {rss_end / 1024:.1f} MB ({back:+.1%}); {at_end}")
+    print(
+        f"matches active: {active_start:,} at the start, {len(active_end):,} at the end (of {args.matches:,})"
+    )
+    for label, kinds in (("start", map_start), ("end", map_end)):
+        print(
+            f"server memory at the {label} by mapping (MB): "
+            + ", ".join(f"{k} {v / 1024:.1f}" for k, v in kinds.items())
+        )
     print(
         f"matches active {STUCK_WINDOW_S:.0f} s before the end: {len(before):,}: {ended:,} ended since, "
         f"{moved:,} moved, {len(stuck):,} stuck{(' (e.g. ' + ', '.join(stuck[:5]) + ')') if stuck else ''}"
