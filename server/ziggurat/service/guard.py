@@ -237,7 +237,7 @@ class Guard(_Interceptor):
         self, inner: Callable[..., Any], *, streaming: bool, request_streaming: bool
     ) -> Callable[..., Any]:
         """A handler that is awaited: unary responses, or a stream written with context.write()
-        (health Watch)."""
+        (Play, WatchMatch, health Watch)."""
 
         async def behaviour(request: Any, context: Context) -> Any:
             entered = await self._enter(

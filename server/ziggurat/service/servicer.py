@@ -30,6 +30,7 @@ from ziggurat.service.render import (
     render_match,
 )
 from ziggurat.service.shard_listing import ShardLister
+from ziggurat.service.status_guard import read_request
 from ziggurat.service.timecontrol import TimeControl
 from ziggurat.service.tokens import new_token
 from ziggurat.v1 import match_pb2 as mpb
@@ -281,7 +282,8 @@ class MatchServicer:
     ) -> AsyncIterator[bytes]:
         """Stream the log after ``after_seq`` as the caller may see it, until the end.
 
-        Yields serialized WatchMatchResponse messages (see :func:`build_handlers`).
+        Yields serialized WatchMatchResponse messages (see :func:`build_handlers`); the web
+        port iterates this generator, the gRPC port writes it out with :meth:`watch_written`.
         """
         try:
             match = self.manager.get(request.match_id)
@@ -301,13 +303,29 @@ class MatchServicer:
             if viewer is not None:
                 match.disconnect(viewer)
 
+    async def watch_written(
+        self, request: spb.WatchMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> None:
+        """WatchMatch on the gRPC port: each message written with ``context.write``.
+
+        A message yielded by a gRPC handler climbs through both interceptors' generator
+        layers on its way out, once per spectator per change; a written one goes straight
+        to gRPC (benchmarks/profiles/README.md: the stream path's cost per message).
+        """
+        async for message in self.WatchMatch(request, context):
+            await context.write(message)
+
     async def Play(
         self, request_iterator: AsyncIterator[spb.PlayRequest], context: grpc.aio.ServicerContext[Any, Any]
-    ) -> AsyncIterator[bytes]:
+    ) -> None:
         """Bidirectional bot stream: events out, moves in, on one call.
 
-        One writer (this generator) sends each batch of events together with any
-        refusal of a move; a reader task applies the moves that come in.
+        One writer (this coroutine, with ``context.write``, as WatchMatch) sends each batch
+        of events together with any refusal of a move; a reader task applies the moves
+        that come in. The first request comes through the guards' request iterator (it
+        carries the first-message deadline); the reader takes the rest with
+        ``context.read()``, one gRPC read per message instead of a climb through every
+        guard's generator layer.
         """
         try:
             first = await anext(request_iterator)
@@ -323,19 +341,19 @@ class MatchServicer:
         match.connect(seat)
         presence = _SeatPresence(match, seat)
         reader = asyncio.create_task(
-            self._play_reader(match, seat, subscriber, first, request_iterator, presence=presence)
+            self._play_reader(match, seat, subscriber, first, context, presence=presence)
         )
         try:
             async for entries, extras in match.batches(subscriber):
                 for message in framed_batches(match, entries, seat):
-                    yield message
+                    await context.write(message)
                 for item in extras:
                     if isinstance(item, errors.ApiError):  # the reader failed: end the stream, clearly
                         await _refuse(context, item)
                         return
                     # move_rejected is a singular field: two in one message would be merged
                     # into one by the receiver, so every refusal gets a response of its own.
-                    yield frame_field(2, item.SerializeToString())
+                    await context.write(frame_field(2, item.SerializeToString()))
         finally:
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -349,7 +367,7 @@ class MatchServicer:
         seat: int,
         subscriber: Subscriber,
         first: spb.PlayRequest,
-        requests: AsyncIterator[spb.PlayRequest],
+        context: grpc.aio.ServicerContext[Any, Any],
         *,
         presence: _SeatPresence,
     ) -> None:
@@ -375,7 +393,7 @@ class MatchServicer:
                     failure = errors.refuse(Reason.SERVER_ERROR, "the server could not process this move")
                     self._reject(subscriber, request.move, failure)
             try:
-                request = await anext(requests, None)
+                request = await read_request(context)
             except (asyncio.CancelledError, AbortError):
                 raise
             except Exception as error:
@@ -438,7 +456,7 @@ def build_handlers(servicer: MatchServicer) -> Any:
             response_serializer=_identity if name in _PRESERIALIZED else response_type.SerializeToString,
         )
     generic["WatchMatch"] = grpc.unary_stream_rpc_method_handler(
-        servicer.WatchMatch,
+        servicer.watch_written,
         request_deserializer=spb.WatchMatchRequest.FromString,
         response_serializer=_identity,
     )

@@ -37,6 +37,7 @@ log = logging.getLogger("ziggurat.server")
 
 GUARD_FILE_ENV = "ZIGGURAT_STATUS_GUARD_FILE"
 FORBIDDEN = (grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL)
+_EOF: Any = grpc.aio.EOF  # type: ignore[attr-defined]  # what context.read() returns at the end
 _Context = grpc.aio.ServicerContext[Any, Any]
 
 
@@ -88,6 +89,21 @@ def _check(method: str, context: _Context) -> None:
         code = next(known, grpc.StatusCode.UNKNOWN)
     if code in FORBIDDEN:
         report(method, code, str(context.details() or ""))
+
+
+async def read_request(context: _Context) -> Any:
+    """The next request of a request stream read with ``context.read()`` (None at its end),
+    refused like the request iterator's when its bytes do not decode.
+
+    For a handler that reads its requests itself (the Play stream's reader): the wrapped
+    deserializer applies to ``context.read()`` too, so the check is the same.
+    """
+    request = await context.read()
+    if request is _EOF:
+        return None
+    if isinstance(request, _Undecodable):
+        await _refuse_undecodable(request, context)
+    return request
 
 
 async def _checked_requests(requests: AsyncIterator[Any], context: _Context) -> AsyncIterator[Any]:
