@@ -9,8 +9,11 @@ Cython) and the system calls. Record the server of a benchmark while it runs, e.
         --format raw --output /tmp/server.raw
     .venv/bin/python benchmarks/spy_summary.py /tmp/server.raw
 
-Only the event loop's thread is counted (stacks through ``_serve``), and its idle time
-(waiting in ``epoll_wait``) is left out: the shares are of the time the loop was busy.
+Two views of the same samples: by layer (the leaf-most layer: whose code the CPU was
+in) and by activity (which part of the server it worked for: the Play writer, the Play
+reader, the group commit, unary calls, ...). Only the event loop's thread is counted
+(stacks through ``_serve``), and its idle time (waiting in ``epoll_wait``) is left out:
+the shares are of the time the loop was busy.
 Shared-library frames without symbols are grouped by library.
 """
 
@@ -45,6 +48,29 @@ LAYERS = (
 )
 
 
+# Which part of the server a sample works for: the first of these found in its stack (any
+# depth). The Play and WatchMatch handlers write with context.write, so gRPC's send path
+# (and its sendmsg) runs inside their frames and counts for them.
+ACTIVITIES = (
+    ("group commit (commit, adopt, wake)", ("GroupCommit.",)),
+    ("Play reader (read, decide)", ("MatchServicer._play_reader",)),
+    ("Play writer (render, write)", ("MatchServicer.Play ",)),
+    ("WatchMatch writer (render, write)", ("MatchServicer.WatchMatch ", "MatchServicer.watch_written")),
+    ("unary calls (create, join, get ...)", ("Guard._awaited",)),
+)
+
+
+def activity(frames: list[str]) -> str:
+    for name, marks in ACTIVITIES:
+        if any(mark in frame for frame in frames for mark in marks):
+            return name
+    if any("task_step" in frame for frame in frames):
+        return "other tasks (gRPC's own coroutines, timers)"
+    if any("cygrpc" in frame for frame in frames):
+        return "gRPC completion callbacks"
+    return "event loop and the rest"
+
+
 def layer(frames: list[str]) -> str:
     for frame in reversed(frames):
         for name, marks in LAYERS:
@@ -57,6 +83,8 @@ def summarise(path: Path, top: int) -> str:
     layers: Counter[str] = Counter()
     own: Counter[str] = Counter()
     cumulative: Counter[str] = Counter()
+    activities: Counter[str] = Counter()
+    split: Counter[tuple[str, str]] = Counter()
     total = 0
     for line in path.read_text().splitlines():
         stack, _, count = line.rpartition(" ")
@@ -69,6 +97,8 @@ def summarise(path: Path, top: int) -> str:
         total += samples
         own[frames[-1]] += samples
         layers[layer(frames)] += samples
+        activities[activity(frames)] += samples
+        split[activity(frames), layer(frames)] += samples
         for name in set(frames):
             cumulative[name] += samples
     lines = [
@@ -77,6 +107,11 @@ def summarise(path: Path, top: int) -> str:
         "--- by layer (leaf-most layer of each sample) ---",
     ]
     lines += [f"{100 * n / total:6.1f}%  {name}" for name, n in layers.most_common()]
+    lines += ["", "--- by activity (what the sample works for), with its layers above 1 % ---"]
+    for name, n in activities.most_common():
+        lines.append(f"{100 * n / total:6.1f}%  {name}")
+        parts = sorted(((k[1], m) for k, m in split.items() if k[0] == name), key=lambda x: -x[1])
+        lines += [f"          {100 * m / total:6.1f}%  {part}" for part, m in parts if m / total >= 0.01]
     lines += ["", f"--- top {top} by own time ---"]
     lines += [f"{100 * n / total:6.1f}%  {name}" for name, n in own.most_common(top)]
     lines += ["", f"--- top {top} by cumulative time ---"]
