@@ -13,7 +13,9 @@ since); the load average beside the figures (2 cores shared: read the figures wi
 Beside the start and end RSS: the matches active then (the server's memory follows them, and
 client processes short of CPU keep fewer of the ``--matches`` slots playing) and the resident
 memory by kind of mapping (:func:`idle_soak.memory_map`: the main malloc heap, anonymous
-mappings with Python's object arenas and the other malloc arenas, files).
+mappings with Python's object arenas and the other malloc arenas, files); and the RSS above
+the idle server's (after one warm-up match) per active match, at the start and the end: where
+the RSS moves only because the clients keep more or fewer matches playing, this stays put.
 
     python benchmarks/soak.py                            # 2,000 matches, 10 minutes
     python benchmarks/soak.py --matches 200 --minutes 2  # a quick look
@@ -102,6 +104,8 @@ def main() -> None:
     with ServerProcess(log_level="info") as server:
         print(f"server pid {server.pid} at {server.address}; {load()}", flush=True)
         asyncio.run(warm_up(server.address))
+        time.sleep(0.5)
+        rss_idle = rss_kb(server.pid)
         shares = [args.matches // args.procs + (i < args.matches % args.procs) for i in range(args.procs)]
         procs = [
             ctx.Process(
@@ -174,6 +178,12 @@ def main() -> None:
     print(f"server RSS: start {rss_start / 1024:.1f} MB, end {rss_end / 1024:.1f} MB ({back:+.1%}); {at_end}")
     print(
         f"matches active: {active_start:,} at the start, {len(active_end):,} at the end (of {args.matches:,})"
+    )
+    per_start = (rss_start - rss_idle) / max(1, active_start)
+    per_end = (rss_end - rss_idle) / max(1, len(active_end))
+    print(
+        f"server RSS above the idle server's ({rss_idle / 1024:.1f} MB) per active match: "
+        f"start {per_start:.1f} KiB, end {per_end:.1f} KiB ({per_end / per_start - 1:+.1%})"
     )
     for label, kinds in (("start", map_start), ("end", map_end)):
         print(
