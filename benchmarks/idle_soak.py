@@ -15,7 +15,9 @@ Printed: the server's RSS before the load, its peak, and after the load has stop
 the server settled (goal: back within 10 % of the start), and its resident memory by kind
 of mapping (main malloc heap, anonymous: other malloc arenas and Python's, files); the
 healthy client's GetMatch latency for every 10-second window and overall, beside the
-twin's (goal: p99 under 10 ms); how the silent streams ended; the load average.
+twin's (goal: p99 under 10 ms), and how late the healthy client's own pauses woke up (a
+client starved of CPU by the loaders on a 2-core machine delays both servers' figures);
+how the silent streams ended; the load average.
 ``--profile FILE`` runs the loaded server under cProfile and prints the top of it.
 
     python benchmarks/idle_soak.py                       # 10,000 / 10,000 for 5 minutes
@@ -124,9 +126,13 @@ async def _new_match(address: str) -> str:
         return str(match.match_id)
 
 
-async def _healthy(targets: list[tuple[str, str]], stop_at: float) -> list[list[tuple[float, float]]]:
+async def _healthy(
+    targets: list[tuple[str, str]], stop_at: float, lags: list[float]
+) -> list[list[tuple[float, float]]]:
     """(time, latency ms) of GetMatch calls on each (address, match id), in turn, every 20 ms
-    until ``stop_at``: the loaded server and its unloaded twin, measured alike."""
+    until ``stop_at``: the loaded server and its unloaded twin, measured alike. ``lags`` gets
+    how late (ms) each of this client's own 10 ms pauses woke up: on a shared machine the
+    client itself waits for a core at times, and that delay is in both servers' figures."""
     samples: list[list[tuple[float, float]]] = [[] for _ in targets]
     channels = [grpc.aio.insecure_channel(address) for address, _ in targets]
     try:
@@ -142,7 +148,9 @@ async def _healthy(targets: list[tuple[str, str]], stop_at: float) -> list[list[
                     sample.append((time.time(), (time.perf_counter() - started) * 1000))
                 except grpc.aio.AioRpcError:  # failed or timed out (5 s): counted as the timeout
                     sample.append((time.time(), FAILED_MS))
+                paused = time.perf_counter()
                 await asyncio.sleep(0.01)
+                lags.append(max(0.0, (time.perf_counter() - paused) * 1000 - 10))
     finally:
         for channel in channels:
             await channel.close()
@@ -204,7 +212,8 @@ async def _main(args: argparse.Namespace) -> None:
                 peak = max(peak, rss_kb(server.pid))
                 await asyncio.sleep(1)
 
-        (samples, twin_samples), _ = await asyncio.gather(_healthy(targets, stop_at), watch_rss())
+        lags: list[float] = []
+        (samples, twin_samples), _ = await asyncio.gather(_healthy(targets, stop_at, lags), watch_rss())
         load_end = os.getloadavg()
         finished = [await asyncio.to_thread(results.get, True, args.seconds + 120) for _ in loaders]
         for loader in loaders:
@@ -256,6 +265,11 @@ async def _main(args: argparse.Namespace) -> None:
         f"max {overall.max:.1f} ms, {failed} failed or timed out (counted as 5 s); the unloaded twin "
         f"server, same client, same moments: p50 {baseline.p50:.2f} ms, p99 {baseline.p99:.2f} ms, "
         f"max {baseline.max:.1f} ms, {twin_failed} failed"
+    )
+    lag = Summary.of(lags)
+    print(
+        f"the healthy client's own wake-up delay after a 10 ms pause (its share of the figures above): "
+        f"p50 {lag.p50:.2f} ms, p99 {lag.p99:.2f} ms, max {lag.max:.1f} ms"
     )
     print(
         "load average: at the start {:.2f} {:.2f} {:.2f}, at the end of the load {:.2f} {:.2f} {:.2f} "

@@ -85,6 +85,32 @@ async def test_a_play_stream_must_send_its_first_message_in_time(tmp_path: Path)
             play.cancel()
 
 
+async def test_each_silent_stream_of_a_burst_is_closed_at_its_own_deadline(tmp_path: Path) -> None:
+    # One timer serves every waiting stream (guard.Guard._sweep): streams opened later are
+    # not closed early with the first ones, and each one's slot is given back.
+    async with (
+        serving(tmp_path, first_message_timeout=1.0) as (server, address),
+        grpc.aio.insecure_channel(address) as channel,
+    ):
+        stub = sgrpc.MatchServiceStub(channel)
+
+        async def ending(call: Any) -> tuple[grpc.StatusCode, str | None]:
+            try:
+                await call.read()
+            except grpc.aio.AioRpcError as error:
+                return status_of(error)
+            raise AssertionError("a silent Play stream was answered")
+
+        first = [stub.Play() for _ in range(20)]
+        await asyncio.sleep(0.8)
+        later = [stub.Play() for _ in range(20)]
+        timeout = (grpc.StatusCode.DEADLINE_EXCEEDED, "FIRST_MESSAGE_TIMEOUT")
+        assert await asyncio.gather(*(ending(call) for call in first)) == [timeout] * 20
+        assert not any(call.done() for call in later), "the later streams still have time"
+        assert await asyncio.gather(*(ending(call) for call in later)) == [timeout] * 20
+        assert await until(lambda: server.guard.calls_from(LOOPBACK) == 0, 2), "every slot is given back"
+
+
 async def test_an_idle_connection_is_closed(tmp_path: Path) -> None:
     async with (
         serving(tmp_path, max_connection_idle=0.5) as (_, address),

@@ -11,6 +11,10 @@ One server interceptor wraps every method handler (ours, health, reflection), so
 * a call that streams requests (Play, reflection) must send its first message within
   ``first_message_timeout`` seconds, else it ends with DEADLINE_EXCEEDED
   (``FIRST_MESSAGE_TIMEOUT``): a silent stream would otherwise hold its memory for ever.
+  One timer serves every stream (:meth:`Guard._sweep`, a tenth of the timeout apart, at
+  most 1 s), not a timer, a timeout object and a generator per stream: a burst of
+  thousands of silent streams is what the deadline is for, and each of them used to pay
+  for all three on the event loop (benchmarks/idle_soak.py).
 * on shutdown every open stream ends with UNAVAILABLE (``SERVER_SHUTTING_DOWN``), so a
   client can tell a restart from the end of a match (which ends a WatchMatch with OK), and
   a new call during the drain is refused the same way; unary calls get the grace period to
@@ -63,6 +67,7 @@ class Call:
     task: asyncio.Task[Any] | None
     streaming: bool
     ended_by_shutdown: bool = False
+    first_message_late: bool = False  # a request stream that sent nothing in time
 
 
 def split_peer(peer: str) -> tuple[str, str]:
@@ -99,6 +104,12 @@ class Guard(_Interceptor):
         self._addresses: dict[str, _Address] = {}
         self._streams: set[Call] = set()
         self._unary: set[Call] = set()
+        self._wrapped: dict[str, tuple[Any, grpc.RpcMethodHandler[Any, Any]]] = {}
+        # Request streams still waiting for their first message -> their deadline (loop time).
+        # Insertion order is deadline order (one timeout for all), so a sweep stops at the
+        # first one not yet due.
+        self._awaiting_first: dict[Call, float] = {}
+        self._sweeper: asyncio.TimerHandle | None = None
 
     # ------------------------------------------------------------------ accounting
 
@@ -151,6 +162,7 @@ class Guard(_Interceptor):
     def release(self, call: Call) -> None:
         """Count an admitted call out."""
         call.task = None  # a cancelled task holds its exception, whose frames hold the call
+        self._awaiting_first.pop(call, None)
         self._streams.discard(call)
         self._unary.discard(call)
         use = self._addresses.get(call.address)
@@ -193,10 +205,20 @@ class Guard(_Interceptor):
         continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any]]],
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler[Any, Any]:
-        """The method's handler, wrapped with the admission, deadline and shutdown rules."""
+        """The method's handler, wrapped with the admission, deadline and shutdown rules (built once
+        per method: the wrapping depends on the handler alone)."""
         handler = await continuation(handler_call_details)
         if handler is None:
             return None
+        method = str(getattr(handler_call_details, "method", ""))
+        known = self._wrapped.get(method)
+        if known is not None and known[0] is handler:
+            return known[1]
+        wrapped = self._wrap_handler(handler)
+        self._wrapped[method] = (handler, wrapped)
+        return wrapped
+
+    def _wrap_handler(self, handler: grpc.RpcMethodHandler[Any, Any]) -> grpc.RpcMethodHandler[Any, Any]:
         if handler.unary_unary is not None:
             return grpc.unary_unary_rpc_method_handler(
                 self._awaited(handler.unary_unary, streaming=False, request_streaming=False),
@@ -231,7 +253,7 @@ class Guard(_Interceptor):
         except errors.ApiError as error:
             await _abort(context, error)
             return None
-        return call, self._first_in_time(request, context) if request_streaming else request
+        return call, self._first_in_time(request, call) if request_streaming else request
 
     def _awaited(
         self, inner: Callable[..., Any], *, streaming: bool, request_streaming: bool
@@ -268,7 +290,7 @@ class Guard(_Interceptor):
                     async for response in responses:
                         yield response
                 except asyncio.CancelledError:
-                    if not call.ended_by_shutdown:
+                    if not (call.ended_by_shutdown or call.first_message_late):
                         raise
                     _uncancel()
                 finally:
@@ -277,6 +299,8 @@ class Guard(_Interceptor):
                 if call.ended_by_shutdown:
                     # Also a stream that ended on its own because shutdown closed its match.
                     await _abort(context, shutting_down_error())
+                elif call.first_message_late:
+                    await self._refuse_late(call, context)
             finally:
                 self.release(call)
 
@@ -287,47 +311,91 @@ class Guard(_Interceptor):
         try:
             result = await work
         except asyncio.CancelledError:
-            if not call.ended_by_shutdown:
+            if not (call.ended_by_shutdown or call.first_message_late):
                 raise
             _uncancel()
-            await _abort(context, shutting_down_error())
+            if call.ended_by_shutdown:
+                await _abort(context, shutting_down_error())
+            else:
+                await self._refuse_late(call, context)
             return None
         if call.ended_by_shutdown:
             await _abort(context, shutting_down_error())
         return result
 
-    def _first_in_time(self, requests: AsyncIterator[Any], context: Context) -> AsyncIterator[Any]:
+    # ------------------------------------------------------------ first message
+
+    def _first_in_time(self, requests: AsyncIterator[Any], call: Call) -> AsyncIterator[Any]:
+        """``requests``, with ``call`` put on the list of streams whose first message is due."""
         timeout = self.limits.first_message_timeout
-        return requests if timeout <= 0 else _first_within(requests, context, timeout)
+        if timeout <= 0:
+            return requests
+        loop = asyncio.get_running_loop()
+        self._awaiting_first[call] = loop.time() + timeout
+        if self._sweeper is None:
+            self._sweeper = loop.call_later(self._sweep_every(), self._sweep)
+        return _FirstInTime(requests, self._awaiting_first, call)
 
+    def _sweep_every(self) -> float:
+        return min(1.0, max(0.02, self.limits.first_message_timeout / 10))
 
-async def _first_within(requests: AsyncIterator[Any], context: Context, timeout: float) -> AsyncIterator[Any]:
-    """``requests``, but the first must arrive within ``timeout`` seconds.
+    def _sweep(self) -> None:
+        """End the streams whose first message is overdue (their task is cancelled; the wrapper
+        turns that into FIRST_MESSAGE_TIMEOUT), and come back while any stream is waiting."""
+        self._sweeper = None
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        due: list[Call] = []
+        for call, deadline in self._awaiting_first.items():
+            if deadline > now:
+                break
+            due.append(call)
+        for call in due:
+            del self._awaiting_first[call]
+            call.first_message_late = True
+            if call.task is not None:
+                call.task.cancel()
+        if self._awaiting_first:
+            self._sweeper = loop.call_later(self._sweep_every(), self._sweep)
 
-    ``asyncio.timeout`` rather than ``wait_for``: no task of its own per stream, whose
-    exception would hold the whole call (context, receiver, frames) in a reference cycle
-    that only a full garbage collection frees (benchmarks/idle_soak.py: 26 such objects
-    per silent stream, 180,000 after a burst).
-    """
-    iterator = requests.__aiter__()
-    try:
-        async with asyncio.timeout(timeout):
-            first = await anext(iterator)
-    except StopAsyncIteration:
-        return
-    except TimeoutError:
-        address, _ = split_peer(context.peer() or "unknown")
-        log.warning("closed a stream from %s: %s", address, Reason.FIRST_MESSAGE_TIMEOUT.name)
+    async def _refuse_late(self, call: Call, context: Context) -> None:
+        timeout = self.limits.first_message_timeout
+        log.warning("closed a stream from %s: %s", call.address, Reason.FIRST_MESSAGE_TIMEOUT.name)
         await _abort(
             context,
             errors.refuse(
                 Reason.FIRST_MESSAGE_TIMEOUT, f"a stream must send its first message within {timeout:g} s"
             ),
         )
-        return
-    yield first
-    async for request in iterator:
-        yield request
+
+
+class _FirstInTime:
+    """A request stream that takes its call off the waiting list when its first message comes.
+
+    A plain iterator rather than an async generator: after the first message each
+    ``__anext__`` is the stream's own, with no frame of ours in between.
+    """
+
+    __slots__ = ("_awaiting", "_call", "_requests")
+
+    def __init__(self, requests: AsyncIterator[Any], awaiting: dict[Call, float], call: Call) -> None:
+        self._requests = requests.__aiter__()
+        self._awaiting = awaiting
+        self._call = call
+
+    def __aiter__(self) -> _FirstInTime:
+        return self
+
+    def __anext__(self) -> Awaitable[Any]:
+        if self._call in self._awaiting:
+            return self._first()
+        return self._requests.__anext__()
+
+    async def _first(self) -> Any:
+        try:
+            return await self._requests.__anext__()
+        finally:  # a message, the end of the stream, or an error: no deadline any more
+            self._awaiting.pop(self._call, None)
 
 
 def _uncancel() -> None:

@@ -43,7 +43,7 @@ from ziggurat.service.house_bots import HouseBotFactory, HouseBotSeater, NoHouse
 from ziggurat.service.manager import DEFAULT_WAITING_TTL_S, MatchManager
 from ziggurat.service.match import StreamLimits
 from ziggurat.service.mdns import Advertiser
-from ziggurat.service.servicer import MatchServicer, build_handlers
+from ziggurat.service.servicer import MatchServicer, method_handlers
 from ziggurat.service.shard_listing import ShardLister
 from ziggurat.service.shards import WorkerOptions, advertised_address, bind_own
 from ziggurat.service.status_guard import StatusGuard
@@ -292,7 +292,12 @@ class ZigguratServer:
             servicer.address = advertised_address(self.options.host, self.own_port)
             servicer.lister = self.lister = ShardLister(self.shards, self.manager)
             self.shards.publish(servicer.address)
-        self.server.add_generic_rpc_handlers((build_handlers(servicer),))
+        # Registered, not generic: gRPC core then queues each method's incoming calls apart, and
+        # a GetMatch is not handed to Python behind every Play stream that arrived before it
+        # (docs/operations.md, "Memory and bursts of idle load").
+        self.server.add_registered_method_handlers(  # type: ignore[attr-defined]  # not in the stubs yet
+            SERVICE_NAME, method_handlers(servicer)
+        )
         admin_service_pb2_grpc.add_AdminServiceServicer_to_server(
             AdminServicer(self.manager, self.access), self.server
         )

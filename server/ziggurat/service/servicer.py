@@ -282,7 +282,7 @@ class MatchServicer:
     ) -> AsyncIterator[bytes]:
         """Stream the log after ``after_seq`` as the caller may see it, until the end.
 
-        Yields serialized WatchMatchResponse messages (see :func:`build_handlers`); the web
+        Yields serialized WatchMatchResponse messages (see :func:`method_handlers`); the web
         port iterates this generator, the gRPC port writes it out with :meth:`watch_written`.
         """
         try:
@@ -428,15 +428,16 @@ class _SeatPresence:
             self._match = None
 
 
-def build_handlers(servicer: MatchServicer) -> Any:
-    """The MatchService method handlers; the two streams and ListMatches send pre-serialized bytes.
+def method_handlers(servicer: MatchServicer) -> dict[str, grpc.RpcMethodHandler[Any, Any]]:
+    """The MatchService method handlers by method name; the two streams and ListMatches send
+    pre-serialized bytes.
 
     Streaming responses are assembled from per-audience cached event bytes
     (:func:`~ziggurat.service.render.frame_events`) and ListMatches from stored
     summaries, so their serializer is the identity; every other method uses the
     generated message serializers.
     """
-    generic: dict[str, Any] = {}
+    generic: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
     unary: dict[str, tuple[Any, Any]] = {
         "CreateMatch": (spb.CreateMatchRequest, spb.CreateMatchResponse),
         "CancelMatch": (spb.CancelMatchRequest, spb.CancelMatchResponse),
@@ -465,7 +466,7 @@ def build_handlers(servicer: MatchServicer) -> Any:
         request_deserializer=spb.PlayRequest.FromString,
         response_serializer=_identity,
     )
-    return grpc.method_handlers_generic_handler(SERVICE, generic)
+    return generic
 
 
 # Unary methods whose handler returns the response already serialized.

@@ -159,6 +159,12 @@ def _wrap(method: str, behavior: Callable[..., Any], request_streaming: bool) ->
 class StatusGuard(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]  # generic only in the stubs
     """Installed on every ziggurat server (see the module docstring)."""
 
+    def __init__(self) -> None:
+        # The wrapped handler of each method, built once: the wrapping depends on the method's
+        # handler only, and building it per call was a tenth of what a silent stream cost the
+        # event loop (benchmarks/idle_soak.py).
+        self._wrapped: dict[str, tuple[Any, grpc.RpcMethodHandler[Any, Any]]] = {}
+
     async def intercept_service(
         self,
         continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any]]],
@@ -168,8 +174,17 @@ class StatusGuard(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]  # gene
         found = await continuation(handler_call_details)
         if found is None:  # an unknown method: gRPC itself answers UNIMPLEMENTED
             return found
-        handler: Any = found
         method = str(getattr(handler_call_details, "method", ""))
+        known = self._wrapped.get(method)
+        if known is not None and known[0] is found:
+            return known[1]
+        wrapped = self._wrap_handler(method, found)
+        self._wrapped[method] = (found, wrapped)
+        return wrapped
+
+    @staticmethod
+    def _wrap_handler(method: str, found: grpc.RpcMethodHandler[Any, Any]) -> grpc.RpcMethodHandler[Any, Any]:
+        handler: Any = found
         slot = {
             (False, False): "unary_unary",
             (False, True): "unary_stream",
