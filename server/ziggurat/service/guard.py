@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 
+from ziggurat.service.status_guard import close_requests
 from ziggurat.wire import errors
 from ziggurat.wire.reasons import Reason
 
@@ -396,6 +397,11 @@ class _FirstInTime:
             return await self._requests.__anext__()
         finally:  # a message, the end of the stream, or an error: no deadline any more
             self._awaiting.pop(self._call, None)
+
+    async def aclose(self) -> None:
+        """Close the stream's iterator (see :func:`~ziggurat.service.status_guard.close_requests`)."""
+        self._awaiting.pop(self._call, None)
+        await close_requests(self._requests)
 
 
 def _uncancel() -> None:

@@ -30,7 +30,7 @@ from ziggurat.service.render import (
     render_match,
 )
 from ziggurat.service.shard_listing import ShardLister
-from ziggurat.service.status_guard import read_request
+from ziggurat.service.status_guard import close_requests, read_request
 from ziggurat.service.timecontrol import TimeControl
 from ziggurat.service.tokens import new_token
 from ziggurat.v1 import match_pb2 as mpb
@@ -325,8 +325,19 @@ class MatchServicer:
         that come in. The first request comes through the guards' request iterator (it
         carries the first-message deadline); the reader takes the rest with
         ``context.read()``, one gRPC read per message instead of a climb through every
-        guard's generator layer.
+        guard's generator layer. The request iterator is closed when the stream ends
+        (:func:`~ziggurat.service.status_guard.close_requests`: else gRPC's call is left in
+        a reference cycle).
         """
+        try:
+            await self._play(request_iterator, context)
+        finally:
+            await close_requests(request_iterator)
+
+    async def _play(
+        self, request_iterator: AsyncIterator[spb.PlayRequest], context: grpc.aio.ServicerContext[Any, Any]
+    ) -> None:
+        """The Play stream itself: its first request, then the writer with its reader task."""
         try:
             first = await anext(request_iterator)
         except StopAsyncIteration:
@@ -385,6 +396,10 @@ class MatchServicer:
                         raise errors.refuse(Reason.RATE_LIMITED, "too many requests for this seat; slow down")
                     await match.play(seat, request.move, request.ply if request.HasField("ply") else None)
                 except errors.ApiError as error:
+                    # A refusal's traceback and context (the rules' error) hold the rules'
+                    # frames, one of them the refusal itself: dropped here, so a refused move
+                    # leaves no reference cycle for the garbage collector.
+                    error.__traceback__ = error.__context__ = None
                     self._reject(subscriber, request.move, error)
                 except Exception:
                     log.exception(
