@@ -316,12 +316,29 @@ def test_a_bot_that_fails_resigns_its_seat_in_one_line(tmp_path: Path, server: S
     assert ended.status == match_pb2.MATCH_STATUS_FINISHED, ended
 
 
+def _as_from_a_terminal() -> None:
+    """In the child before exec: SIGINT at its default, as a shell at a terminal starts a command.
+
+    A process whose SIGINT is ignored passes that on to its children, and Python then installs
+    no KeyboardInterrupt handler (the POSIX convention for background jobs, which the commands
+    keep). A pytest worker was once found ignoring SIGINT after other tests, and the commands
+    that rely on KeyboardInterrupt (bot, bridge, tournament run) then never saw the Ctrl-C.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Running:
     """A command running in the background, its output collected as it comes."""
 
     def __init__(self, argv: list[str], cwd: Path) -> None:
         self.proc = subprocess.Popen(
-            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(), cwd=cwd
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_env(),
+            cwd=cwd,
+            preexec_fn=_as_from_a_terminal,
         )
         self.out: list[str] = []
         self.err: list[str] = []
