@@ -49,6 +49,14 @@ def _server_frames(objects: list[object]) -> list[str]:
     return [name for name in names if any(part in name for part in SERVER_CODE)]
 
 
+def _assert_no_server_call_in(garbage: list[object]) -> None:
+    """No server call context and no frame of the server's code among ``garbage``."""
+    contexts = [o for o in garbage if type(o).__name__ == "_ServicerContext"]
+    assert not contexts, f"{len(contexts)} server call contexts were held in reference cycles"
+    frames = _server_frames(garbage)
+    assert not frames, f"server frames held in reference cycles: {sorted(set(frames))}"
+
+
 async def test_dropped_silent_streams_leave_no_reference_cycle(tmp_path: Path) -> None:
     async with serving(tmp_path, first_message_timeout=30) as (server, address):
         with saved_garbage() as garbage:
@@ -60,10 +68,7 @@ async def test_dropped_silent_streams_leave_no_reference_cycle(tmp_path: Path) -
                 assert await until(lambda: server.guard.calls_from(LOOPBACK) == 0, 10)
                 await asyncio.sleep(0.2)
             del calls
-        contexts = [o for o in garbage if type(o).__name__ == "_ServicerContext"]
-        assert not contexts, f"{len(contexts)} server call contexts were held in reference cycles"
-        frames = _server_frames(garbage)
-        assert not frames, f"server frames held in reference cycles: {sorted(set(frames))}"
+        _assert_no_server_call_in(garbage)
 
 
 async def test_ended_play_streams_leave_no_reference_cycle(tmp_path: Path) -> None:
@@ -102,10 +107,7 @@ async def test_ended_play_streams_leave_no_reference_cycle(tmp_path: Path) -> No
                     assert await until(lambda: server.guard.calls_from(LOOPBACK) == 0, 10)
                 await asyncio.sleep(0.2)
             del plays
-        contexts = [o for o in garbage if type(o).__name__ == "_ServicerContext"]
-        assert not contexts, f"{len(contexts)} server call contexts were held in reference cycles"
-        frames = _server_frames(garbage)
-        assert not frames, f"server frames held in reference cycles: {sorted(set(frames))}"
+        _assert_no_server_call_in(garbage)
 
 
 @pytest.mark.skipif(not memory.Trimmer(lambda: 0).available, reason="needs glibc's malloc_trim and /proc")
