@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 func TestASilentCallIsClosedAtTheFirstMessageTimeoutWithoutReachingTheUpstream(t *testing.T) {
@@ -98,5 +101,31 @@ func TestConnectionsWithCallsPerAddressAreCapped(t *testing.T) {
 	}
 	if got := g.admission.callsFrom("ipv4:127.0.0.1"); got != 2 {
 		t.Fatalf("%d calls counted from 127.0.0.1, want the two held ones", got)
+	}
+}
+
+func TestSilentStreamsLeaveNothingBehind(t *testing.T) {
+	up := startUpstream(t)
+	g, address := startGate(t, up.target(), func(c *config) { c.firstMessageTimeout = 100 * time.Millisecond })
+	conn := dial(t, address)
+	if err := conn.Invoke(context.Background(), "/test.Echo/Echo", bytesFrame("x"), new(frame)); err != nil {
+		t.Fatal(err)
+	}
+	before := runtime.NumGoroutine()
+	var streams []grpc.ClientStream
+	for range 200 {
+		streams = append(streams, open(t, context.Background(), conn, "/test.Echo/Play"))
+	}
+	for _, stream := range streams {
+		if code := status.Code(recvErr(t, stream)); code != codes.DeadlineExceeded {
+			t.Fatalf("a silent stream ended with %v", code)
+		}
+	}
+	// Every goroutine the gate (and the client) started for them has ended.
+	eventually(t, "the goroutines of the silent streams to end", func() bool {
+		return g.open.Load() == 0 && runtime.NumGoroutine() <= before+2
+	})
+	if n := up.count.Load(); n != 1 {
+		t.Fatalf("the upstream saw %d calls", n)
 	}
 }

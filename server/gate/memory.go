@@ -80,7 +80,7 @@ func startMemoryWatch(openCalls func() int64, log *logger) *memoryWatch {
 				after := rssBytes()
 				rule.returned(time.Now(), after, calls)
 				log.debugf("returned memory to the OS: RSS %.1f -> %.1f MB in %d ms (%d calls open)",
-					float64(before)/1e6, float64(after)/1e6, time.Since(started).Milliseconds(), calls)
+					float64(before)/(1<<20), float64(after)/(1<<20), time.Since(started).Milliseconds(), calls)
 			}
 		}
 	}()
