@@ -58,6 +58,12 @@ func (g *gate) handle(_ any, stream grpc.ServerStream) error {
 	if err != nil {
 		return err
 	}
+	if g.isStopping() { // the first message and SIGTERM came together
+		if first != nil {
+			first.free()
+		}
+		return shuttingDown()
+	}
 	return g.forward(ctx, stream, method, client, first)
 }
 
@@ -190,13 +196,16 @@ func relayRequests(stream grpc.ServerStream, up grpc.ClientStream, cancel contex
 
 // upstreamEnded is the status a failed upstream call ends the client's call with: the
 // upstream's own, unchanged, unless the gate's forced stop cut it (then the gate's
-// SERVER_SHUTTING_DOWN, like every other stream at shutdown).
+// SERVER_SHUTTING_DOWN, like every other stream at shutdown). A call that could not be
+// opened at all (up == nil) gets a plain UNAVAILABLE: gRPC's own message would show the
+// client the private socket's path; the log has it.
 func (g *gate) upstreamEnded(ctx context.Context, err error, up grpc.ClientStream) error {
 	if g.forced.Err() != nil && ctx.Err() == nil {
 		return shuttingDown()
 	}
-	if up == nil {
-		g.log.refusal("UPSTREAM", "could not open a call to the server: %v", err)
+	if up == nil && status.Code(err) == codes.Unavailable {
+		g.log.refusal("UPSTREAM_UNREACHABLE", "could not open a call to the server: %v", err)
+		return status.Error(codes.Unavailable, "the server cannot be reached; retry later")
 	}
 	return err
 }

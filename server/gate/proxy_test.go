@@ -139,6 +139,14 @@ func TestTheUpstreamsStatusDetailsAndTrailersReachTheClientUnchanged(t *testing.
 	if !equal(trailer.Get("x-up-trailer"), []string{"t"}) {
 		t.Fatalf("trailer %v", trailer)
 	}
+	// The same while the client is still sending: the upstream's status ends the call.
+	stream := open(t, context.Background(), dial(t, address), "/test.Echo/Fail")
+	if err := stream.SendMsg(bytesFrame("move")); err != nil {
+		t.Fatal(err)
+	}
+	if st := status.Convert(recvErr(t, stream)); st.Code() != codes.FailedPrecondition || len(st.Details()) != 1 {
+		t.Fatalf("got %v %v", st.Code(), st.Details())
+	}
 }
 
 func TestAClientCancelReachesTheUpstream(t *testing.T) {
@@ -215,12 +223,12 @@ func TestAHalfCloseBeforeAnyMessageIsForwarded(t *testing.T) {
 	}
 }
 
-func TestAnUnreachableUpstreamIsUnavailable(t *testing.T) {
+func TestAnUnreachableUpstreamIsUnavailableAndItsPathStaysPrivate(t *testing.T) {
 	_, address := startGate(t, "unix:"+t.TempDir()+"/nobody.sock", nil)
 	err := dial(t, address).Invoke(context.Background(), "/test.Echo/Echo", bytesFrame("x"), new(frame))
 	st := status.Convert(err)
-	if st.Code() != codes.Unavailable || len(st.Details()) != 0 {
-		t.Fatalf("got %v %v, want UNAVAILABLE without a reason", err, st.Details())
+	if st.Code() != codes.Unavailable || len(st.Details()) != 0 || st.Message() != "the server cannot be reached; retry later" {
+		t.Fatalf("got %v %v, want UNAVAILABLE without a reason or the socket's path", err, st.Details())
 	}
 }
 
