@@ -110,6 +110,35 @@ async def test_ended_play_streams_leave_no_reference_cycle(tmp_path: Path) -> No
         _assert_no_server_call_in(garbage)
 
 
+async def test_refused_unary_calls_leave_no_reference_cycle(tmp_path: Path) -> None:
+    # A refusal is an exception raised deep in the handler; its traceback holds the handler's
+    # frames, and aborting the call from inside the ``except`` chained that exception to
+    # gRPC's abort, so every refused call (a flood of out-of-turn moves, unknown matches) was
+    # kept whole until a full collection.
+    async with serving(tmp_path) as (server, address):
+        with saved_garbage() as garbage:
+            async with ZigguratClient(address) as client:
+                match = await client.create_match(pylos_config())
+                handles = [await client.join(match.match_id, name) for name in ("a", "b")]
+                refused: list[grpc.StatusCode] = []
+                for handle in handles * 3:  # one seat is out of turn, the other plays illegally
+                    request = spb.SubmitMoveRequest(match_id=match.match_id, move="9z9")
+                    try:
+                        await client.stub.SubmitMove(request, metadata=handle.metadata)
+                    except grpc.aio.AioRpcError as error:
+                        refused.append(error.code())
+                for _ in range(3):
+                    try:
+                        await client.stub.GetMatch(spb.GetMatchRequest(match_id="no-such-match"))
+                    except grpc.aio.AioRpcError as error:
+                        refused.append(error.code())
+                assert len(refused) == 9, refused
+                assert grpc.StatusCode.NOT_FOUND in refused
+                assert await until(lambda: server.guard.calls_from(LOOPBACK) == 0, 10)
+                await asyncio.sleep(0.2)
+        _assert_no_server_call_in(garbage)
+
+
 @pytest.mark.skipif(not memory.Trimmer(lambda: 0).available, reason="needs glibc's malloc_trim and /proc")
 async def test_the_trimmer_trims_once_a_burst_is_over_and_not_while_nothing_happens() -> None:
     open_calls = [0]
