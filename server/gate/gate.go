@@ -42,6 +42,17 @@ const (
 	connWriteBuffer = 16 << 10
 )
 
+// Flow-control windows, fixed (gRPC-Go grows them by its BDP estimate otherwise, up to 16 MiB a
+// stream). A stream's window is how much the gate takes in before it is read: a client that
+// sends faster than the Python server reads, or that never reads what the server streams to
+// it, would otherwise have the gate buffer megabytes per stream, thousands of streams each.
+// 64 KiB is the smallest HTTP/2 allows and plenty for game messages; a connection's window
+// is given back as data arrives, so it bounds bytes in flight on the wire, not memory.
+const (
+	streamWindow = 64 << 10
+	connWindow   = 1 << 20
+)
+
 // pingPolicyMinTime: clients may ping this often even without calls (as the Python server's
 // grpc.http2.min_ping_interval_without_data_ms allows); more often closes the connection.
 const pingPolicyMinTime = 10 * time.Second
@@ -83,6 +94,8 @@ func newGate(cfg *config, log *logger) (*gate, error) {
 		grpc.ReadBufferSize(connReadBuffer),
 		grpc.WriteBufferSize(connWriteBuffer),
 		grpc.SharedWriteBuffer(true),
+		grpc.StaticStreamWindowSize(streamWindow),
+		grpc.StaticConnWindowSize(connWindow),
 	}
 	if cfg.tlsCert != "" {
 		certificate, err := tls.LoadX509KeyPair(cfg.tlsCert, cfg.tlsKey)
@@ -165,6 +178,10 @@ func newUpstreamPool(target string, size int) (*upstreamPool, error) {
 		conn, err := grpc.NewClient(target,
 			grpc.WithTransportCredentials(insecure.NewCredentials()),
 			grpc.WithUserAgent("ziggurat-gate"),
+			// Fixed windows (see streamWindow): what the server streams to a client that does
+			// not read waits in the server, not by the megabyte in the gate.
+			grpc.WithStaticStreamWindowSize(streamWindow),
+			grpc.WithStaticConnWindowSize(connWindow),
 			grpc.WithDefaultCallOptions(
 				grpc.ForceCodecV2(rawCodec{}),
 				grpc.CallContentSubtype("proto"),
