@@ -96,6 +96,7 @@ func newGate(cfg *config, log *logger) (*gate, error) {
 		grpc.SharedWriteBuffer(true),
 		grpc.StaticStreamWindowSize(streamWindow),
 		grpc.StaticConnWindowSize(connWindow),
+		grpc.MaxHeaderListSize(maxHeaderListBytes), // metadatacap.go
 	}
 	if cfg.tlsCert != "" {
 		certificate, err := tls.LoadX509KeyPair(cfg.tlsCert, cfg.tlsKey)

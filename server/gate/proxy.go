@@ -15,12 +15,12 @@ import (
 )
 
 // Metadata the gate adds to every forwarded call. The Python server believes
-// x-ziggurat-peer only when x-ziggurat-gate carries its secret; the gate drops both (and any
-// other x-ziggurat-gate* key) from what clients send, so a client cannot forge either.
+// x-ziggurat-peer only when x-ziggurat-gate carries its secret; the gate drops every key that
+// starts with either (x-ziggurat-peer-bin too, whatever reads it one day) from what clients
+// send, so a client cannot forge them.
 const (
-	peerKey       = "x-ziggurat-peer"
-	secretKey     = "x-ziggurat-gate"
-	gateKeyPrefix = "x-ziggurat-gate"
+	peerKey   = "x-ziggurat-peer"
+	secretKey = "x-ziggurat-gate"
 )
 
 // anyStream is how the gate opens every upstream call: as a bidirectional stream. Unary and
@@ -42,6 +42,9 @@ func (g *gate) handle(_ any, stream grpc.ServerStream) error {
 	if g.isStopping() {
 		g.log.refusal(reasonShuttingDown, "refused a call from %s: %s", addressOf(client), reasonShuttingDown)
 		return shuttingDown()
+	}
+	if md, _ := metadata.FromIncomingContext(ctx); metadataBytes(md) > maxMetadataBytes {
+		return metadataTooLarge(metadataBytes(md)) // before it is held, as the Python server would
 	}
 	t, reason, err := g.admission.admit(client)
 	if err != nil {
@@ -216,7 +219,7 @@ func (g *gate) outgoing(ctx context.Context, client string) metadata.MD {
 	in, _ := metadata.FromIncomingContext(ctx)
 	out := make(metadata.MD, len(in)+2)
 	for key, values := range in {
-		if key == peerKey || strings.HasPrefix(key, gateKeyPrefix) || strings.HasPrefix(key, ":") ||
+		if strings.HasPrefix(key, peerKey) || strings.HasPrefix(key, secretKey) || strings.HasPrefix(key, ":") ||
 			strings.HasPrefix(key, "grpc-") || hopHeaders[key] {
 			continue
 		}
