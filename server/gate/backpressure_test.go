@@ -51,6 +51,7 @@ func mostOf(counts []atomic.Int64) int64 {
 }
 
 func TestAClientSendingFasterThanTheUpstreamReadsIsHeldBackPerStream(t *testing.T) {
+	t.Parallel() // slow (timeouts): runs beside the others, after the goroutine counts
 	target := startStaticUpstream(t, func(_ any, stream grpc.ServerStream) error {
 		if err := stream.RecvMsg(new(frame)); err != nil { // reads the first message only
 			return err
@@ -80,6 +81,7 @@ func TestAClientSendingFasterThanTheUpstreamReadsIsHeldBackPerStream(t *testing.
 }
 
 func TestAClientThatNeverReadsHoldsTheUpstreamBackPerStream(t *testing.T) {
+	t.Parallel() // slow (timeouts): runs beside the others, after the goroutine counts
 	var streams atomic.Int64
 	sent := make([]atomic.Int64, 40)
 	chunk := strings.Repeat("e", 16<<10)
