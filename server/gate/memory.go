@@ -15,6 +15,12 @@ import (
 // memoryGrowth since the last return, or the open calls have fallen to half their peak (of
 // at least burstCalls), and RSS then has not grown for memorySettle; at most once per
 // memoryMinInterval, so a gate whose memory is really in use pays for it rarely.
+//
+// What it cannot return: the Go runtime never frees a goroutine's descriptor once allocated
+// (golang/go#9869; reused by later goroutines), and gRPC-Go spends three goroutines on each
+// connection and the gate two on each held call. Measured: 2,000 idle connections plus 5,000
+// silent streams took a gate from 12 MB to 121 MB; this returned it to 27 MB, and a second
+// equal burst ended at the same 27 MB (the high-water mark of goroutines, ~0.9 KB each).
 const (
 	memoryCheckEvery  = time.Second
 	memorySettle      = 3 * time.Second
