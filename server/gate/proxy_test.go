@@ -11,6 +11,7 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/encoding/gzip"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
@@ -36,6 +37,25 @@ func TestForwardsAUnaryCallWithHeadersAndTrailers(t *testing.T) {
 		if call := up.nextCall(t); call.method != "/test.Echo/Echo" {
 			t.Fatalf("upstream saw %s", call.method)
 		}
+	}
+}
+
+func TestACompressedCallIsForwarded(t *testing.T) {
+	up := startUpstream(t)
+	// The built binary: in this test process gzip is registered by the test's own import.
+	p := startProcess(t, secretEnv(), "--listen", "127.0.0.1:0", "--upstream", up.target(), "--max-message-bytes", "1000")
+	conn := dial(t, p.ready(t))
+	big := strings.Repeat("a", 5000) // compresses to well under the limit, but the limit is on what it unpacks to
+	err := conn.Invoke(context.Background(), "/test.Echo/Echo", bytesFrame(big), new(frame), grpc.UseCompressor(gzip.Name))
+	if status.Code(err) != codes.ResourceExhausted {
+		t.Fatalf("a gzipped message over --max-message-bytes: %v", err)
+	}
+	reply := new(frame)
+	if err := conn.Invoke(context.Background(), "/test.Echo/Echo", bytesFrame("squeeze me"), reply, grpc.UseCompressor(gzip.Name)); err != nil {
+		t.Fatal(err)
+	}
+	if frameText(reply) != "squeeze me" {
+		t.Fatalf("reply %q", frameText(reply))
 	}
 }
 
