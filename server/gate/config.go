@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -52,12 +53,19 @@ func (s seconds) String() string {
 	return strconv.FormatFloat(s.d.Seconds(), 'g', -1, 64)
 }
 
+// longest stands for any longer time (Python accepts "inf" too): about 30 years.
+const longest = time.Duration(1e9) * time.Second
+
 func (s seconds) Set(text string) error {
 	value, err := strconv.ParseFloat(text, 64)
-	if err != nil || !(value >= 0) || math.IsInf(value, 0) || value > 1e9 {
+	if err != nil || !(value >= 0) { // NaN fails this too
 		return errors.New("must be 0 or more seconds")
 	}
-	*s.d = time.Duration(value * float64(time.Second))
+	if value >= longest.Seconds() {
+		*s.d = longest
+	} else {
+		*s.d = time.Duration(value * float64(time.Second))
+	}
 	return nil
 }
 
@@ -72,11 +80,14 @@ func (c count) String() string {
 }
 
 func (c count) Set(text string) error {
-	value, err := strconv.ParseInt(text, 10, 32)
+	value, err := strconv.ParseInt(text, 10, 64)
+	if errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(text, "-") {
+		value, err = math.MaxInt32, nil // Python takes any size; past 2^31 nothing is capped anyway
+	}
 	if err != nil || value < 0 {
 		return errors.New("must be a whole number, 0 or more")
 	}
-	*c.n = int(value)
+	*c.n = int(min(value, math.MaxInt32))
 	return nil
 }
 
