@@ -11,6 +11,7 @@ import grpc
 from ziggurat.service.bots import BotRegistry
 from ziggurat.service.manager import MatchManager
 from ziggurat.service.match import Match
+from ziggurat.service.peer import Peers
 from ziggurat.service.render import render_match
 from ziggurat.service.servicer import _refuse, api, bearer_token
 from ziggurat.v1 import bot_service_pb2 as bpb
@@ -24,9 +25,11 @@ MAX_MATCHES_PER_BOT = 1000
 class BotServicer(bgrpc.BotServiceServicer):
     """gRPC front of the :class:`BotRegistry`."""
 
-    def __init__(self, registry: BotRegistry, manager: MatchManager) -> None:
+    def __init__(self, registry: BotRegistry, manager: MatchManager, peers: Peers | None = None) -> None:
         self.registry = registry
         self.manager = manager
+        # Each call's client address, also behind the gate (the per-address connect rate).
+        self.peers = peers if peers is not None else Peers()
         self._releases: set[asyncio.Task[None]] = set()
 
     async def ConnectBot(
@@ -41,7 +44,11 @@ class BotServicer(bgrpc.BotServiceServicer):
                 raise errors.invalid("INVALID_CONFIG", f"max_matches is at most {MAX_MATCHES_PER_BOT}")
             games = [GAME_NAMES[g] for g in request.games]
             connection = self.registry.connect(
-                request.name, bearer_token(context), games, request.max_matches or 1, peer=_address(context)
+                request.name,
+                bearer_token(context),
+                games,
+                request.max_matches or 1,
+                peer=self.peers.address_of(context),
             )
         except errors.ApiError as error:
             await _refuse(context, error)
@@ -106,9 +113,3 @@ class BotServicer(bgrpc.BotServiceServicer):
                 pass
         finally:
             self.registry.release(name, match.match_id)
-
-
-def _address(context: grpc.aio.ServicerContext[Any, Any]) -> str:
-    """The peer's address without its port (``ipv4:1.2.3.4:5678`` → ``ipv4:1.2.3.4``)."""
-    peer = context.peer() or ""
-    return peer.rsplit(":", 1)[0] if peer.count(":") >= 2 else peer

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 
+from ziggurat.service.peer import Peers, split_peer
 from ziggurat.service.status_guard import close_requests
 from ziggurat.wire import errors
 from ziggurat.wire.reasons import Reason
@@ -71,13 +72,6 @@ class Call:
     first_message_late: bool = False  # a request stream that sent nothing in time
 
 
-def split_peer(peer: str) -> tuple[str, str]:
-    """(address, connection) of a gRPC peer string: ``ipv4:10.0.0.5:51234`` -> ``ipv4:10.0.0.5``."""
-    if peer.startswith(("ipv4:", "ipv6:")):
-        return peer.rsplit(":", 1)[0], peer
-    return peer, peer  # unix sockets and unknown forms: one address per peer
-
-
 def shutting_down_error() -> errors.ApiError:
     """The status every stream ends with when the server stops."""
     return errors.refuse(
@@ -99,8 +93,10 @@ else:  # the stubs are generic, the runtime class is not
 class Guard(_Interceptor):
     """The interceptor; :meth:`shutdown` ends the open streams."""
 
-    def __init__(self, limits: GuardLimits) -> None:
+    def __init__(self, limits: GuardLimits, peers: Peers | None = None) -> None:
         self.limits = limits
+        # Whose call it is: the client's address also behind the gate (ziggurat.service.peer).
+        self.peers = peers if peers is not None else Peers()
         self.shutting_down = False
         self._addresses: dict[str, _Address] = {}
         self._streams: set[Call] = set()
@@ -124,7 +120,7 @@ class Guard(_Interceptor):
         return 0 if use is None else use.calls
 
     def _admit(self, context: Context, streaming: bool) -> Call:
-        return self.admit(context.peer() or "unknown", streaming=streaming)
+        return self.admit(self.peers.of(context), streaming=streaming)
 
     def admit(self, peer_name: str, *, streaming: bool) -> Call:
         """Count a call from ``peer_name`` (gRPC's ``ipv4:HOST:PORT``) in, or raise the ApiError

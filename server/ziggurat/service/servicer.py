@@ -21,6 +21,7 @@ from ziggurat.service.events import MovePlayed
 from ziggurat.service.house_bots import HouseBotSeater, NoHouseBots
 from ziggurat.service.manager import MatchManager
 from ziggurat.service.match import Match, Subscriber, hash_token
+from ziggurat.service.peer import Peers
 from ziggurat.service.ratelimit import RateLimiter
 from ziggurat.service.render import (
     SEAT_ASSIGNMENTS,
@@ -115,8 +116,11 @@ class MatchServicer:
         burst: float = 400.0,
         access: Access | None = None,
         house_bots: HouseBotSeater | None = None,
+        peers: Peers | None = None,
     ) -> None:
         self.manager = manager
+        # Each call's client address, also behind the gate (the per-address create rate).
+        self.peers = peers if peers is not None else Peers()
         self.limiter = RateLimiter(rate, burst)
         self.access = access or Access()
         self.house_bots: HouseBotSeater = house_bots if house_bots is not None else NoHouseBots()
@@ -145,8 +149,7 @@ class MatchServicer:
     ) -> spb.CreateMatchResponse:
         """Validate the configuration and time control, then create the match and its creator token."""
         self.access.require_create(bearer_token(context))
-        peer = context.peer() or "unknown"
-        if not self.limiter.allow(f"create/{peer.rsplit(':', 1)[0]}"):
+        if not self.limiter.allow(f"create/{self.peers.address_of(context)}"):
             raise errors.refuse(Reason.RATE_LIMITED, "too many matches created from this address; slow down")
         try:
             game, seats, options = config_from_proto(request.config)
@@ -288,8 +291,7 @@ class MatchServicer:
         self, request: spb.AddBotRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> spb.AddBotResponse:
         """Seat a built-in bot, which the server then plays."""
-        peer = context.peer() or "unknown"
-        if not self.limiter.allow(f"create/{peer.rsplit(':', 1)[0]}"):
+        if not self.limiter.allow(f"create/{self.peers.address_of(context)}"):
             raise errors.refuse(Reason.RATE_LIMITED, "too many requests from this address; slow down")
         match = self.manager.get(request.match_id)
         seat = self.house_bots.add(match, request.bot, request.seat - 1 if request.seat else None)

@@ -36,6 +36,7 @@ from google.protobuf.message import Message
 from google.rpc import status_pb2
 from protobuf.wkt import Any as AnyDetail
 
+from ziggurat.service.peer import is_gate_key
 from ziggurat.v1 import bot_service_pb2 as bpb
 from ziggurat.v1 import match_service_pb2 as spb
 
@@ -99,8 +100,11 @@ class CallContext:
         self._ctx = ctx
 
     def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
-        """The request headers as gRPC metadata (lower-case keys)."""
-        return tuple((key.lower(), value) for key, value in self._ctx.request_headers.allitems())
+        """The request headers as gRPC metadata (lower-case keys), less the keys only the gate may
+        set (``x-ziggurat-peer``, ``x-ziggurat-gate*``): the gate does not front this port, so a
+        browser's word for them is never believed (ziggurat.service.peer)."""
+        headers = ((key.lower(), value) for key, value in self._ctx.request_headers.allitems())
+        return tuple((key, value) for key, value in headers if not is_gate_key(key))
 
     def peer(self) -> str:
         """The client's address in gRPC's ``ipv4:HOST:PORT`` spelling."""
