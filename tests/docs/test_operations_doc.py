@@ -75,10 +75,29 @@ def test_every_serve_limit_option_is_a_limit() -> None:
 def test_every_limit_names_the_tests_that_reach_it() -> None:
     text = OPERATIONS.read_text()
     section = text[text.index("## Limits") : text.index("## Shutdown")]
-    rows = re.findall(r"^\| [^|]+ \| `--([\w-]+)` \| [^|]+ \| [^|]+ \| ([^|]+) \|$", section, re.MULTILINE)
-    assert {flag.replace("-", "_") for flag, _ in rows} == LIMIT_OPTIONS
-    untested = [flag for flag, tests in rows if not TEST_NAME.search(tests)]
+    rows = re.findall(
+        r"^\| [^|]+ \| `--([\w-]+)` \| [^|]+ \| [^|]+ \| ([^|]+) \| ([^|]+) \|$", section, re.MULTILINE
+    )
+    assert {flag.replace("-", "_") for flag, _, _ in rows} == LIMIT_OPTIONS
+    untested = [flag for flag, _, tests in rows if not TEST_NAME.search(tests)]
     assert not untested, f"limits without a test of ours in docs/operations.md: {untested}"
+
+
+def test_every_limit_says_who_enforces_it_behind_the_gate() -> None:
+    # `serve --gate` moves the connection-level limits into ziggurat-gate: the table says, for
+    # each limit, whether the gate or the server enforces it then (and the gate gets them all).
+    from ziggurat.service.gate import GateLimits
+
+    text = OPERATIONS.read_text()
+    section = text[text.index("## Limits") : text.index("## Shutdown")]
+    rows = re.findall(
+        r"^\| [^|]+ \| `--([\w-]+)` \| [^|]+ \| [^|]+ \| ([^|]+) \| [^|]+ \|$", section, re.MULTILINE
+    )
+    by_gate = {flag.replace("-", "_") for flag, where in rows if where.startswith("the gate")}
+    by_server = {flag.replace("-", "_") for flag, where in rows if where.startswith("the server")}
+    assert by_gate | by_server == LIMIT_OPTIONS and not by_gate & by_server
+    passed = set(GateLimits.__dataclass_fields__) - {"shutdown_timeout"}
+    assert by_gate == passed, "every limit the table gives the gate is passed to it, and only those"
 
 
 def test_every_documented_limit_is_a_serve_flag_with_that_default() -> None:

@@ -13,9 +13,10 @@ from typing import Any
 
 from ziggurat.cli import exits
 from ziggurat.service.access import Access
+from ziggurat.service.gate import default_binary
 from ziggurat.service.lograte import RepeatFilter
 from ziggurat.service.manager import DEFAULT_WAITING_TTL_S
-from ziggurat.service.server import ServeOptions, ZigguratServer, bind_failure, run
+from ziggurat.service.server import ServeOptions, ServerFailed, ZigguratServer, bind_failure, run
 from ziggurat.service.shards import WorkerOptions, stray_shards
 from ziggurat.service.supervisor import Supervisor
 from ziggurat.store.startup import StartupError
@@ -146,6 +147,22 @@ def register(commands: Any) -> None:
             "over N database files: --db and <stem>.shardK<suffix> beside it (docs/scaling.md)"
         ),
     )
+    parser.add_argument(
+        "--gate",
+        action="store_true",
+        help=(
+            "put ziggurat-gate (Go; built by scripts/bootstrap) on the public port: it takes the "
+            "connections, enforces the connection limits and the first-message timeout, terminates "
+            "TLS, and forwards calls to this server over a private Unix socket (docs/operations.md, "
+            "'The gate'); not with --workers"
+        ),
+    )
+    parser.add_argument(
+        "--gate-binary",
+        metavar="PATH",
+        default=None,
+        help=f"the ziggurat-gate program to run with --gate (default {default_binary()})",
+    )
     # Set by the supervisor on the command line of each worker it starts.
     parser.add_argument("--shard", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--own-port", type=port_number, default=0, help=argparse.SUPPRESS)
@@ -264,6 +281,9 @@ def _serve(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
+    if args.gate and args.workers > 1:
+        print("error: --gate does not work with --workers yet (docs/scaling.md)", file=sys.stderr)
+        return 2
     if args.workers > 1 and args.shard is None:
         return _supervise(args)
     logging.basicConfig(
@@ -304,6 +324,9 @@ def _serve(args: argparse.Namespace) -> int:
         max_connection_age_grace=args.max_connection_age_grace,
         handshake_timeout=args.handshake_timeout,
         http_port=None if args.shard is not None else _http_port(args),
+        gate=args.gate,
+        gate_binary=args.gate_binary,
+        log_level=args.log_level,
     )
     if args.shard is not None:
         worker = WorkerOptions(index=args.shard, count=args.workers, base_db=args.db, own_port=args.own_port)
@@ -342,6 +365,8 @@ def _serve(args: argparse.Namespace) -> int:
         stopped_by = asyncio.run(run(options, on_ready=ready, house_bots=HouseBots, on_server=servers.append))
     except StartupError as error:
         print(f"error: {error}", file=sys.stderr)
+        return exits.FAILED
+    except ServerFailed:  # its gate exited: said in one ERROR line already
         return exits.FAILED
     except KeyboardInterrupt:
         return exits.INTERRUPTED

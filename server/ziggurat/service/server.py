@@ -9,6 +9,15 @@ Shutdown order (SIGTERM or Ctrl-C): health → NOT_SERVING, end every stream wit
 ``SERVER_SHUTTING_DOWN`` (clients resume from their last sequence number after a restart),
 stop accepting and drain unary calls for ``grace`` seconds, close the database (WAL
 checkpoint), release the database. A second signal forces an immediate exit.
+
+With ``--gate`` (``ServeOptions.gate``, docs/operations.md "The gate") the public port is the
+``ziggurat-gate`` child's (:mod:`ziggurat.service.gate`): this server listens only on a
+private Unix socket in a directory of its own (mode 0700), starts the gate once it serves
+there, and reports the gate's address as its own. Shutdown then starts by telling the gate
+(which refuses new calls from then on), ends the streams as above (the gate passes their
+status on), and waits for the gate to exit before it stops serving on the socket. A gate
+that exits while serving stops the server with one ERROR line (exit code 1: a supervisor
+restarts it).
 """
 
 from __future__ import annotations
@@ -18,9 +27,11 @@ import errno
 import gc
 import logging
 import os
+import shutil
 import signal
 import socket
 import sqlite3
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,11 +49,21 @@ from ziggurat.service.access import Access
 from ziggurat.service.admin_servicer import AdminServicer
 from ziggurat.service.bot_servicer import BotServicer
 from ziggurat.service.bots import BotRegistry
+from ziggurat.service.gate import (
+    BINARY_NAME,
+    SHUTDOWN_MARGIN_S,
+    Gate,
+    GateLimits,
+    check_binary,
+    default_binary,
+    listen_address,
+)
 from ziggurat.service.guard import Guard, GuardLimits
 from ziggurat.service.house_bots import HouseBotFactory, HouseBotSeater, NoHouseBots
 from ziggurat.service.manager import DEFAULT_WAITING_TTL_S, MatchManager
 from ziggurat.service.match import StreamLimits
 from ziggurat.service.mdns import Advertiser
+from ziggurat.service.peer import Peers, new_secret
 from ziggurat.service.servicer import MatchServicer, method_handlers
 from ziggurat.service.shard_listing import ShardLister
 from ziggurat.service.shards import WorkerOptions, advertised_address, bind_own
@@ -66,6 +87,7 @@ SERVICE_NAME = match_service_pb2.DESCRIPTOR.services_by_name["MatchService"].ful
 BOT_SERVICE_NAME = bot_service_pb2.DESCRIPTOR.services_by_name["BotService"].full_name
 ADMIN_SERVICE_NAME = admin_service_pb2.DESCRIPTOR.services_by_name["AdminService"].full_name
 MAX_MESSAGE_BYTES = 64 * 1024
+MAX_SOCKET_PATH = 107  # sun_path is 108 bytes on Linux, the last one a NUL
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +149,11 @@ class ServeOptions:
     # One of several worker processes (``ziggurat serve --workers N``, docs/scaling.md): the
     # public port is shared (SO_REUSEPORT), the worker also listens on its own port.
     worker: WorkerOptions | None = None
+    # ``--gate``: ziggurat-gate (at ``gate_binary``, default .venv/bin/ziggurat-gate) holds the
+    # public port and forwards to this server over a private Unix socket; it logs at ``log_level``.
+    gate: bool = False
+    gate_binary: str | None = None
+    log_level: str = "info"
 
     @property
     def tls(self) -> bool:
@@ -135,7 +162,13 @@ class ServeOptions:
 
 
 def grpc_options(options: ServeOptions) -> list[tuple[str, int]]:
-    """GRPC's own channel arguments for the limits it enforces itself."""
+    """GRPC's own channel arguments for the limits it enforces itself.
+
+    Behind the gate the connection limits are the gate's, on the clients' connections: here
+    they would hit the gate's few shared connections to this server instead, cutting every
+    client's calls on one of them at its age, and capping the calls all clients have open
+    at once by the streams one client connection may carry.
+    """
 
     def ms(seconds: float) -> int:
         return max(1, int(seconds * 1000))
@@ -152,11 +185,13 @@ def grpc_options(options: ServeOptions) -> list[tuple[str, int]]:
         # Keep pinging a quiet stream for as long as it lives (gRPC stops after 2 pings without
         # data by default), so that a peer which vanished is found out and its calls released.
         ("grpc.http2.max_pings_without_data", 0),
-        ("grpc.max_concurrent_streams", options.max_streams_per_connection),
+        ("grpc.max_concurrent_streams", 2**31 - 1 if options.gate else options.max_streams_per_connection),
         ("grpc.server_handshake_timeout_ms", ms(options.handshake_timeout)),
         # Workers share the public port: the kernel spreads new connections over them.
         ("grpc.so_reuseport", 1 if options.worker is not None else 0),
     ]
+    if options.gate:
+        return out
     if options.max_connection_idle > 0:
         out.append(("grpc.max_connection_idle_ms", ms(options.max_connection_idle)))
     if options.max_connection_age > 0:
@@ -222,13 +257,23 @@ class ZigguratServer:
         self.bots = BotRegistry(self.store)
         self.house_bots: HouseBotSeater = house_bots(self.manager) if house_bots else NoHouseBots()
         self.health = health_aio.HealthServicer()
+        # Each call's client address; with --gate, calls the gate forwards carry it.
+        # The secret is the gate's word that a call's x-ziggurat-peer is the client's own.
+        self._gate_secret = new_secret() if options.gate else None
+        self.peers = Peers(self._gate_secret)
         self.guard = Guard(
             GuardLimits(
                 max_connections_per_address=options.max_connections_per_address,
                 max_streams_per_address=options.max_streams_per_address,
                 first_message_timeout=options.first_message_timeout,
-            )
+            ),
+            self.peers,
         )
+        self.gate: Gate | None = None
+        self.gate_dir: str | None = None  # holds the private socket the gate forwards to
+        # Why the server stopped on its own (the gate exited), and whom to tell (run() stops).
+        self.failure: str | None = None
+        self.on_failure: Callable[[], None] | None = None
         # The guard is outermost: it admits or refuses a call before anything else runs.
         self.server = grpc.aio.server(interceptors=(self.guard, StatusGuard()), options=grpc_options(options))
         self.port = 0
@@ -252,6 +297,7 @@ class ZigguratServer:
             if self._web_socket is not None and self.web is None:
                 self._web_socket.close()
             self.store.close()
+            self.remove_gate_dir()
             self.owner.release()
             raise
 
@@ -287,6 +333,7 @@ class ZigguratServer:
             burst=self.options.burst_per_seat,
             access=self.access,
             house_bots=self.house_bots,
+            peers=self.peers,
         )
         if self.shards is not None:
             servicer.address = advertised_address(self.options.host, self.own_port)
@@ -301,7 +348,7 @@ class ZigguratServer:
         admin_service_pb2_grpc.add_AdminServiceServicer_to_server(
             AdminServicer(self.manager, self.access), self.server
         )
-        bot_servicer = BotServicer(self.bots, self.manager)
+        bot_servicer = BotServicer(self.bots, self.manager, self.peers)
         bot_service_pb2_grpc.add_BotServiceServicer_to_server(bot_servicer, self.server)
         for extra in self.extra_services:
             extra.add_to_server(extra.servicer, self.server)
@@ -336,6 +383,8 @@ class ZigguratServer:
                 idle_timeout=self.options.max_connection_idle,
             )
             self.http_port = await self.web.start()
+        if self.options.gate:
+            self.port = await self._start_gate()
         serving = health_pb2.HealthCheckResponse.SERVING
         await self.health.set("", serving)
         await self.health.set(SERVICE_NAME, serving)
@@ -386,6 +435,9 @@ class ZigguratServer:
             problem = bind_failure(self.options.host, self.options.port)
             if problem:
                 raise StartupError(f"cannot listen on {address}: {problem}")
+        if self.options.gate:
+            self._bind_upstream()
+            return 0  # the gate's port, known once it has started
         try:
             if self.options.tls:
                 assert self.options.tls_cert is not None and self.options.tls_key is not None
@@ -404,15 +456,98 @@ class ZigguratServer:
             self.own_port = bind_own(
                 self.server, self.options.host, self.options.worker, self.options.db_path
             )
+        self._bind_unix_socket()
+        return port
+
+    def _bind_unix_socket(self) -> None:
         if self.options.unix_socket:
             try:
                 self.server.add_insecure_port(f"unix:{self.options.unix_socket}")
             except RuntimeError:
                 raise StartupError(f"cannot listen on unix:{self.options.unix_socket}") from None
-        return port
+
+    def _gate_binary(self) -> Path:
+        return Path(self.options.gate_binary) if self.options.gate_binary else default_binary()
+
+    def _bind_upstream(self) -> None:
+        """``--gate``: listen on a private Unix socket only, in a new 0700 directory; what the
+        gate needs (its binary, the TLS files it will read) is checked first, in one line."""
+        check_binary(self._gate_binary())
+        if self.options.tls:
+            assert self.options.tls_cert is not None and self.options.tls_key is not None
+            try:
+                Path(self.options.tls_key).read_bytes()
+                Path(self.options.tls_cert).read_bytes()
+            except OSError as error:
+                raise StartupError(f"cannot read the TLS files: {error}") from None
+        self.gate_dir = tempfile.mkdtemp(prefix="ziggurat-gate-")  # mode 0700: this user's only
+        upstream = os.path.join(self.gate_dir, "upstream.sock")
+        if len(upstream.encode()) > MAX_SOCKET_PATH:  # said by gRPC in a line of its own otherwise
+            raise StartupError(
+                f"the private socket's path {upstream} is longer than a Unix socket's path may be "
+                f"({MAX_SOCKET_PATH} bytes): set TMPDIR to a shorter directory"
+            )
+        try:
+            self.server.add_insecure_port(f"unix:{upstream}")
+        except RuntimeError:
+            raise StartupError(f"cannot listen on unix:{upstream}") from None
+        self._bind_unix_socket()
+
+    async def _start_gate(self) -> int:
+        """Start ziggurat-gate on the public address, forwarding to the private socket; its port."""
+        assert self.gate_dir is not None
+        o = self.options
+        limits = GateLimits(
+            max_message_bytes=o.max_message_bytes,
+            max_streams_per_connection=o.max_streams_per_connection,
+            max_streams_per_address=o.max_streams_per_address,
+            max_connections_per_address=o.max_connections_per_address,
+            first_message_timeout=o.first_message_timeout,
+            max_connection_idle=o.max_connection_idle,
+            max_connection_age=o.max_connection_age,
+            max_connection_age_grace=o.max_connection_age_grace,
+            keepalive=o.keepalive_time,
+            keepalive_timeout=o.keepalive_timeout,
+            handshake_timeout=o.handshake_timeout,
+            shutdown_timeout=o.grace_seconds + SHUTDOWN_MARGIN_S,
+        )
+        assert self._gate_secret is not None
+        self.gate = Gate(
+            self._gate_binary(),
+            listen=listen_address(o.host, o.port),
+            upstream=f"unix:{os.path.join(self.gate_dir, 'upstream.sock')}",
+            limits=limits,
+            secret=self._gate_secret,
+            tls=(o.tls_cert, o.tls_key) if o.tls_cert and o.tls_key else None,
+            log_level=o.log_level,
+            on_exit=self._gate_exited,
+        )
+        try:
+            return await self.gate.start()
+        except BaseException:
+            self.gate = None
+            await self.server.stop(0)
+            raise
+
+    def _gate_exited(self, code: int) -> None:
+        """The gate exited while serving: nothing reaches this server any more; stop (exit 1)."""
+        how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with code {code}"
+        self.failure = f"{BINARY_NAME} (the public port) {how} while serving: the server stops"
+        log.error("%s", self.failure)
+        if self.on_failure is not None:
+            self.on_failure()
+
+    def remove_gate_dir(self) -> None:
+        """Remove the private socket's directory (``--gate``), if any."""
+        if self.gate_dir is not None:
+            shutil.rmtree(self.gate_dir, ignore_errors=True)
+            self.gate_dir = None
 
     async def stop(self) -> None:
-        """Graceful stop: stop advertising, NOT_SERVING, end streams, drain, close the database."""
+        """Graceful stop: stop advertising, NOT_SERVING, end streams, drain, close the database
+        (with --gate: tell the gate first, and wait for it before the socket stops serving)."""
+        if self.gate is not None:
+            await self.gate.stop()  # from now on it answers new calls SERVER_SHUTTING_DOWN itself
         if self.advertiser is not None:
             await self.advertiser.stop()
             self.advertiser = None
@@ -431,7 +566,10 @@ class ZigguratServer:
             log.info("ended %d unary calls still running after the grace period", cut)
         if self.web is not None:
             await self.web.stop()
+        if self.gate is not None:
+            await self.gate.wait()  # the calls it forwarded have ended (their status passed on)
         await self.server.stop(self.options.grace_seconds)
+        self.remove_gate_dir()
         # The final checkpoint waits for readers of old snapshots (a backup, `ziggurat check`):
         # on a thread, so that a second signal can still force the exit meanwhile.
         await asyncio.to_thread(self.store.close)
@@ -440,6 +578,10 @@ class ZigguratServer:
         if self.shards is not None:
             self.shards.close()
         self.owner.release()
+
+
+class ServerFailed(Exception):
+    """The server stopped on its own (its gate exited); the reason was logged at ERROR."""
 
 
 def bind_failure(host: str, port: int) -> str:
@@ -475,15 +617,20 @@ async def run(
     """Serve until SIGTERM/SIGINT, then shut down in order; a second signal exits at once.
 
     Returns the signal that stopped it (the command's exit code tells Ctrl-C from SIGTERM).
-    Raises :class:`StartupError` when the server cannot start.
+    Raises :class:`StartupError` when the server cannot start, :class:`ServerFailed` (already
+    logged) when it stopped on its own because its gate exited.
     """
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     received: list[int] = []
 
+    servers: list[ZigguratServer] = []
+
     def on_signal(sig: int) -> None:
         if stop.is_set():
             log.warning("second signal: exiting now")
+            for running in servers:  # its gate dies with it (ziggurat.service.gate); not its socket
+                running.remove_gate_dir()
             os._exit(1)
         log.info("shutting down (send the signal again to force)")
         received.append(sig)
@@ -493,10 +640,18 @@ async def run(
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, on_signal, sig)
     server = ZigguratServer(options, house_bots=house_bots)
+    servers.append(server)
+    server.on_failure = stop.set  # the gate exited: stop as if told to, then say so
     port = await server.start()
     if on_server is not None:
         on_server(server)
-    log.info("ziggurat listening on %s:%d (database %s)", options.host, port, options.db_path)
+    log.info(
+        "ziggurat listening on %s:%d%s (database %s)",
+        options.host,
+        port,
+        f" through {BINARY_NAME} (pid {server.gate.pid})" if server.gate is not None else "",
+        options.db_path,
+    )
     if server.http_port is not None:
         log.info("web client on http://%s:%d/", _browser_host(options.host), server.http_port)
     if on_ready is not None:
@@ -504,4 +659,6 @@ async def run(
     await stop.wait()
     await server.stop()
     log.info("stopped")
+    if server.failure is not None:
+        raise ServerFailed(server.failure)
     return received[0]
