@@ -150,24 +150,36 @@ func (g *gate) stop(timeout time.Duration) int64 {
 	}
 	cut := g.forwarded.Load()
 	g.force()
-	// Every handler now returns promptly (held calls saw stopping, forwarded ones their
-	// upstream cancelled): wait for their statuses to be written, then close the connections.
-	for end := time.Now().Add(2 * time.Second); g.open.Load() > 0 && time.Now().Before(end); {
+	// Held calls saw stopping and forwarded ones had their upstream cancelled: their handlers
+	// return at once, except one blocked sending to a client that does not read what it was
+	// sent (flow control), which only closing its connection ends. Give the statuses a moment
+	// to be written; then close the connections gracefully if every handler is done, at once
+	// if not (a client that never reads would otherwise hold the exit up, past the time the
+	// Python server gives the gate before it kills it).
+	for end := time.Now().Add(stopFlushWait); g.open.Load() > 0 && time.Now().Before(end); {
 		time.Sleep(10 * time.Millisecond)
 	}
-	done := make(chan struct{})
-	go func() {
-		g.server.GracefulStop()
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-time.After(2 * time.Second):
+	if g.open.Load() > 0 {
 		g.server.Stop()
+	} else {
+		done := make(chan struct{})
+		go func() {
+			g.server.GracefulStop()
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(stopFlushWait):
+			g.server.Stop()
+		}
 	}
 	g.upstream.close()
 	return cut
 }
+
+// stopFlushWait is how long stop waits, after the forwarded calls are cut, for their
+// statuses to be written before it closes the connections.
+const stopFlushWait = 500 * time.Millisecond
 
 // upstreamPool is a few shared connections to the Python server's private socket, used in
 // turn. Message sizes are unlimited there: the public side already enforced
