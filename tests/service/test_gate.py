@@ -536,3 +536,26 @@ def test_gate_without_its_binary_is_refused_in_one_line(tmp_path: Path) -> None:
         f"error: --gate needs {missing}, which is missing: run scripts/bootstrap with Go on PATH "
         "(it builds server/gate)"
     ], done.stderr
+
+
+def test_gate_on_an_address_not_of_this_machine_is_refused_in_one_line(tmp_path: Path) -> None:
+    done = _serve(tmp_path, "--gate", "--host", "10.255.255.1")
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        "error: cannot listen on 10.255.255.1:0: Cannot assign requested address"
+    ]
+
+
+def test_a_gate_that_cannot_start_is_refused_in_one_line(
+    gate_built: Path, tmp_path: Path, private_tmp: Path
+) -> None:
+    # Files the server can read but the gate cannot use: the gate's own one-line reason.
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert.write_text("not a certificate\n")
+    key.write_text("not a key\n")
+    done = _serve(tmp_path, "--gate", "--host", "127.0.0.1", "--tls-cert", str(cert), "--tls-key", str(key))
+    assert done.returncode == 1
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("error: ziggurat-gate could not start: cannot use --tls-cert/--tls-key"), line
+    assert "Traceback" not in done.stderr
+    assert not list(private_tmp.iterdir()), "the private socket's directory is removed"

@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import shutil
 import signal
 import sys
@@ -38,6 +39,7 @@ BINARY_NAME = "ziggurat-gate"
 SECRET_ENV = "ZIGGURAT_GATE_SECRET"
 READY_PREFIX = "ziggurat-gate listening on "
 READY_TIMEOUT_S = 15.0
+_GATE_PREFIX = re.compile(r"^ziggurat-gate:\s*(error:\s*)?")  # its one-line errors begin so
 # The gate gives calls it forwarded this long beyond the server's own grace to end, then ends
 # them itself; the server waits this much more for the gate before it kills it.
 SHUTDOWN_MARGIN_S = 3.0
@@ -188,7 +190,7 @@ class Gate:
             code = await self._reap()
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.wait_for(stderr, 2)
-            why = said.last() or text or f"exit code {code}"
+            why = _GATE_PREFIX.sub("", said.last() or text) or f"exit code {code}"
             raise StartupError(f"{BINARY_NAME} could not start: {why}")
         self.port = int(text.rsplit(":", 1)[1])
         said.release()
@@ -223,6 +225,14 @@ class Gate:
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError, TimeoutError):
                 await asyncio.wait_for(task, 2)
+
+    async def kill(self) -> None:
+        """Kill the gate at once (the server could not start after all) and stop reading it."""
+        self._stopping = True
+        if self._process is not None and self._process.returncode is None:
+            await self._kill()
+        for task in self._tasks:
+            task.cancel()
 
     async def _watch(self) -> None:
         assert self._process is not None

@@ -12,12 +12,13 @@ checkpoint), release the database. A second signal forces an immediate exit.
 
 With ``--gate`` (``ServeOptions.gate``, docs/operations.md "The gate") the public port is the
 ``ziggurat-gate`` child's (:mod:`ziggurat.service.gate`): this server listens only on a
-private Unix socket in a directory of its own (mode 0700), starts the gate once it serves
-there, and reports the gate's address as its own. Shutdown then starts by telling the gate
-(which refuses new calls from then on), ends the streams as above (the gate passes their
-status on), and waits for the gate to exit before it stops serving on the socket. A gate
-that exits while serving stops the server with one ERROR line (exit code 1: a supervisor
-restarts it).
+private Unix socket in a directory of its own (mode 0700), starts the gate as soon as that is
+bound (so that a gate that cannot start is said in one line before the long checks; calls it
+takes meanwhile wait until the server serves), and reports the gate's address as its own.
+Shutdown then starts by telling the gate (which refuses new calls from then on), ends the
+streams as above (the gate passes their status on), and waits for the gate to exit before it
+stops serving on the socket. A gate that exits while serving stops the server with one
+ERROR line (exit code 1: a supervisor restarts it).
 """
 
 from __future__ import annotations
@@ -296,6 +297,9 @@ class ZigguratServer:
         except BaseException:
             if self._web_socket is not None and self.web is None:
                 self._web_socket.close()
+            if self.gate is not None:
+                await self.gate.kill()
+                self.gate = None
             self.store.close()
             self.remove_gate_dir()
             self.owner.release()
@@ -311,6 +315,10 @@ class ZigguratServer:
                 raise StartupError(
                     f"cannot listen on {self.options.host}:{self.options.http_port} (web client): {why}"
                 ) from None
+        if self.options.gate:
+            # Before the long checks too: what stops the gate is said in one line at once. It
+            # forwards nothing before the server starts serving its socket (calls wait meanwhile).
+            self.port = await self._start_gate()
         self._check_integrity()
         self._quarantine_orphans()
         restored = self.manager.restore()
@@ -383,8 +391,6 @@ class ZigguratServer:
                 idle_timeout=self.options.max_connection_idle,
             )
             self.http_port = await self.web.start()
-        if self.options.gate:
-            self.port = await self._start_gate()
         serving = health_pb2.HealthCheckResponse.SERVING
         await self.health.set("", serving)
         await self.health.set(SERVICE_NAME, serving)
@@ -430,8 +436,9 @@ class ZigguratServer:
     def _bind(self) -> int:
         """Bind the listening port, or raise a one-line StartupError saying why not."""
         address = f"{self.options.host}:{self.options.port}"
-        if self.options.port and self.options.worker is None:  # workers share their port
-            # Asked of the OS first: gRPC would log its own multi-line error before failing.
+        if (self.options.port or self.options.gate) and self.options.worker is None:  # workers share theirs
+            # Asked of the OS first: gRPC (or the gate) would say it in lines of its own. With the
+            # gate even port 0 is asked here, so that a host that is not this machine's is too.
             problem = bind_failure(self.options.host, self.options.port)
             if problem:
                 raise StartupError(f"cannot listen on {address}: {problem}")
@@ -522,12 +529,7 @@ class ZigguratServer:
             log_level=o.log_level,
             on_exit=self._gate_exited,
         )
-        try:
-            return await self.gate.start()
-        except BaseException:
-            self.gate = None
-            await self.server.stop(0)
-            raise
+        return await self.gate.start()
 
     def _gate_exited(self, code: int) -> None:
         """The gate exited while serving: nothing reaches this server any more; stop (exit 1)."""
