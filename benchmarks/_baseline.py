@@ -1,7 +1,8 @@
 """Shared helpers for the service benchmarks (not a benchmark itself).
 
 * :class:`ServerProcess` runs ``ziggurat serve`` in a separate process on a temporary
-  database (``--port 0 --rate 0``), optionally under cProfile, and reads its RSS.
+  database (``--port 0 --rate 0``), optionally under cProfile or behind its gate
+  (``--gate``), and reads the RSS and CPU time of the server and of its gate child.
 * :class:`EchoProcess` runs the baseline: a trivial grpc.aio bidirectional echo server
   in another process, built from generic handlers with raw ``bytes`` messages (no
   codegen, no protobuf), so it is the floor that any gRPC service in Python pays.
@@ -148,6 +149,18 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / ticks
 
 
+def child_named(pid: int, name: str) -> int | None:
+    """The pid of a child process of ``pid`` whose command name is ``name``, if one runs."""
+    for children in Path(f"/proc/{pid}/task").glob("*/children"):
+        for child in children.read_text().split():
+            try:
+                if Path(f"/proc/{child}/comm").read_text().strip() == name[:15]:
+                    return int(child)
+            except FileNotFoundError:  # ended since the list was read
+                continue
+    return None
+
+
 class _Spawned:
     """A child process that prints ``<banner> HOST:PORT`` once it listens."""
 
@@ -214,15 +227,62 @@ class _Spawned:
 
 
 class ServerProcess(_Spawned):
-    """``ziggurat serve`` on 127.0.0.1:0 with a temporary database and no rate limit."""
+    """``ziggurat serve`` on 127.0.0.1:0 with a temporary database and no rate limit.
+
+    With ``gate=True`` it runs ``ziggurat serve --gate``: the public port is held by the
+    server's child process ``ziggurat-gate`` (docs/operations.md), so the server is two
+    processes, and what it costs is their sum: :meth:`rss_kb` and :meth:`cpu_seconds` add
+    both, :meth:`rss_parts` and :meth:`cpu_parts` give each apart (``server``, ``gate``).
+    """
 
     banner = "ziggurat listening on "
+    GATE = "ziggurat-gate"
 
-    def __init__(self, *, profile: str | None = None, log_level: str = "info", extra: Sequence[str] = ()):
+    def __init__(
+        self,
+        *,
+        profile: str | None = None,
+        log_level: str = "info",
+        extra: Sequence[str] = (),
+        gate: bool = False,
+    ):
         super().__init__()
         self.profile = profile
         self.log_level = log_level
         self.extra = list(extra)
+        self.gate = gate
+        self._gate_pid: int | None = None
+
+    @property
+    def gate_pid(self) -> int:
+        """The gate child's pid (only with ``gate=True``; it runs once the server listens)."""
+        if not self.gate:
+            raise RuntimeError("this server runs without --gate")
+        if self._gate_pid is None or not Path(f"/proc/{self._gate_pid}").exists():
+            self._gate_pid = child_named(self.pid, self.GATE)
+            if self._gate_pid is None:
+                raise RuntimeError(f"server pid {self.pid} has no {self.GATE} child process")
+        return self._gate_pid
+
+    def pids(self) -> dict[str, int]:
+        """The processes that make up the server: ``server`` and, with the gate, ``gate``."""
+        return {"server": self.pid, "gate": self.gate_pid} if self.gate else {"server": self.pid}
+
+    def rss_parts(self) -> dict[str, int]:
+        """Resident KiB of each of the server's processes."""
+        return {name: rss_kb(pid) for name, pid in self.pids().items()}
+
+    def rss_kb(self) -> int:
+        """Resident KiB of the server: its process plus, with the gate, the gate's."""
+        return sum(self.rss_parts().values())
+
+    def cpu_parts(self) -> dict[str, float]:
+        """CPU seconds used so far by each of the server's processes."""
+        return {name: cpu_seconds(pid) for name, pid in self.pids().items()}
+
+    def cpu_seconds(self) -> float:
+        """CPU seconds used so far by the server: its process plus, with the gate, the gate's."""
+        return sum(self.cpu_parts().values())
 
     def _command(self) -> list[str]:
         prefix = [sys.executable]
@@ -251,11 +311,14 @@ class ServerProcess(_Spawned):
             "--no-mdns",
             "--log-level",
             self.log_level,
+            *(["--gate"] if self.gate else []),
             *self.extra,
         ]
 
     def __enter__(self) -> ServerProcess:
         self.start()
+        if self.gate:
+            self.pids()  # fails now, not mid-run, if the gate is not the server's child
         return self
 
 
