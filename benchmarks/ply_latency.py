@@ -15,6 +15,10 @@ What is timed (one clock: time.perf_counter in this client process):
 
 The two are measured in alternating rounds in the same run (both servers stay up), so
 drift on a noisy machine hits both. Goal: ply p50 <= 1.5 x raw round-trip p50.
+
+``--gate`` runs ``ziggurat serve --gate``: the bots' calls go through ``ziggurat-gate`` (the
+public port) and a Unix socket to the Python server, so the figures include that extra hop;
+the server's CPU per ply is then the server process's and the gate's, summed and apart.
 """
 
 from __future__ import annotations
@@ -108,6 +112,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1, help="seed of the random bots")
     parser.add_argument("--log-level", default="info", help="server --log-level (default info, as deployed)")
     parser.add_argument(
+        "--gate", action="store_true", help="run `ziggurat serve --gate` (behind ziggurat-gate)"
+    )
+    parser.add_argument(
         "--profile", metavar="FILE", help="run the server under cProfile, write FILE, print top"
     )
     args = parser.parse_args()
@@ -123,28 +130,38 @@ def main() -> None:
         acks: list[float] = []
         raw: list[float] = []
         matches = 0
-        server_cpu = echo_cpu = 0.0
+        echo_cpu = 0.0
+        server_cpu = dict.fromkeys(server.pids(), 0.0)
         for r in range(args.rounds):
             n_raw = pingpongs // args.rounds + (1 if r < pingpongs % args.rounds else 0)
             n_ply = args.plies // args.rounds + (1 if r < args.plies % args.rounds else 0)
             before = cpu_seconds(echo.pid)
             raw += await raw_pingpong_latency(echo.address, n_raw, payload, warmup=20)
             echo_cpu += cpu_seconds(echo.pid) - before
-            before = cpu_seconds(server.pid)
+            before = server.cpu_parts()
             got, got_acks, got_matches = await measure_plies(server.address, n_ply, rng)
-            server_cpu += cpu_seconds(server.pid) - before
+            for name, seconds in server.cpu_parts().items():
+                server_cpu[name] += seconds - before[name]
             plies += got
             acks += got_acks
             matches += got_matches
+        apart = " + ".join(
+            f"{name} {seconds / len(plies) * 1e6:,.0f}" for name, seconds in server_cpu.items()
+        )
         print(
-            f"server CPU per ply (incl. match set-up): {server_cpu / len(plies) * 1e6:,.0f} us; "
+            f"server CPU per ply (incl. match set-up): {sum(server_cpu.values()) / len(plies) * 1e6:,.0f} us"
+            f"{f' ({apart})' if args.gate else ''}; "
             f"echo server CPU per round trip: {echo_cpu / len(raw) * 1e6:,.0f} us"
         )
         return plies, acks, raw, matches
 
-    with ServerProcess(profile=args.profile, log_level=args.log_level) as server, EchoProcess() as echo:
+    with (
+        ServerProcess(profile=args.profile, log_level=args.log_level, gate=args.gate) as server,
+        EchoProcess() as echo,
+    ):
         print(
-            f"ziggurat server pid {server.pid} at {server.address}; "
+            f"ziggurat server pid {server.pid} at {server.address}"
+            f"{f' (its gate pid {server.gate_pid})' if args.gate else ''}; "
             f"echo server pid {echo.pid} at {echo.address}; {load_average()}"
         )
         started = time.perf_counter()
