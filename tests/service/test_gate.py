@@ -33,6 +33,8 @@ from tests.clients.test_sdk import _self_signed
 from tests.service.conftest import ServerProcess, kabaleo_config, pylos_config, random_chooser
 from tests.service.test_shutdown import _bot_messages, _play_events, assert_shutting_down, collect, started
 from ziggurat.service.gate import default_binary
+from ziggurat.service.server import ServeOptions, ZigguratServer
+from ziggurat.tui.discovery import discover
 from ziggurat.v1 import bot_service_pb2 as bpb
 from ziggurat.v1 import bot_service_pb2_grpc as bgrpc
 from ziggurat.v1 import game_pb2, match_pb2
@@ -559,3 +561,21 @@ def test_a_gate_that_cannot_start_is_refused_in_one_line(
     assert line.startswith("error: ziggurat-gate could not start: cannot use --tls-cert/--tls-key"), line
     assert "Traceback" not in done.stderr
     assert not list(private_tmp.iterdir()), "the private socket's directory is removed"
+
+
+async def test_the_lan_is_told_the_gate_s_address(gate_built: Path, tmp_path: Path) -> None:
+    # mDNS announces the public port, which with --gate is the gate's (the server has none).
+    server = ZigguratServer(
+        ServeOptions(host="127.0.0.1", port=0, db_path=str(tmp_path / "z.db"), mdns=True, gate=True)
+    )
+    port = await server.start()
+    try:
+        assert server.gate is not None and port == server.gate.port != 0
+        assert server.advertiser is not None
+        await server.advertiser.wait_announced()
+        found = [info for info in await discover(1.5, interfaces=["127.0.0.1"]) if info.port == port]
+        assert [info.address for info in found] == [f"127.0.0.1:{port}"]
+        async with ZigguratClient(found[0].address) as client:
+            assert await client.list_matches() == []
+    finally:
+        await server.stop()
