@@ -19,7 +19,7 @@ import grpc
 import pytest
 
 from tests.service.conftest import pylos_config
-from tests.service.test_limits import LOOPBACK, serving, until
+from tests.service.test_limits import LOOPBACK, serving, status_of, until
 from ziggurat.service import memory
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.v1 import match_service_pb2_grpc as sgrpc
@@ -68,6 +68,30 @@ async def test_dropped_silent_streams_leave_no_reference_cycle(tmp_path: Path) -
                 assert await until(lambda: server.guard.calls_from(LOOPBACK) == 0, 10)
                 await asyncio.sleep(0.2)
             del calls
+        _assert_no_server_call_in(garbage)
+
+
+async def test_streams_refused_by_the_guard_leave_no_reference_cycle(tmp_path: Path) -> None:
+    # The guard's own refusals (a first message too late, too many streams from one address)
+    # end the call by setting its status: gRPC keeps an abort's exception on the call's state,
+    # with a traceback through the call's frames, so each such stream stayed in a cycle.
+    limits = {"first_message_timeout": 0.3, "max_streams_per_address": 20}
+    async with serving(tmp_path, **limits) as (server, address):
+        with saved_garbage() as garbage:
+            async with grpc.aio.insecure_channel(address) as channel:
+                calls = [sgrpc.MatchServiceStub(channel).Play() for _ in range(25)]
+                codes = []
+                for call in calls:
+                    try:
+                        await asyncio.wait_for(call.read(), 10)
+                    except grpc.aio.AioRpcError as error:
+                        codes.append(status_of(error))
+                        error.__traceback__ = None  # the client's frames: not what is looked for
+                assert await until(lambda: server.guard.calls_from(LOOPBACK) == 0, 10)
+                await asyncio.sleep(0.2)
+            del calls
+        assert codes.count((grpc.StatusCode.DEADLINE_EXCEEDED, "FIRST_MESSAGE_TIMEOUT")) == 20, codes
+        assert codes.count((grpc.StatusCode.RESOURCE_EXHAUSTED, "TOO_MANY_STREAMS")) == 5, codes
         _assert_no_server_call_in(garbage)
 
 

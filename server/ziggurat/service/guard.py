@@ -80,8 +80,17 @@ def shutting_down_error() -> errors.ApiError:
 
 
 async def _abort(context: Context, error: errors.ApiError) -> None:
+    """End the call with ``error``'s status once its handler returns (the caller returns at once).
+
+    Not ``context.abort``: gRPC keeps the exception it raises on the call's own state, with a
+    traceback through the call's frames, so every stream the guard refused or timed out (a
+    flood of silent streams) stayed in a reference cycle until a full collection
+    (``tests/service/test_memory.py``).
+    """
     status = error.to_status()
-    await context.abort(status.code, status.details, status.trailing_metadata)
+    context.set_code(status.code)
+    context.set_details(status.details)
+    context.set_trailing_metadata(status.trailing_metadata)
 
 
 if TYPE_CHECKING:
@@ -318,6 +327,7 @@ class Guard(_Interceptor):
             return None
         if call.ended_by_shutdown:
             await _abort(context, shutting_down_error())
+            return None
         return result
 
     # ------------------------------------------------------------ first message
