@@ -1,5 +1,6 @@
-"""docs/operations.md stays true: every test it names exists, every limit's default is the code's,
-every limit names the tests that reach it, and every limit is a real `ziggurat serve` option."""
+"""docs/operations.md stays true: every test it names exists (Python, and the gate's Go ones),
+every limit's default is the code's, every limit names the tests that reach it, and every limit
+is a real `ziggurat serve` option."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from tests.service.test_protocol_doc import _serve_defaults
 ROOT = Path(__file__).resolve().parents[2]
 OPERATIONS = ROOT / "docs" / "operations.md"
 TEST_NAME = re.compile(r"`(tests/[\w/]+\.py)::(\w+)`")
+GO_TEST_NAME = re.compile(r"`(server/gate/\w+_test\.go)::(Test\w+)`")
 # The serve options that are limits: each must be a row of the limits table.
 LIMIT_OPTIONS = {
     "max_message_bytes",
@@ -44,6 +46,17 @@ def test_every_named_test_exists() -> None:
     assert len(named) >= 20
     missing = [f"{file}::{name}" for file, name in named if name not in _functions(ROOT / file)]
     assert not missing, f"docs/operations.md names tests that do not exist: {missing}"
+
+
+def test_every_named_go_test_of_the_gate_exists() -> None:
+    named = GO_TEST_NAME.findall(OPERATIONS.read_text())
+    assert len(named) >= 10
+    missing = [
+        f"{file}::{name}"
+        for file, name in named
+        if not re.search(rf"^func {name}\(t \*testing\.T\)", (ROOT / file).read_text(), re.MULTILINE)
+    ]
+    assert not missing, f"docs/operations.md names Go tests that do not exist: {missing}"
 
 
 def test_every_limit_is_in_the_table_with_the_code_s_default() -> None:
