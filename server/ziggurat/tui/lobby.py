@@ -12,6 +12,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Button, Checkbox, Footer, Input, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
@@ -120,7 +121,10 @@ class LobbyScreen(Screen[None]):
             self.say(f"cannot list matches: {error.reason or error.code.name}: {error.message}")
             return
         self.matches = {m.match_id: m for m in [*waiting, *active]}
-        listing = self.matches_list
+        try:
+            listing = self.matches_list
+        except NoMatches:  # the lobby was taken down (the app is closing) while the list came
+            return
         highlighted = listing.highlighted_option.id if listing.highlighted_option else None
         listing.clear_options()
         listing.add_options(Option(describe_match(m), id=m.match_id) for m in self.matches.values())
