@@ -19,6 +19,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.screen import Screen
 from textual.widgets import Button, Input, OptionList, Select, Static
+from textual.worker import WorkerState
 
 from tests.service.conftest import RunningServer, random_chooser
 from ziggurat.rules.kabaleo_model import score_key
@@ -455,3 +456,27 @@ async def test_history_pane_lists_every_move_and_marks_cancellations(server: Run
             assert f": {played.move}" in line
             assert ("cancelled" in line) == played.cancelled
         snap(pilot, "kabaleo-history")
+
+
+async def test_a_match_list_that_comes_back_after_the_lobby_went_is_dropped(server: RunningServer) -> None:
+    # The lobby refreshes its list every few seconds; an answer that arrives after the lobby's
+    # widgets are gone (the app closing) must end the refresh quietly, not fail its worker
+    # (which fails the whole app: seen as NoMatches on #matches in loaded test runs).
+    app = ZigguratApp(server=server.address, player_name="human")
+    async with app.run_test(size=SIZE) as pilot:
+        lobby: LobbyScreen = await screen_of(pilot, LobbyScreen)
+        await until(pilot, lambda: len(lobby.opponents) == 4)
+        answer = asyncio.Event()
+        asked = lobby.client.list_matches
+
+        async def late(*args: Any, **kwargs: Any) -> Any:
+            await answer.wait()
+            return await asked(*args, **kwargs)
+
+        lobby.client.list_matches = late  # type: ignore[method-assign]
+        worker = lobby.action_refresh()
+        await pilot.pause()
+        await lobby.matches_list.remove()
+        answer.set()
+        await worker.wait()
+        assert worker.state == WorkerState.SUCCESS
