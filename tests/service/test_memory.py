@@ -134,11 +134,11 @@ async def test_ended_play_streams_leave_no_reference_cycle(tmp_path: Path) -> No
         _assert_no_server_call_in(garbage)
 
 
-async def test_refused_unary_calls_leave_no_reference_cycle(tmp_path: Path) -> None:
-    # A refusal is an exception raised deep in the handler; its traceback holds the handler's
-    # frames, and aborting the call from inside the ``except`` chained that exception to
-    # gRPC's abort, so every refused call (a flood of out-of-turn moves, unknown matches) was
-    # kept whole until a full collection.
+async def test_calls_refused_by_the_servicer_leave_no_reference_cycle(tmp_path: Path) -> None:
+    # gRPC keeps the exception context.abort raises on the call's state, with a traceback
+    # through the call's frames: every call the servicer refused (a flood of out-of-turn
+    # moves, unknown matches, forged tokens; unary calls and streams) was kept whole until a
+    # full collection. Refusals now set the call's status instead.
     async with serving(tmp_path) as (server, address):
         with saved_garbage() as garbage:
             async with ZigguratClient(address) as client:
@@ -156,7 +156,22 @@ async def test_refused_unary_calls_leave_no_reference_cycle(tmp_path: Path) -> N
                         await client.stub.GetMatch(spb.GetMatchRequest(match_id="no-such-match"))
                     except grpc.aio.AioRpcError as error:
                         refused.append(error.code())
-                assert len(refused) == 9, refused
+                for _ in range(3):  # streams refused by the servicer: an unknown match, a bad token
+                    watch = client.stub.WatchMatch(spb.WatchMatchRequest(match_id="no-such-match"))
+                    try:
+                        await watch.read()
+                    except grpc.aio.AioRpcError as error:
+                        refused.append(error.code())
+                        error.__traceback__ = None  # the client's frames: not what is looked for
+                    play = client.stub.Play(metadata=[("authorization", "Bearer forged")])
+                    await play.write(spb.PlayRequest(match_id=match.match_id))
+                    try:
+                        await play.read()
+                    except grpc.aio.AioRpcError as error:
+                        refused.append(error.code())
+                        error.__traceback__ = None
+                del watch, play
+                assert len(refused) == 15, refused
                 assert grpc.StatusCode.NOT_FOUND in refused
                 assert await until(lambda: server.guard.calls_from(LOOPBACK) == 0, 10)
                 await asyncio.sleep(0.2)

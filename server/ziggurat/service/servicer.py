@@ -64,25 +64,31 @@ def bearer_token(context: grpc.aio.ServicerContext[Any, Any]) -> str | None:
 
 
 async def _refuse(context: grpc.aio.ServicerContext[Any, Any], error: errors.ApiError) -> None:
+    """End the call with ``error``'s status; the handler returns right after.
+
+    The status is set, not sent with ``context.abort``: gRPC keeps the exception ``abort``
+    raises on the call's own state, and that exception's traceback runs through the call's
+    frames, so every refused call (a flood of out-of-turn moves, of unknown match ids) stayed
+    in a reference cycle until a full collection (``tests/service/test_memory.py``). The
+    refusal's own traceback, which holds the handler's frames, is dropped for the same
+    reason. The web port's Connect context (``ziggurat.web.connect.CallContext``) has no
+    status to set: its ``abort`` raises the Connect error, as before.
+    """
+    error.__traceback__ = error.__context__ = error.__cause__ = None
     status = error.to_status()
-    await context.abort(status.code, status.details, status.trailing_metadata)
+    if not hasattr(context, "set_code"):
+        await context.abort(status.code, status.details, status.trailing_metadata)
+    context.set_code(status.code)
+    context.set_details(status.details)
+    context.set_trailing_metadata(status.trailing_metadata)
 
 
 Handler = Callable[..., Awaitable[Any]]
 
 
 def api(handler: Handler) -> Handler:
-    """Turn ApiError/RulesError raised by a unary handler into a rich gRPC status.
-
-    The refusal is sent by setting the call's status and returning, not by
-    ``context.abort``: gRPC keeps the exception ``abort`` raises on the call's own state, and
-    that exception's traceback runs through the call's frames, so every refused call (a flood
-    of out-of-turn moves, of unknown match ids) stayed in a reference cycle until a full
-    collection (``tests/service/test_memory.py``). The refusal's own traceback, which holds
-    the handler's frames, is dropped for the same reason. The web port's Connect context
-    (``ziggurat.web.connect.CallContext``) has no status to set: its ``abort`` raises the
-    Connect error, as before.
-    """
+    """Turn ApiError/RulesError raised by a unary handler into a rich gRPC status (set after
+    the ``except`` block, see :func:`_refuse`)."""
 
     async def wrapped(self: Any, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         try:
@@ -91,13 +97,7 @@ def api(handler: Handler) -> Handler:
             refusal = error
         except RulesError as error:
             refusal = errors.from_rules_error(error)
-        refusal.__traceback__ = refusal.__context__ = refusal.__cause__ = None
-        if not hasattr(context, "set_code"):  # the web port's Connect context: it raises
-            await _refuse(context, refusal)
-        status = refusal.to_status()
-        context.set_code(status.code)
-        context.set_details(status.details)
-        context.set_trailing_metadata(status.trailing_metadata)
+        await _refuse(context, refusal)
         return None
 
     wrapped.__name__ = handler.__name__
