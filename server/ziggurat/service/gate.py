@@ -6,8 +6,8 @@ call reaches Python (docs/operations.md, "The gate"). The gate, written in Go
 (``server/gate/``, built by ``scripts/bootstrap`` into ``.venv/bin``), holds the public port,
 enforces the connection-level limits and the first-message deadline, and forwards only calls
 that have sent their first message, over a private Unix socket, to this server. The
-command line and the environment it is given are the contract in ``/work/gate-design.md``
-(server/gate/README.md): every limit of ``ziggurat serve`` is passed through with the same
+command line and the environment it is given are the contract in ``server/gate/README.md``:
+every limit of ``ziggurat serve`` is passed through with the same
 name and unit; the secret that makes its ``x-ziggurat-peer`` believed
 (:mod:`ziggurat.service.peer`) is put in its environment only, never on its command line,
 which every user of the machine can read.
