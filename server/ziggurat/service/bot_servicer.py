@@ -13,7 +13,8 @@ from ziggurat.service.manager import MatchManager
 from ziggurat.service.match import Match
 from ziggurat.service.peer import Peers
 from ziggurat.service.render import render_match
-from ziggurat.service.servicer import _refuse, api, bearer_token
+from ziggurat.service.servicer import api, bearer_token
+from ziggurat.service.status_guard import end_call
 from ziggurat.v1 import bot_service_pb2 as bpb
 from ziggurat.v1 import bot_service_pb2_grpc as bgrpc
 from ziggurat.wire import errors
@@ -51,7 +52,7 @@ class BotServicer(bgrpc.BotServiceServicer):
                 peer=self.peers.address_of(context),
             )
         except errors.ApiError as error:
-            await _refuse(context, error)
+            await end_call(context, error)
             return
         try:
             yield bpb.ConnectBotResponse(registered=bpb.BotRegistered(name=connection.name))

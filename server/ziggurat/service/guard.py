@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import grpc
 
 from ziggurat.service.peer import Peers, split_peer
-from ziggurat.service.status_guard import close_requests
+from ziggurat.service.status_guard import close_requests, end_call
 from ziggurat.wire import errors
 from ziggurat.wire.reasons import Reason
 
@@ -77,20 +77,6 @@ def shutting_down_error() -> errors.ApiError:
     return errors.refuse(
         Reason.SERVER_SHUTTING_DOWN, "the server is shutting down; reconnect and resume after it restarts"
     )
-
-
-async def _abort(context: Context, error: errors.ApiError) -> None:
-    """End the call with ``error``'s status once its handler returns (the caller returns at once).
-
-    Not ``context.abort``: gRPC keeps the exception it raises on the call's own state, with a
-    traceback through the call's frames, so every stream the guard refused or timed out (a
-    flood of silent streams) stayed in a reference cycle until a full collection
-    (``tests/service/test_memory.py``).
-    """
-    status = error.to_status()
-    context.set_code(status.code)
-    context.set_details(status.details)
-    context.set_trailing_metadata(status.trailing_metadata)
 
 
 if TYPE_CHECKING:
@@ -257,7 +243,7 @@ class Guard(_Interceptor):
         try:
             call = self._admit(context, streaming=streaming)
         except errors.ApiError as error:
-            await _abort(context, error)
+            await end_call(context, error)
             return None
         return call, self._first_in_time(request, call) if request_streaming else request
 
@@ -304,7 +290,7 @@ class Guard(_Interceptor):
                         await responses.aclose()
                 if call.ended_by_shutdown:
                     # Also a stream that ended on its own because shutdown closed its match.
-                    await _abort(context, shutting_down_error())
+                    await end_call(context, shutting_down_error())
                 elif call.first_message_late:
                     await self._refuse_late(call, context)
             finally:
@@ -321,12 +307,12 @@ class Guard(_Interceptor):
                 raise
             _uncancel()
             if call.ended_by_shutdown:
-                await _abort(context, shutting_down_error())
+                await end_call(context, shutting_down_error())
             else:
                 await self._refuse_late(call, context)
             return None
         if call.ended_by_shutdown:
-            await _abort(context, shutting_down_error())
+            await end_call(context, shutting_down_error())
             return None
         return result
 
@@ -368,7 +354,7 @@ class Guard(_Interceptor):
     async def _refuse_late(self, call: Call, context: Context) -> None:
         timeout = self.limits.first_message_timeout
         log.warning("closed a stream from %s: %s", call.address, Reason.FIRST_MESSAGE_TIMEOUT.name)
-        await _abort(
+        await end_call(
             context,
             errors.refuse(
                 Reason.FIRST_MESSAGE_TIMEOUT, f"a stream must send its first message within {timeout:g} s"

@@ -488,7 +488,7 @@ class ZigguratServer:
             except OSError as error:
                 raise StartupError(f"cannot read the TLS files: {error}") from None
         self.gate_dir = tempfile.mkdtemp(prefix="ziggurat-gate-")  # mode 0700: this user's only
-        upstream = os.path.join(self.gate_dir, "upstream.sock")
+        upstream = self._upstream_socket()
         if len(upstream.encode()) > MAX_SOCKET_PATH:  # said by gRPC in a line of its own otherwise
             raise StartupError(
                 f"the private socket's path {upstream} is longer than a Unix socket's path may be "
@@ -500,9 +500,13 @@ class ZigguratServer:
             raise StartupError(f"cannot listen on unix:{upstream}") from None
         self._bind_unix_socket()
 
+    def _upstream_socket(self) -> str:
+        """The private socket the gate forwards to, in ``gate_dir``."""
+        assert self.gate_dir is not None
+        return os.path.join(self.gate_dir, "upstream.sock")
+
     async def _start_gate(self) -> int:
         """Start ziggurat-gate on the public address, forwarding to the private socket; its port."""
-        assert self.gate_dir is not None
         o = self.options
         limits = GateLimits(
             max_message_bytes=o.max_message_bytes,
@@ -522,7 +526,7 @@ class ZigguratServer:
         self.gate = Gate(
             self._gate_binary(),
             listen=listen_address(o.host, o.port),
-            upstream=f"unix:{os.path.join(self.gate_dir, 'upstream.sock')}",
+            upstream=f"unix:{self._upstream_socket()}",
             limits=limits,
             secret=self._gate_secret,
             tls=(o.tls_cert, o.tls_key) if o.tls_cert and o.tls_key else None,

@@ -31,7 +31,7 @@ from ziggurat.service.render import (
     render_match,
 )
 from ziggurat.service.shard_listing import ShardLister
-from ziggurat.service.status_guard import close_requests, read_request
+from ziggurat.service.status_guard import close_requests, end_call, read_request
 from ziggurat.service.timecontrol import TimeControl
 from ziggurat.service.tokens import new_token
 from ziggurat.v1 import match_pb2 as mpb
@@ -63,32 +63,12 @@ def bearer_token(context: grpc.aio.ServicerContext[Any, Any]) -> str | None:
     return None
 
 
-async def _refuse(context: grpc.aio.ServicerContext[Any, Any], error: errors.ApiError) -> None:
-    """End the call with ``error``'s status; the handler returns right after.
-
-    The status is set, not sent with ``context.abort``: gRPC keeps the exception ``abort``
-    raises on the call's own state, and that exception's traceback runs through the call's
-    frames, so every refused call (a flood of out-of-turn moves, of unknown match ids) stayed
-    in a reference cycle until a full collection (``tests/service/test_memory.py``). The
-    refusal's own traceback, which holds the handler's frames, is dropped for the same
-    reason. The web port's Connect context (``ziggurat.web.connect.CallContext``) has no
-    status to set: its ``abort`` raises the Connect error, as before.
-    """
-    error.__traceback__ = error.__context__ = error.__cause__ = None
-    status = error.to_status()
-    if not hasattr(context, "set_code"):
-        await context.abort(status.code, status.details, status.trailing_metadata)
-    context.set_code(status.code)
-    context.set_details(status.details)
-    context.set_trailing_metadata(status.trailing_metadata)
-
-
 Handler = Callable[..., Awaitable[Any]]
 
 
 def api(handler: Handler) -> Handler:
     """Turn ApiError/RulesError raised by a unary handler into a rich gRPC status (set after
-    the ``except`` block, see :func:`_refuse`)."""
+    the ``except`` block, see :func:`~ziggurat.service.status_guard.end_call`)."""
 
     async def wrapped(self: Any, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         try:
@@ -97,7 +77,7 @@ def api(handler: Handler) -> Handler:
             refusal = error
         except RulesError as error:
             refusal = errors.from_rules_error(error)
-        await _refuse(context, refusal)
+        await end_call(context, refusal)
         return None
 
     wrapped.__name__ = handler.__name__
@@ -310,7 +290,7 @@ class MatchServicer:
             viewer = match.viewer_for_token(bearer_token(context))
             subscriber = match.subscribe(request.after_seq, viewer)
         except errors.ApiError as error:
-            await _refuse(context, error)
+            await end_call(context, error)
             return
         if viewer is not None:
             match.connect(viewer)
@@ -367,7 +347,7 @@ class MatchServicer:
             seat = match.seat_for_token(bearer_token(context))
             subscriber = match.subscribe(first.after_seq, seat)
         except errors.ApiError as error:
-            await _refuse(context, error)
+            await end_call(context, error)
             return
         match.connect(seat)
         presence = _SeatPresence(match, seat)
@@ -380,7 +360,7 @@ class MatchServicer:
                     await context.write(message)
                 for item in extras:
                     if isinstance(item, errors.ApiError):  # the reader failed: end the stream, clearly
-                        await _refuse(context, item)
+                        await end_call(context, item)
                         return
                     # move_rejected is a singular field: two in one message would be merged
                     # into one by the receiver, so every refusal gets a response of its own.

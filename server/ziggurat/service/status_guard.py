@@ -66,6 +66,28 @@ def _decoding(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], 
     return decode
 
 
+async def end_call(context: Any, error: errors.ApiError) -> None:
+    """End the call with ``error``'s status; the handler returns right after (every refusal of
+    the servicers and of the guard ends a call through here).
+
+    The status is set, not sent with ``context.abort``: gRPC keeps the exception ``abort``
+    raises on the call's own state, and that exception's traceback runs through the call's
+    frames, so every refused call (a flood of out-of-turn moves, of unknown match ids, of
+    silent streams) stayed in a reference cycle until a full collection
+    (``tests/service/test_memory.py``). The refusal's own traceback, which holds the
+    handler's frames, is dropped for the same reason. The web port's Connect context
+    (``ziggurat.web.connect.CallContext``) has no status to set: its ``abort`` raises the
+    Connect error, as before.
+    """
+    error.__traceback__ = error.__context__ = error.__cause__ = None
+    status = error.to_status()
+    if not hasattr(context, "set_code"):
+        await context.abort(status.code, status.details, status.trailing_metadata)
+    context.set_code(status.code)
+    context.set_details(status.details)
+    context.set_trailing_metadata(status.trailing_metadata)
+
+
 async def _refuse_undecodable(request: _Undecodable, context: _Context) -> None:
     message = f"the request is not a valid {request.type_name} message (corrupt bytes or invalid UTF-8)"
     status = errors.refuse(Reason.MALFORMED_REQUEST, message).to_status()
