@@ -187,6 +187,7 @@ async def _go_load(binary: Path, address: str, args: argparse.Namespace, stop_at
         "-seconds",
         f"{max(0.0, stop_at - time.time()):.3f}",
         stdout=asyncio.subprocess.PIPE,
+        preexec_fn=(lambda: os.nice(args.loader_nice)) if args.loader_nice else None,
     )
     try:
         out, _ = await asyncio.wait_for(process.communicate(), args.seconds + 120)
@@ -447,6 +448,14 @@ def main() -> None:
         default="go",
         help="what applies the load: go (default; benchmarks/idle_load, one process, built with "
         "`go build` on first use) or python (--procs grpc.aio client processes)",
+    )
+    parser.add_argument(
+        "--loader-nice",
+        type=int,
+        default=0,
+        metavar="N",
+        help="run the Go loader at this niceness (0): it stands in for clients on other hosts, so "
+        "19 keeps it from taking CPU the servers and the healthy client want on a small machine",
     )
     parser.add_argument("--procs", type=int, default=2, help="client processes of --loader python (2)")
     parser.add_argument(
