@@ -1,6 +1,6 @@
 """A deliberately slow, obviously-correct Pylos implementation used only to check the fast one.
 
-Written straight from /work/shared/rules/pylos.md without looking at the bit
+Written straight from ../shared/rules/pylos.md without looking at the bit
 tricks of ziggurat.rules.pylos: a board is a dict {(level, column, row): "L"/"D"}
 with 0-based column and row, every rule is an explicit loop, and legal moves are
 found by generating every candidate and keeping those that satisfy the rules.

@@ -1,4 +1,4 @@
-"""Kabaleo rules (``/work/shared/rules/kabaleo.md``): moves, views and the :class:`KabaleoRules` contract.
+"""Kabaleo rules (``../shared/rules/kabaleo.md``): moves, views and the :class:`KabaleoRules` contract.
 
 The pieces live in small modules with one job each and are re-exported here,
 so callers only ever import ``ziggurat.rules.kabaleo``:

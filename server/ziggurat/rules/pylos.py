@@ -1,4 +1,4 @@
-"""Pylos: the rules engine (``/work/shared/rules/pylos.md`` is the specification).
+"""Pylos: the rules engine (``../shared/rules/pylos.md`` is the specification).
 
 A state is two 30-bit masks (light balls, dark balls; see
 :mod:`ziggurat.rules.pylos_geometry` for the numbering), the side to move,
