@@ -499,6 +499,41 @@ async def test_a_gate_killed_with_kill_9_stops_the_server_with_one_error_line(
         probe.bind(("127.0.0.1", int(address.rsplit(":", 1)[1])))
 
 
+async def test_a_server_killed_with_kill_9_leaves_a_directory_the_next_server_removes(
+    gate_built: Path, tmp_path: Path, private_tmp: Path
+) -> None:
+    """kill -9 gives the server no chance to remove its private socket's directory (its gate
+    dies with it); the next ``serve --gate`` of the user removes it, and serves."""
+    first = gated(tmp_path / "z.db")
+    try:
+        await asyncio.to_thread(first.start)
+        assert first.proc is not None
+        gate = gate_pid(first)
+        first.kill9()
+        left = [entry.name for entry in private_tmp.iterdir()]
+        assert len(left) == 1 and left[0].startswith(f"ziggurat-gate-{first.proc.pid}-"), left
+        for _ in range(100):  # Linux kills the gate with its parent (pdeathsig)
+            if not Path(f"/proc/{gate}").exists() or "Z" in Path(f"/proc/{gate}/stat").read_text().split()[2]:
+                break
+            await asyncio.sleep(0.05)
+        else:
+            raise AssertionError("the gate outlived its server")
+    finally:
+        first.stop()
+    second = gated(tmp_path / "z.db")
+    try:
+        address = await asyncio.to_thread(second.start)
+        assert second.proc is not None
+        now = list(private_tmp.iterdir())
+        assert len(now) == 1 and now[0].name.startswith(f"ziggurat-gate-{second.proc.pid}-"), now
+        async with ZigguratClient(address) as client:
+            await client.create_match(pylos_config())
+        assert await terminate(second) == 0
+    finally:
+        second.stop()
+    assert not list(private_tmp.iterdir()), "a clean stop removes its own directory"
+
+
 async def test_tls_is_terminated_by_the_gate(gate_built: Path, tmp_path: Path) -> None:
     cert, key = _self_signed(tmp_path)
     server = gated(tmp_path / "z.db", "--tls-cert", str(cert), "--tls-key", str(key))

@@ -32,7 +32,6 @@ import shutil
 import signal
 import socket
 import sqlite3
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -65,6 +64,7 @@ from ziggurat.service.manager import DEFAULT_WAITING_TTL_S, MatchManager
 from ziggurat.service.match import StreamLimits
 from ziggurat.service.mdns import Advertiser
 from ziggurat.service.peer import Peers, new_secret
+from ziggurat.service.private_dir import make_private_dir, remove_stale_private_dirs
 from ziggurat.service.servicer import MatchServicer, method_handlers
 from ziggurat.service.shard_listing import ShardLister
 from ziggurat.service.shards import WorkerOptions, advertised_address, bind_own
@@ -487,7 +487,8 @@ class ZigguratServer:
                 Path(self.options.tls_cert).read_bytes()
             except OSError as error:
                 raise StartupError(f"cannot read the TLS files: {error}") from None
-        self.gate_dir = tempfile.mkdtemp(prefix="ziggurat-gate-")  # mode 0700: this user's only
+        remove_stale_private_dirs()  # left by servers killed with -9
+        self.gate_dir = str(make_private_dir())  # mode 0700: this user's only
         upstream = self._upstream_socket()
         if len(upstream.encode()) > MAX_SOCKET_PATH:  # said by gRPC in a line of its own otherwise
             raise StartupError(
