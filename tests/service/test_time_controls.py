@@ -773,3 +773,35 @@ async def test_the_log_survives_a_restart_byte_for_byte(
     finally:
         with contextlib.suppress(Exception):
             await other.stop()
+
+
+async def test_every_watch_message_carries_the_server_s_clock(
+    server: RunningServer, client: ZigguratClient
+) -> None:
+    """WatchMatchResponse.server_time_ms: the server's clock (Event.time_ms's) when each
+    message was sent, on a catch-up's messages and on live ones alike (docs/protocol.md,
+    "Clocks"), so a display whose clock differs can place the turn's deadline on its own."""
+    timed = match_pb2.TimeControl(per_move_ms=30_000)
+    match = await client.create_match(pylos_config(), time_control=timed)
+    ann = await client.join(match.match_id, "ann")
+    await client.join(match.match_id, "bob")
+    await asyncio.sleep(0.3)
+    call = client.stub.WatchMatch(spb.WatchMatchRequest(match_id=match.match_id))
+    try:
+        sent: list[tuple[float, int, float]] = []  # (before reading, server_time_ms, after)
+        messages = []
+        while not messages or messages[-1].events[-1].WhichOneof("kind") != "match_ended":
+            before = time.time() * 1000
+            messages.append(await asyncio.wait_for(call.read(), 5))
+            sent.append((before, messages[-1].server_time_ms, time.time() * 1000))
+            if len(messages) == 1:  # the catch-up, sent late in the turn it ends with
+                turn = messages[0].events[-1]
+                assert turn.WhichOneof("kind") == "turn_started", messages[0]
+                assert messages[0].server_time_ms >= turn.time_ms + 300
+                await asyncio.sleep(0.2)
+                await client.resign(ann)  # a live message: the resignation and the end
+        for before, server_time, after in sent:
+            assert before - 250 <= server_time <= after + 5, (before, server_time, after)
+        assert messages[-1].server_time_ms >= messages[-1].events[-1].time_ms
+    finally:
+        call.cancel()

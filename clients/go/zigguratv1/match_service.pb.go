@@ -632,8 +632,15 @@ func (x *WatchMatchRequest) GetAfterSeq() uint64 {
 // client never sees a half-applied change; a long catch-up comes in several messages of
 // at most about 256 KiB each.
 type WatchMatchResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Events        []*Event               `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Events []*Event               `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
+	// The server's clock when it sent this message, milliseconds since the Unix epoch (the
+	// clock of Event.time_ms). A client whose own clock differs from the server's counts a
+	// turn down with it: the turn runs out at turn_started's time_ms + time_left_ms on the
+	// server's clock, which is about (local time now - local time at arrival +
+	// server_time_ms) when the message has just arrived. A spectator who arrives mid-turn
+	// receives that turn_started long after it happened, so the arrival alone cannot tell.
+	ServerTimeMs  int64 `protobuf:"varint,2,opt,name=server_time_ms,json=serverTimeMs,proto3" json:"server_time_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -673,6 +680,13 @@ func (x *WatchMatchResponse) GetEvents() []*Event {
 		return x.Events
 	}
 	return nil
+}
+
+func (x *WatchMatchResponse) GetServerTimeMs() int64 {
+	if x != nil {
+		return x.ServerTimeMs
+	}
+	return 0
 }
 
 // SubmitMove input.
@@ -1720,9 +1734,10 @@ const file_ziggurat_v1_match_service_proto_rawDesc = "" +
 	"\x05match\x18\x01 \x01(\v2\x12.ziggurat.v1.MatchR\x05match\"K\n" +
 	"\x11WatchMatchRequest\x12\x19\n" +
 	"\bmatch_id\x18\x01 \x01(\tR\amatchId\x12\x1b\n" +
-	"\tafter_seq\x18\x02 \x01(\x04R\bafterSeq\"@\n" +
+	"\tafter_seq\x18\x02 \x01(\x04R\bafterSeq\"f\n" +
 	"\x12WatchMatchResponse\x12*\n" +
-	"\x06events\x18\x01 \x03(\v2\x12.ziggurat.v1.EventR\x06events\"a\n" +
+	"\x06events\x18\x01 \x03(\v2\x12.ziggurat.v1.EventR\x06events\x12$\n" +
+	"\x0eserver_time_ms\x18\x02 \x01(\x03R\fserverTimeMs\"a\n" +
 	"\x11SubmitMoveRequest\x12\x19\n" +
 	"\bmatch_id\x18\x01 \x01(\tR\amatchId\x12\x12\n" +
 	"\x04move\x18\x02 \x01(\tR\x04move\x12\x15\n" +

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -96,6 +97,10 @@ class ZigguratClient:
         self.creator_tokens: dict[str, str] = {}  # match id -> creator token, for cancel_match
         # Where each match is served, when that is not ``address`` (several worker processes).
         self.routes: dict[str, str] = {}
+        # This machine's clock minus the server's, in ms, as of the newest WatchMatch message
+        # (its server_time_ms; 0 before any): a turn's deadline on this machine's clock is
+        # turn_started's time_ms + time_left_ms + this, however far the two clocks differ.
+        self.server_clock_offset_ms = 0
         self._owners: dict[str, tuple[grpc.aio.Channel, sgrpc.MatchServiceAsyncStub]] = {}
 
     @property
@@ -293,6 +298,8 @@ class ZigguratClient:
             )
             try:
                 async for response in call:
+                    if response.server_time_ms:
+                        self.server_clock_offset_ms = int(time.time() * 1000) - response.server_time_ms
                     for event in response.events:
                         yield event
                 return

@@ -33,7 +33,11 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
   let lastMove = "";
   let cancelled = false;
   const moves: PlayedMove[] = [];
-  let turn: { seat: number; ply: number; deadline: number; legal: string[] } | null = null;
+  // The turn's deadline is on this browser's clock: the event's server time plus the turn's
+  // time, moved by clockOffset (this clock minus the server's, from WatchMatchResponse's
+  // serverTimeMs), so a machine whose clock is off still counts down to the right instant.
+  let turn: { seat: number; ply: number; deadline: number; limit: number; legal: string[] } | null = null;
+  let clockOffset = 0;
   let ended: MatchEndedEvent | null = null;
 
   const title = h("h1", {}, "Match");
@@ -99,7 +103,7 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
       let clockText = "";
       let low = false;
       if (timed) {
-        const left = moving ? Math.max(0, turn!.deadline - Date.now()) : clocks[index] ?? 0;
+        const left = moving ? Math.min(turn!.limit, Math.max(0, turn!.deadline - Date.now())) : clocks[index] ?? 0;
         low = moving && left < LOW_TIME_MS;
         clockText = moving || tc!.baseMs ? formatClock(left) : "";
       }
@@ -242,7 +246,8 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
         break;
       case "turnStarted": {
         const t = kind.value;
-        turn = { seat: t.seat, ply: t.ply, deadline: Number(event.timeMs) + Number(t.timeLeftMs), legal: t.legalMoves };
+        const limit = Number(t.timeLeftMs);
+        turn = { seat: t.seat, ply: t.ply, deadline: Number(event.timeMs) + limit + clockOffset, limit, legal: t.legalMoves };
         clocks = t.seats.map((s) => Number(s.clockMs));
         break;
       }
@@ -286,6 +291,7 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
       try {
         if (!summary) await refreshSummary();
         for await (const response of api.watchMatch({ matchId, afterSeq: lastSeq }, { ...auth(ticket), signal: abort.signal })) {
+          if (response.serverTimeMs) clockOffset = Date.now() - Number(response.serverTimeMs);
           for (const event of response.events) handle(event);
           delay = 250;
           message.textContent = message.textContent === "Reconnecting…" ? "" : message.textContent;

@@ -191,6 +191,12 @@ def frame_events(events: list[bytes], extra: bytes = b"") -> bytes:
     return b"".join(b"\x0a" + _varint(len(event)) + event for event in events) + extra
 
 
+def frame_server_time(now_ms: int) -> bytes:
+    """WatchMatchResponse's ``server_time_ms`` (field 2, a varint) in wire form, to append to
+    a framed message: the one field of a message that differs between its receivers."""
+    return b"\x10" + _varint(now_ms)
+
+
 def frame_field(number: int, payload: bytes) -> bytes:
     """One length-delimited field (wire type 2) in wire form."""
     return _varint(number << 3 | 2) + _varint(len(payload)) + payload

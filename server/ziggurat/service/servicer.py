@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -27,6 +28,7 @@ from ziggurat.service.render import (
     SEAT_ASSIGNMENTS,
     STATUSES,
     frame_field,
+    frame_server_time,
     framed_batches,
     render_match,
 )
@@ -297,7 +299,7 @@ class MatchServicer:
         try:
             async for entries, _ in match.batches(subscriber):
                 for message in framed_batches(match, entries, viewer):
-                    yield message
+                    yield message + frame_server_time(int(time.time() * 1000))
         finally:
             match.unsubscribe(subscriber)
             if viewer is not None:

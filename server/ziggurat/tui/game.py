@@ -157,6 +157,7 @@ class GameScreen(Screen[None]):
                 async for event in self.client.watch(
                     self.state.match_id, handle=self.handle, after_seq=self.state.last_seq
                 ):
+                    self.state.clock_offset_ms = self.client.server_clock_offset_ms
                     self.state.apply(event)
                     self.redraw()
                     delay = 0.1

@@ -25,13 +25,15 @@ class Clock:
     mid-turn receives the turn's event long after it happened; counting its time from the
     arrival showed the whole turn's time (28.9 s shown, 16 s left). The deadline is the
     event's server time plus the time the turn gave, so every viewer counts down to the
-    same instant (the machines' clocks are assumed to agree, as on a LAN with NTP); it is
-    never shown above the turn's own time.
+    same instant. The deadline is kept on this machine's clock: the event's time moved by
+    how far this clock is from the server's (``MatchState.clock_offset_ms``, from
+    WatchMatchResponse.server_time_ms), so a computer whose clock is off counts down right.
+    It is never shown above the turn's own time.
     """
 
     seat: int = 0
     left_ms: int = 0  # the time the turn gave (0 = untimed)
-    deadline_ms: int = 0  # server time, ms since the Unix epoch, at which it runs out
+    deadline_ms: int = 0  # this machine's time, ms since the Unix epoch, at which it runs out
 
     def remaining_ms(self, now_ms: int | None = None) -> int:
         """Time left now (never below zero, never above the turn's time)."""
@@ -74,6 +76,7 @@ class MatchState:
     ended: match_pb2.MatchEndedEvent | None = None
     seed_commitment: str = ""
     last_seq: int = 0
+    clock_offset_ms: int = 0  # this clock minus the server's (ZigguratClient.server_clock_offset_ms)
 
     def load(self, match: match_pb2.Match) -> None:
         """Take the static facts of a match (config, clocks, commitment) from GetMatch."""
@@ -115,7 +118,8 @@ class MatchState:
             self._take_seats(turn.seats)
             self.turn_seat, self.turn_ply = turn.seat, turn.ply
             self.legal_moves = tuple(turn.legal_moves) if turn.seat == self.my_seat else ()
-            started = event.time_ms or _now_ms()  # an event without a server time: from now
+            # On this machine's clock; an event without a server time counts from now.
+            started = event.time_ms + self.clock_offset_ms if event.time_ms else _now_ms()
             self.clock = Clock(turn.seat, turn.time_left_ms, started + turn.time_left_ms)
         elif kind == "move_played":
             played = event.move_played

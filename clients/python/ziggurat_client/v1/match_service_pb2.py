@@ -26,7 +26,7 @@ from ziggurat_client.v1 import game_pb2 as ziggurat_dot_v1_dot_game__pb2
 from ziggurat_client.v1 import match_pb2 as ziggurat_dot_v1_dot_match__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1fziggurat/v1/match_service.proto\x12\x0bziggurat.v1\x1a\x16ziggurat/v1/game.proto\x1a\x17ziggurat/v1/match.proto\"\xa3\x01\n\x12\x43reateMatchRequest\x12\'\n\x06\x63onfig\x18\x01 \x01(\x0b\x32\x17.ziggurat.v1.GameConfig\x12.\n\x0ctime_control\x18\x02 \x01(\x0b\x32\x18.ziggurat.v1.TimeControl\x12\x34\n\x0fseat_assignment\x18\x03 \x01(\x0e\x32\x1b.ziggurat.v1.SeatAssignment\"O\n\x13\x43reateMatchResponse\x12!\n\x05match\x18\x01 \x01(\x0b\x32\x12.ziggurat.v1.Match\x12\x15\n\rcreator_token\x18\x02 \x01(\t\"&\n\x12\x43\x61ncelMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"8\n\x13\x43\x61ncelMatchResponse\x12!\n\x05match\x18\x01 \x01(\x0b\x32\x12.ziggurat.v1.Match\"G\n\x10JoinMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x13\n\x0bplayer_name\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\r\"S\n\x11JoinMatchResponse\x12\r\n\x05token\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12!\n\x05match\x18\x03 \x01(\x0b\x32\x12.ziggurat.v1.Match\"\x86\x01\n\x12ListMatchesRequest\x12(\n\x06status\x18\x01 \x01(\x0e\x32\x18.ziggurat.v1.MatchStatus\x12\x1f\n\x04game\x18\x02 \x01(\x0e\x32\x11.ziggurat.v1.Game\x12\x11\n\tpage_size\x18\x03 \x01(\r\x12\x12\n\npage_token\x18\x04 \x01(\t\"S\n\x13ListMatchesResponse\x12#\n\x07matches\x18\x01 \x03(\x0b\x32\x12.ziggurat.v1.Match\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"#\n\x0fGetMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"5\n\x10GetMatchResponse\x12!\n\x05match\x18\x01 \x01(\x0b\x32\x12.ziggurat.v1.Match\"8\n\x11WatchMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x11\n\tafter_seq\x18\x02 \x01(\x04\"8\n\x12WatchMatchResponse\x12\"\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x12.ziggurat.v1.Event\"M\n\x11SubmitMoveRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04move\x18\x02 \x01(\t\x12\x10\n\x03ply\x18\x03 \x01(\rH\x00\x88\x01\x01\x42\x06\n\x04_ply\"/\n\x12SubmitMoveResponse\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\x0c\n\x04move\x18\x02 \x01(\t\"!\n\rResignRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"\x1d\n\x0eResignResponse\x12\x0b\n\x03seq\x18\x01 \x01(\x04\"Z\n\x0bPlayRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x11\n\tafter_seq\x18\x02 \x01(\x04\x12\x0c\n\x04move\x18\x03 \x01(\t\x12\x10\n\x03ply\x18\x04 \x01(\rH\x00\x88\x01\x01\x42\x06\n\x04_ply\"d\n\x0cPlayResponse\x12\"\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x12.ziggurat.v1.Event\x12\x30\n\rmove_rejected\x18\x02 \x01(\x0b\x32\x19.ziggurat.v1.MoveRejected\"=\n\x0cMoveRejected\x12\x0c\n\x04move\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t\")\n\x15GetMatchRecordRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"B\n\x16GetMatchRecordResponse\x12(\n\x06record\x18\x01 \x01(\x0b\x32\x18.ziggurat.v1.MatchRecord\"\x8d\x03\n\x0bMatchRecord\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\'\n\x06\x63onfig\x18\x02 \x01(\x0b\x32\x17.ziggurat.v1.GameConfig\x12.\n\x0ctime_control\x18\x03 \x01(\x0b\x32\x18.ziggurat.v1.TimeControl\x12 \n\x05seats\x18\x04 \x03(\x0b\x32\x11.ziggurat.v1.Seat\x12\x17\n\x0fseed_commitment\x18\x05 \x01(\t\x12\x15\n\rrevealed_seed\x18\x06 \x01(\t\x12(\n\x05moves\x18\x07 \x03(\x0b\x32\x19.ziggurat.v1.RecordedMove\x12%\n\x07outcome\x18\x08 \x01(\x0b\x32\x14.ziggurat.v1.Outcome\x12&\n\x08\x66orfeits\x18\t \x03(\x0b\x32\x14.ziggurat.v1.Forfeit\x12\x34\n\x0fseat_assignment\x18\n \x01(\x0e\x32\x1b.ziggurat.v1.SeatAssignment\x12\x12\n\njoin_order\x18\x0b \x03(\r\"?\n\x0cRecordedMove\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0c\n\x04move\x18\x02 \x01(\t\x12\x13\n\x0bsubstituted\x18\x03 \x01(\x08\"S\n\x07\x46orfeit\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0b\n\x03ply\x18\x02 \x01(\r\x12-\n\x0btermination\x18\x03 \x01(\x0e\x32\x18.ziggurat.v1.Termination\"\x18\n\x16ListBuiltinBotsRequest\"@\n\x17ListBuiltinBotsResponse\x12%\n\x04\x62ots\x18\x01 \x03(\x0b\x32\x17.ziggurat.v1.BuiltinBot\"Q\n\nBuiltinBot\x12\x0c\n\x04name\x18\x01 \x01(\t\x12 \n\x05games\x18\x02 \x03(\x0e\x32\x11.ziggurat.v1.Game\x12\x13\n\x0b\x64\x65scription\x18\x03 \x01(\t\"<\n\rAddBotRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0b\n\x03\x62ot\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\r\"A\n\x0e\x41\x64\x64\x42otResponse\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12!\n\x05match\x18\x02 \x01(\x0b\x32\x12.ziggurat.v1.Match2\xb9\x07\n\x0cMatchService\x12P\n\x0b\x43reateMatch\x12\x1f.ziggurat.v1.CreateMatchRequest\x1a .ziggurat.v1.CreateMatchResponse\x12P\n\x0b\x43\x61ncelMatch\x12\x1f.ziggurat.v1.CancelMatchRequest\x1a .ziggurat.v1.CancelMatchResponse\x12J\n\tJoinMatch\x12\x1d.ziggurat.v1.JoinMatchRequest\x1a\x1e.ziggurat.v1.JoinMatchResponse\x12P\n\x0bListMatches\x12\x1f.ziggurat.v1.ListMatchesRequest\x1a .ziggurat.v1.ListMatchesResponse\x12G\n\x08GetMatch\x12\x1c.ziggurat.v1.GetMatchRequest\x1a\x1d.ziggurat.v1.GetMatchResponse\x12O\n\nWatchMatch\x12\x1e.ziggurat.v1.WatchMatchRequest\x1a\x1f.ziggurat.v1.WatchMatchResponse0\x01\x12M\n\nSubmitMove\x12\x1e.ziggurat.v1.SubmitMoveRequest\x1a\x1f.ziggurat.v1.SubmitMoveResponse\x12\x41\n\x06Resign\x12\x1a.ziggurat.v1.ResignRequest\x1a\x1b.ziggurat.v1.ResignResponse\x12?\n\x04Play\x12\x18.ziggurat.v1.PlayRequest\x1a\x19.ziggurat.v1.PlayResponse(\x01\x30\x01\x12Y\n\x0eGetMatchRecord\x12\".ziggurat.v1.GetMatchRecordRequest\x1a#.ziggurat.v1.GetMatchRecordResponse\x12\\\n\x0fListBuiltinBots\x12#.ziggurat.v1.ListBuiltinBotsRequest\x1a$.ziggurat.v1.ListBuiltinBotsResponse\x12\x41\n\x06\x41\x64\x64\x42ot\x12\x1a.ziggurat.v1.AddBotRequest\x1a\x1b.ziggurat.v1.AddBotResponseB\xa2\x01\n\x0forg.ziggurat.v1B\x11MatchServiceProtoP\x01ZCgithub.com/ziggurat-games/ziggurat/clients/go/zigguratv1;zigguratv1\xa2\x02\x03ZXX\xaa\x02\x0bZiggurat.V1\xba\x02\x03Zig\xca\x02\x0bZiggurat\\V1\xea\x02\x0cZiggurat::V1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1fziggurat/v1/match_service.proto\x12\x0bziggurat.v1\x1a\x16ziggurat/v1/game.proto\x1a\x17ziggurat/v1/match.proto\"\xa3\x01\n\x12\x43reateMatchRequest\x12\'\n\x06\x63onfig\x18\x01 \x01(\x0b\x32\x17.ziggurat.v1.GameConfig\x12.\n\x0ctime_control\x18\x02 \x01(\x0b\x32\x18.ziggurat.v1.TimeControl\x12\x34\n\x0fseat_assignment\x18\x03 \x01(\x0e\x32\x1b.ziggurat.v1.SeatAssignment\"O\n\x13\x43reateMatchResponse\x12!\n\x05match\x18\x01 \x01(\x0b\x32\x12.ziggurat.v1.Match\x12\x15\n\rcreator_token\x18\x02 \x01(\t\"&\n\x12\x43\x61ncelMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"8\n\x13\x43\x61ncelMatchResponse\x12!\n\x05match\x18\x01 \x01(\x0b\x32\x12.ziggurat.v1.Match\"G\n\x10JoinMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x13\n\x0bplayer_name\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\r\"S\n\x11JoinMatchResponse\x12\r\n\x05token\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12!\n\x05match\x18\x03 \x01(\x0b\x32\x12.ziggurat.v1.Match\"\x86\x01\n\x12ListMatchesRequest\x12(\n\x06status\x18\x01 \x01(\x0e\x32\x18.ziggurat.v1.MatchStatus\x12\x1f\n\x04game\x18\x02 \x01(\x0e\x32\x11.ziggurat.v1.Game\x12\x11\n\tpage_size\x18\x03 \x01(\r\x12\x12\n\npage_token\x18\x04 \x01(\t\"S\n\x13ListMatchesResponse\x12#\n\x07matches\x18\x01 \x03(\x0b\x32\x12.ziggurat.v1.Match\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"#\n\x0fGetMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"5\n\x10GetMatchResponse\x12!\n\x05match\x18\x01 \x01(\x0b\x32\x12.ziggurat.v1.Match\"8\n\x11WatchMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x11\n\tafter_seq\x18\x02 \x01(\x04\"P\n\x12WatchMatchResponse\x12\"\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x12.ziggurat.v1.Event\x12\x16\n\x0eserver_time_ms\x18\x02 \x01(\x03\"M\n\x11SubmitMoveRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04move\x18\x02 \x01(\t\x12\x10\n\x03ply\x18\x03 \x01(\rH\x00\x88\x01\x01\x42\x06\n\x04_ply\"/\n\x12SubmitMoveResponse\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\x0c\n\x04move\x18\x02 \x01(\t\"!\n\rResignRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"\x1d\n\x0eResignResponse\x12\x0b\n\x03seq\x18\x01 \x01(\x04\"Z\n\x0bPlayRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x11\n\tafter_seq\x18\x02 \x01(\x04\x12\x0c\n\x04move\x18\x03 \x01(\t\x12\x10\n\x03ply\x18\x04 \x01(\rH\x00\x88\x01\x01\x42\x06\n\x04_ply\"d\n\x0cPlayResponse\x12\"\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x12.ziggurat.v1.Event\x12\x30\n\rmove_rejected\x18\x02 \x01(\x0b\x32\x19.ziggurat.v1.MoveRejected\"=\n\x0cMoveRejected\x12\x0c\n\x04move\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t\")\n\x15GetMatchRecordRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"B\n\x16GetMatchRecordResponse\x12(\n\x06record\x18\x01 \x01(\x0b\x32\x18.ziggurat.v1.MatchRecord\"\x8d\x03\n\x0bMatchRecord\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\'\n\x06\x63onfig\x18\x02 \x01(\x0b\x32\x17.ziggurat.v1.GameConfig\x12.\n\x0ctime_control\x18\x03 \x01(\x0b\x32\x18.ziggurat.v1.TimeControl\x12 \n\x05seats\x18\x04 \x03(\x0b\x32\x11.ziggurat.v1.Seat\x12\x17\n\x0fseed_commitment\x18\x05 \x01(\t\x12\x15\n\rrevealed_seed\x18\x06 \x01(\t\x12(\n\x05moves\x18\x07 \x03(\x0b\x32\x19.ziggurat.v1.RecordedMove\x12%\n\x07outcome\x18\x08 \x01(\x0b\x32\x14.ziggurat.v1.Outcome\x12&\n\x08\x66orfeits\x18\t \x03(\x0b\x32\x14.ziggurat.v1.Forfeit\x12\x34\n\x0fseat_assignment\x18\n \x01(\x0e\x32\x1b.ziggurat.v1.SeatAssignment\x12\x12\n\njoin_order\x18\x0b \x03(\r\"?\n\x0cRecordedMove\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0c\n\x04move\x18\x02 \x01(\t\x12\x13\n\x0bsubstituted\x18\x03 \x01(\x08\"S\n\x07\x46orfeit\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0b\n\x03ply\x18\x02 \x01(\r\x12-\n\x0btermination\x18\x03 \x01(\x0e\x32\x18.ziggurat.v1.Termination\"\x18\n\x16ListBuiltinBotsRequest\"@\n\x17ListBuiltinBotsResponse\x12%\n\x04\x62ots\x18\x01 \x03(\x0b\x32\x17.ziggurat.v1.BuiltinBot\"Q\n\nBuiltinBot\x12\x0c\n\x04name\x18\x01 \x01(\t\x12 \n\x05games\x18\x02 \x03(\x0e\x32\x11.ziggurat.v1.Game\x12\x13\n\x0b\x64\x65scription\x18\x03 \x01(\t\"<\n\rAddBotRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0b\n\x03\x62ot\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\r\"A\n\x0e\x41\x64\x64\x42otResponse\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12!\n\x05match\x18\x02 \x01(\x0b\x32\x12.ziggurat.v1.Match2\xb9\x07\n\x0cMatchService\x12P\n\x0b\x43reateMatch\x12\x1f.ziggurat.v1.CreateMatchRequest\x1a .ziggurat.v1.CreateMatchResponse\x12P\n\x0b\x43\x61ncelMatch\x12\x1f.ziggurat.v1.CancelMatchRequest\x1a .ziggurat.v1.CancelMatchResponse\x12J\n\tJoinMatch\x12\x1d.ziggurat.v1.JoinMatchRequest\x1a\x1e.ziggurat.v1.JoinMatchResponse\x12P\n\x0bListMatches\x12\x1f.ziggurat.v1.ListMatchesRequest\x1a .ziggurat.v1.ListMatchesResponse\x12G\n\x08GetMatch\x12\x1c.ziggurat.v1.GetMatchRequest\x1a\x1d.ziggurat.v1.GetMatchResponse\x12O\n\nWatchMatch\x12\x1e.ziggurat.v1.WatchMatchRequest\x1a\x1f.ziggurat.v1.WatchMatchResponse0\x01\x12M\n\nSubmitMove\x12\x1e.ziggurat.v1.SubmitMoveRequest\x1a\x1f.ziggurat.v1.SubmitMoveResponse\x12\x41\n\x06Resign\x12\x1a.ziggurat.v1.ResignRequest\x1a\x1b.ziggurat.v1.ResignResponse\x12?\n\x04Play\x12\x18.ziggurat.v1.PlayRequest\x1a\x19.ziggurat.v1.PlayResponse(\x01\x30\x01\x12Y\n\x0eGetMatchRecord\x12\".ziggurat.v1.GetMatchRecordRequest\x1a#.ziggurat.v1.GetMatchRecordResponse\x12\\\n\x0fListBuiltinBots\x12#.ziggurat.v1.ListBuiltinBotsRequest\x1a$.ziggurat.v1.ListBuiltinBotsResponse\x12\x41\n\x06\x41\x64\x64\x42ot\x12\x1a.ziggurat.v1.AddBotRequest\x1a\x1b.ziggurat.v1.AddBotResponseB\xa2\x01\n\x0forg.ziggurat.v1B\x11MatchServiceProtoP\x01ZCgithub.com/ziggurat-games/ziggurat/clients/go/zigguratv1;zigguratv1\xa2\x02\x03ZXX\xaa\x02\x0bZiggurat.V1\xba\x02\x03Zig\xca\x02\x0bZiggurat\\V1\xea\x02\x0cZiggurat::V1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -57,41 +57,41 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_WATCHMATCHREQUEST']._serialized_start=914
   _globals['_WATCHMATCHREQUEST']._serialized_end=970
   _globals['_WATCHMATCHRESPONSE']._serialized_start=972
-  _globals['_WATCHMATCHRESPONSE']._serialized_end=1028
-  _globals['_SUBMITMOVEREQUEST']._serialized_start=1030
-  _globals['_SUBMITMOVEREQUEST']._serialized_end=1107
-  _globals['_SUBMITMOVERESPONSE']._serialized_start=1109
-  _globals['_SUBMITMOVERESPONSE']._serialized_end=1156
-  _globals['_RESIGNREQUEST']._serialized_start=1158
-  _globals['_RESIGNREQUEST']._serialized_end=1191
-  _globals['_RESIGNRESPONSE']._serialized_start=1193
-  _globals['_RESIGNRESPONSE']._serialized_end=1222
-  _globals['_PLAYREQUEST']._serialized_start=1224
-  _globals['_PLAYREQUEST']._serialized_end=1314
-  _globals['_PLAYRESPONSE']._serialized_start=1316
-  _globals['_PLAYRESPONSE']._serialized_end=1416
-  _globals['_MOVEREJECTED']._serialized_start=1418
-  _globals['_MOVEREJECTED']._serialized_end=1479
-  _globals['_GETMATCHRECORDREQUEST']._serialized_start=1481
-  _globals['_GETMATCHRECORDREQUEST']._serialized_end=1522
-  _globals['_GETMATCHRECORDRESPONSE']._serialized_start=1524
-  _globals['_GETMATCHRECORDRESPONSE']._serialized_end=1590
-  _globals['_MATCHRECORD']._serialized_start=1593
-  _globals['_MATCHRECORD']._serialized_end=1990
-  _globals['_RECORDEDMOVE']._serialized_start=1992
-  _globals['_RECORDEDMOVE']._serialized_end=2055
-  _globals['_FORFEIT']._serialized_start=2057
-  _globals['_FORFEIT']._serialized_end=2140
-  _globals['_LISTBUILTINBOTSREQUEST']._serialized_start=2142
-  _globals['_LISTBUILTINBOTSREQUEST']._serialized_end=2166
-  _globals['_LISTBUILTINBOTSRESPONSE']._serialized_start=2168
-  _globals['_LISTBUILTINBOTSRESPONSE']._serialized_end=2232
-  _globals['_BUILTINBOT']._serialized_start=2234
-  _globals['_BUILTINBOT']._serialized_end=2315
-  _globals['_ADDBOTREQUEST']._serialized_start=2317
-  _globals['_ADDBOTREQUEST']._serialized_end=2377
-  _globals['_ADDBOTRESPONSE']._serialized_start=2379
-  _globals['_ADDBOTRESPONSE']._serialized_end=2444
-  _globals['_MATCHSERVICE']._serialized_start=2447
-  _globals['_MATCHSERVICE']._serialized_end=3400
+  _globals['_WATCHMATCHRESPONSE']._serialized_end=1052
+  _globals['_SUBMITMOVEREQUEST']._serialized_start=1054
+  _globals['_SUBMITMOVEREQUEST']._serialized_end=1131
+  _globals['_SUBMITMOVERESPONSE']._serialized_start=1133
+  _globals['_SUBMITMOVERESPONSE']._serialized_end=1180
+  _globals['_RESIGNREQUEST']._serialized_start=1182
+  _globals['_RESIGNREQUEST']._serialized_end=1215
+  _globals['_RESIGNRESPONSE']._serialized_start=1217
+  _globals['_RESIGNRESPONSE']._serialized_end=1246
+  _globals['_PLAYREQUEST']._serialized_start=1248
+  _globals['_PLAYREQUEST']._serialized_end=1338
+  _globals['_PLAYRESPONSE']._serialized_start=1340
+  _globals['_PLAYRESPONSE']._serialized_end=1440
+  _globals['_MOVEREJECTED']._serialized_start=1442
+  _globals['_MOVEREJECTED']._serialized_end=1503
+  _globals['_GETMATCHRECORDREQUEST']._serialized_start=1505
+  _globals['_GETMATCHRECORDREQUEST']._serialized_end=1546
+  _globals['_GETMATCHRECORDRESPONSE']._serialized_start=1548
+  _globals['_GETMATCHRECORDRESPONSE']._serialized_end=1614
+  _globals['_MATCHRECORD']._serialized_start=1617
+  _globals['_MATCHRECORD']._serialized_end=2014
+  _globals['_RECORDEDMOVE']._serialized_start=2016
+  _globals['_RECORDEDMOVE']._serialized_end=2079
+  _globals['_FORFEIT']._serialized_start=2081
+  _globals['_FORFEIT']._serialized_end=2164
+  _globals['_LISTBUILTINBOTSREQUEST']._serialized_start=2166
+  _globals['_LISTBUILTINBOTSREQUEST']._serialized_end=2190
+  _globals['_LISTBUILTINBOTSRESPONSE']._serialized_start=2192
+  _globals['_LISTBUILTINBOTSRESPONSE']._serialized_end=2256
+  _globals['_BUILTINBOT']._serialized_start=2258
+  _globals['_BUILTINBOT']._serialized_end=2339
+  _globals['_ADDBOTREQUEST']._serialized_start=2341
+  _globals['_ADDBOTREQUEST']._serialized_end=2401
+  _globals['_ADDBOTRESPONSE']._serialized_start=2403
+  _globals['_ADDBOTRESPONSE']._serialized_end=2468
+  _globals['_MATCHSERVICE']._serialized_start=2471
+  _globals['_MATCHSERVICE']._serialized_end=3424
 # @@protoc_insertion_point(module_scope)

@@ -323,16 +323,26 @@ class WatchMatchResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     EVENTS_FIELD_NUMBER: _builtins.int
+    SERVER_TIME_MS_FIELD_NUMBER: _builtins.int
+    server_time_ms: _builtins.int
+    """The server's clock when it sent this message, milliseconds since the Unix epoch (the
+    clock of Event.time_ms). A client whose own clock differs from the server's counts a
+    turn down with it: the turn runs out at turn_started's time_ms + time_left_ms on the
+    server's clock, which is about (local time now - local time at arrival +
+    server_time_ms) when the message has just arrived. A spectator who arrives mid-turn
+    receives that turn_started long after it happened, so the arrival alone cannot tell.
+    """
     @_builtins.property
     def events(self) -> _containers.RepeatedCompositeFieldContainer[_match_pb2.Event]: ...
     def __init__(
         self,
         *,
         events: _abc.Iterable[_match_pb2.Event] | None = ...,
+        server_time_ms: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events", "server_time_ms", b"server_time_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
