@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TypeVar
 
 import pytest
 
 from tests.service.conftest import RunningServer, ServerProcess, pylos_config
+from ziggurat.v1 import match_pb2
 from ziggurat_client import ZigguratClient, ZigguratError
+from ziggurat_client import runner as runner_module
 from ziggurat_client.bot import Turn
 from ziggurat_client.client import MatchHandle
 from ziggurat_client.runner import Backoff, SeatRunner
@@ -199,3 +203,31 @@ class _Fn:
 
     def __init__(self, choose) -> None:  # type: ignore[no-untyped-def]
         self.choose = choose
+
+
+@pytest.mark.parametrize("skew_s", [3600.0, -3600.0, 0.0])
+async def test_a_turn_read_from_the_backlog_has_the_time_actually_left(
+    server: RunningServer, client: ZigguratClient, monkeypatch: pytest.MonkeyPatch, skew_s: float
+) -> None:
+    """A bot that (re)connects mid-turn reads its turn_started from the backlog: its budget is
+    what is left of the turn, measured on the server's clock (PlayResponse.server_time_ms),
+    so a bot machine whose clock is an hour off gets neither 1 ms nor the whole turn."""
+    skewed = SimpleNamespace(time=lambda: time.time() + skew_s)
+    monkeypatch.setattr(runner_module, "time", skewed)  # the bot's side only
+    timed = match_pb2.TimeControl(per_move_ms=30_000)
+    match = await client.create_match(pylos_config(), time_control=timed)
+    handles = [await client.join(match.match_id, "p0")]
+    before = time.time()
+    handles.append(await client.join(match.match_id, "p1"))  # seat 1's turn starts now
+    first, second = sorted(handles, key=lambda handle: handle.seat)
+    await asyncio.sleep(2.0)
+    bot = RecordingBot()
+    task = asyncio.create_task(SeatRunner(client, first, bot).run())
+    await _wait_for_ply(client, match.match_id, 1)
+    asked = time.time()
+    await client.resign(second)
+    await asyncio.wait_for(task, 30)
+    (turn,) = bot.turns
+    most = 30_000 - (asked - before) * 1000 - 50  # at least this long had run by the answer
+    assert 30_000 - 2_000 - 1_000 <= turn.time_left_ms <= 30_000 - 2_000 + 50, turn.time_left_ms
+    assert turn.time_left_ms >= most - 1_000, (turn.time_left_ms, most)

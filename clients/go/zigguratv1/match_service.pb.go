@@ -977,7 +977,12 @@ type PlayResponse struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Events []*Event               `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
 	// Set when a move sent on this stream was refused; nothing changed.
-	MoveRejected  *MoveRejected `protobuf:"bytes,2,opt,name=move_rejected,json=moveRejected,proto3" json:"move_rejected,omitempty"`
+	MoveRejected *MoveRejected `protobuf:"bytes,2,opt,name=move_rejected,json=moveRejected,proto3" json:"move_rejected,omitempty"`
+	// The server's clock when it sent this message, as WatchMatchResponse.server_time_ms. A
+	// turn_started read from a resumed stream's backlog has been running for
+	// server_time_ms - Event.time_ms already: that much less of time_left_ms is left, measured
+	// on the server's clock alone, whatever the bot's machine's clock says.
+	ServerTimeMs  int64 `protobuf:"varint,3,opt,name=server_time_ms,json=serverTimeMs,proto3" json:"server_time_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1024,6 +1029,13 @@ func (x *PlayResponse) GetMoveRejected() *MoveRejected {
 		return x.MoveRejected
 	}
 	return nil
+}
+
+func (x *PlayResponse) GetServerTimeMs() int64 {
+	if x != nil {
+		return x.ServerTimeMs
+	}
+	return 0
 }
 
 // A move sent on the Play stream was refused; nothing changed.
@@ -1755,10 +1767,11 @@ const file_ziggurat_v1_match_service_proto_rawDesc = "" +
 	"\tafter_seq\x18\x02 \x01(\x04R\bafterSeq\x12\x12\n" +
 	"\x04move\x18\x03 \x01(\tR\x04move\x12\x15\n" +
 	"\x03ply\x18\x04 \x01(\rH\x00R\x03ply\x88\x01\x01B\x06\n" +
-	"\x04_ply\"z\n" +
+	"\x04_ply\"\xa0\x01\n" +
 	"\fPlayResponse\x12*\n" +
 	"\x06events\x18\x01 \x03(\v2\x12.ziggurat.v1.EventR\x06events\x12>\n" +
-	"\rmove_rejected\x18\x02 \x01(\v2\x19.ziggurat.v1.MoveRejectedR\fmoveRejected\"T\n" +
+	"\rmove_rejected\x18\x02 \x01(\v2\x19.ziggurat.v1.MoveRejectedR\fmoveRejected\x12$\n" +
+	"\x0eserver_time_ms\x18\x03 \x01(\x03R\fserverTimeMs\"T\n" +
 	"\fMoveRejected\x12\x12\n" +
 	"\x04move\x18\x01 \x01(\tR\x04move\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x18\n" +

@@ -117,6 +117,10 @@ class SeatRunner:
         self._pending: match_pb2.TurnStartedEvent | None = None
         self._pending_time_ms = 0  # server time of the pending TurnStarted
         self._pending_live = False  # received while caught up (its clock reading is fresh)
+        # This machine's clock minus the server's, from the newest PlayResponse.server_time_ms
+        # (0 until one comes, or from a server without it): a backlog turn's elapsed time is
+        # then measured on the server's clock, whatever this machine's clock says.
+        self._server_offset_ms = 0
         self._chosen: dict[int, str] = {}  # ply -> move chosen for it (re-sent after a drop)
         self._sent: set[int] = set()  # plies answered on the current stream
         self._retries: dict[int, int] = {}
@@ -171,6 +175,8 @@ class SeatRunner:
             if caught_up:
                 await self._answer(call)
             async for response in call:
+                if response.server_time_ms:
+                    self._server_offset_ms = int(time.time() * 1000) - response.server_time_ms
                 if response.HasField("move_rejected"):
                     self._rejected(response.move_rejected)
                 for event in response.events:
@@ -246,8 +252,10 @@ class SeatRunner:
         game, seats, options = self._config
         time_left = turn_event.time_left_ms
         if time_left and not self._pending_live:
-            # Read from the backlog: the clock has been running since the event.
-            elapsed = max(0, int(time.time() * 1000) - self._pending_time_ms)
+            # Read from the backlog: the clock has been running since the event (both
+            # instants on the server's clock).
+            server_now = int(time.time() * 1000) - self._server_offset_ms
+            elapsed = max(0, server_now - self._pending_time_ms)
             time_left = max(1, time_left - elapsed)
         return Turn(
             game=game,

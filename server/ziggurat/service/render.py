@@ -10,6 +10,7 @@ the same audience whenever it is sent (live, resumed, or after a restart).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -191,10 +192,15 @@ def frame_events(events: list[bytes], extra: bytes = b"") -> bytes:
     return b"".join(b"\x0a" + _varint(len(event)) + event for event in events) + extra
 
 
-def frame_server_time(now_ms: int) -> bytes:
-    """WatchMatchResponse's ``server_time_ms`` (field 2, a varint) in wire form, to append to
-    a framed message: the one field of a message that differs between its receivers."""
-    return b"\x10" + _varint(now_ms)
+# The field ``server_time_ms`` of each streamed response (docs/protocol.md, "Clocks").
+WATCH_SERVER_TIME = 2  # WatchMatchResponse.server_time_ms
+PLAY_SERVER_TIME = 3  # PlayResponse.server_time_ms
+
+
+def frame_server_time(number: int) -> bytes:
+    """Field ``number`` = the server's clock now, in ms (a varint), in wire form: appended to
+    a framed message as it is sent, the one field that differs between its receivers."""
+    return _varint(number << 3) + _varint(int(time.time() * 1000))
 
 
 def frame_field(number: int, payload: bytes) -> bytes:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -25,8 +24,10 @@ from ziggurat.service.match import Match, Subscriber, hash_token
 from ziggurat.service.peer import Peers
 from ziggurat.service.ratelimit import RateLimiter
 from ziggurat.service.render import (
+    PLAY_SERVER_TIME,
     SEAT_ASSIGNMENTS,
     STATUSES,
+    WATCH_SERVER_TIME,
     frame_field,
     frame_server_time,
     framed_batches,
@@ -299,7 +300,7 @@ class MatchServicer:
         try:
             async for entries, _ in match.batches(subscriber):
                 for message in framed_batches(match, entries, viewer):
-                    yield message + frame_server_time(int(time.time() * 1000))
+                    yield message + frame_server_time(WATCH_SERVER_TIME)
         finally:
             match.unsubscribe(subscriber)
             if viewer is not None:
@@ -359,14 +360,15 @@ class MatchServicer:
         try:
             async for entries, extras in match.batches(subscriber):
                 for message in framed_batches(match, entries, seat):
-                    await context.write(message)
+                    await context.write(message + frame_server_time(PLAY_SERVER_TIME))
                 for item in extras:
                     if isinstance(item, errors.ApiError):  # the reader failed: end the stream, clearly
                         await end_call(context, item)
                         return
                     # move_rejected is a singular field: two in one message would be merged
                     # into one by the receiver, so every refusal gets a response of its own.
-                    await context.write(frame_field(2, item.SerializeToString()))
+                    rejected = frame_field(2, item.SerializeToString())
+                    await context.write(rejected + frame_server_time(PLAY_SERVER_TIME))
         finally:
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):

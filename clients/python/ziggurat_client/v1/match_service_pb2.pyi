@@ -495,6 +495,13 @@ class PlayResponse(_message.Message):
 
     EVENTS_FIELD_NUMBER: _builtins.int
     MOVE_REJECTED_FIELD_NUMBER: _builtins.int
+    SERVER_TIME_MS_FIELD_NUMBER: _builtins.int
+    server_time_ms: _builtins.int
+    """The server's clock when it sent this message, as WatchMatchResponse.server_time_ms. A
+    turn_started read from a resumed stream's backlog has been running for
+    server_time_ms - Event.time_ms already: that much less of time_left_ms is left, measured
+    on the server's clock alone, whatever the bot's machine's clock says.
+    """
     @_builtins.property
     def events(self) -> _containers.RepeatedCompositeFieldContainer[_match_pb2.Event]: ...
     @_builtins.property
@@ -506,10 +513,11 @@ class PlayResponse(_message.Message):
         *,
         events: _abc.Iterable[_match_pb2.Event] | None = ...,
         move_rejected: Global___MoveRejected | None = ...,
+        server_time_ms: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["move_rejected", b"move_rejected"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events", "move_rejected", b"move_rejected"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events", "move_rejected", b"move_rejected", "server_time_ms", b"server_time_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
