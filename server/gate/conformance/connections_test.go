@@ -1,0 +1,172 @@
+package conformance
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// closedAfter reads what the gate sends on conn, answering nothing (no ping, no settings),
+// until it closes the connection; it returns the GOAWAY seen (nil if none) and when the
+// socket closed, measured from start. Fails after 10 s.
+func closedAfter(t *testing.T, conn net.Conn, start time.Time) (*http2.GoAwayFrame, time.Duration) {
+	t.Helper()
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	framer := http2.NewFramer(nil, conn)
+	var goAway *http2.GoAwayFrame
+	for {
+		frame, err := framer.ReadFrame()
+		if err != nil {
+			if isTimeout(err) {
+				t.Fatal("the gate kept the connection open for 10 s")
+			}
+			return goAway, time.Since(start)
+		}
+		if f, ok := frame.(*http2.GoAwayFrame); ok && goAway == nil {
+			goAway = &http2.GoAwayFrame{ErrCode: f.ErrCode, LastStreamID: f.LastStreamID}
+		}
+	}
+}
+
+// The limits a client must keep to are in the gate's first SETTINGS frame: a client holds its
+// calls beyond --max-streams-per-connection (unrefused, until one ends), sends no more
+// metadata than the cap, no more per stream than the fixed 64 KiB window.
+func TestTheGateAdvertisesItsStreamMetadataAndWindowLimits(t *testing.T) {
+	t.Parallel()
+	up := startUpstream(t)
+	for _, c := range []struct {
+		option  []string
+		streams uint32
+	}{
+		{[]string{"--max-streams-per-connection", "7"}, 7},
+		{nil, 10000}, // the default
+	} {
+		_, address := startGate(t, up.target(), c.option...)
+		raw := dialRaw(t, address)
+		_ = raw.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		frame, err := raw.framer.ReadFrame()
+		if err != nil {
+			t.Fatal(err)
+		}
+		settings, ok := frame.(*http2.SettingsFrame)
+		if !ok || settings.IsAck() {
+			t.Fatalf("the gate's first frame is %v, want its SETTINGS", frame)
+		}
+		for id, want := range map[http2.SettingID]uint32{
+			http2.SettingMaxConcurrentStreams: c.streams,
+			http2.SettingMaxHeaderListSize:    64 << 10,
+			http2.SettingInitialWindowSize:    64 << 10,
+		} {
+			if got, ok := settings.Value(id); !ok || got != want {
+				t.Errorf("%v %v: %d (sent: %v), want %d", c.option, id, got, ok, want)
+			}
+		}
+	}
+}
+
+func TestAConnectionThatNeverStartsHTTP2IsClosedAfterTheHandshakeTimeout(t *testing.T) {
+	t.Parallel()
+	up := startUpstream(t)
+	// Only the handshake timeout can close it.
+	_, address := startGate(t, up.target(), "--handshake-timeout", "0.4", "--max-connection-idle", "0")
+	for _, sent := range []string{"", http2.ClientPreface[:10]} { // nothing, or half the preface
+		conn, err := net.Dial("tcp", address)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		start := time.Now()
+		if _, err := conn.Write([]byte(sent)); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 1024)
+		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		for err == nil {
+			_, err = conn.Read(buf) // the server's SETTINGS, then the close
+		}
+		if isTimeout(err) {
+			t.Fatalf("after %q the connection was still open after 10 s", sent)
+		}
+		if took := time.Since(start); took < 300*time.Millisecond || took > 3*time.Second {
+			t.Fatalf("after %q the connection closed after %v, want about 0.4 s", sent, took)
+		}
+	}
+}
+
+func TestAConnectionWithoutCallsIsClosedAfterMaxConnectionIdle(t *testing.T) {
+	t.Parallel()
+	up := startUpstream(t)
+	_, address := startGate(t, up.target(), "--max-connection-idle", "0.4")
+	c := dialRaw(t, address) // HTTP/2 set up, then no call
+	start := time.Now()
+	goAway, took := closedAfter(t, c.conn, start)
+	if goAway == nil || goAway.ErrCode != http2.ErrCodeNo {
+		t.Fatalf("closed with GOAWAY %+v, want a GOAWAY with NO_ERROR", goAway)
+	}
+	if took < 300*time.Millisecond || took > 8*time.Second {
+		t.Fatalf("closed after %v, want after about 0.4 s, and at most 5 s more for a drain ping it never answers", took)
+	}
+}
+
+func TestAPeerThatStopsAnsweringPingsIsDroppedAndItsCallEndsUpstream(t *testing.T) {
+	t.Parallel()
+	up := startUpstream(t)
+	_, address := startGate(t, up.target(), "--keepalive", "0.3", "--keepalive-timeout", "0.3")
+	c := dialRaw(t, address)
+	c.headers(1, "/test.Echo/Hang", false)
+	c.message(1, "x", false)
+	up.nextCall(t)
+	start := time.Now()
+	_, took := closedAfter(t, c.conn, start) // never answers a ping
+	if took < 500*time.Millisecond || took > 5*time.Second {
+		t.Fatalf("closed after %v, want after about 0.6 s (a ping, then its timeout)", took)
+	}
+	up.wantCancelled(t, "the peer was dropped")
+}
+
+// Clients may ping every 10 s even without calls, as the Python server allows; more often is
+// abuse: the connection is closed with ENHANCE_YOUR_CALM (too_many_pings), as gRPC does.
+func TestPingsMoreOftenThanEvery10sWithoutCallsCloseTheConnection(t *testing.T) {
+	t.Parallel()
+	up := startUpstream(t)
+	_, address := startGate(t, up.target())
+	c := dialRaw(t, address)
+	start := time.Now()
+	go func() {
+		for i := range 10 {
+			if c.framer.WritePing(false, [8]byte{byte(i)}) != nil {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	goAway, _ := closedAfter(t, c.conn, start)
+	if goAway == nil || goAway.ErrCode != http2.ErrCodeEnhanceYourCalm {
+		t.Fatalf("closed with GOAWAY %+v, want ENHANCE_YOUR_CALM (too_many_pings)", goAway)
+	}
+}
+
+func TestAnOldConnectionIsToldToGoAwayAndItsCallsCutAfterTheGrace(t *testing.T) {
+	t.Parallel()
+	up := startUpstream(t)
+	_, address := startGate(t, up.target(), "--max-connection-age", "0.3", "--max-connection-age-grace", "0.3")
+	conn := dial(t, address)
+	stream := openForwarded(t, context.Background(), conn, up)
+	start := time.Now()
+	if code := status.Code(recvErr(t, stream)); code != codes.Unavailable {
+		t.Fatalf("the old connection's call ended with %v, want UNAVAILABLE", code)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("cut after %v, want after about 0.6 s", took)
+	}
+	up.wantCancelled(t, "the call was cut")
+	// The channel reconnects by itself: a new call goes through on a new connection.
+	if err := conn.Invoke(context.Background(), "/test.Echo/Echo", bytesFrame("x"), new(frame)); err != nil {
+		t.Fatal(err)
+	}
+}
