@@ -87,9 +87,11 @@ func (c *rawClient) message(stream uint32, payload string, end bool) {
 	}
 }
 
-// ending is how stream ended: its RST_STREAM code, or the grpc-status of its trailers.
+// ending is how stream ended: its RST_STREAM code, the GOAWAY that closed its connection,
+// or the grpc-status of its trailers.
 type ending struct {
 	reset      bool
+	goAway     bool
 	code       http2.ErrCode
 	grpcStatus string
 }
@@ -113,7 +115,9 @@ func (c *rawClient) end(stream uint32) ending {
 				_ = c.framer.WritePing(true, f.Data)
 			}
 		case *http2.GoAwayFrame:
-			c.t.Fatalf("the gate closed the connection (%v) before stream %d ended", f.ErrCode, stream)
+			if f.LastStreamID < stream || f.ErrCode != http2.ErrCodeNo {
+				return ending{goAway: true, code: f.ErrCode}
+			}
 		case *http2.RSTStreamFrame:
 			if f.StreamID == stream {
 				return ending{reset: true, code: f.ErrCode}
