@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"io"
 	"net"
 	"testing"
 	"time"
@@ -45,6 +46,7 @@ func TestTheGateAdvertisesItsStreamMetadataAndWindowLimits(t *testing.T) {
 	}{
 		{[]string{"--max-streams-per-connection", "7"}, 7},
 		{nil, 10000}, // the default
+		{[]string{"--max-streams-per-connection", "99999999999"}, 1<<31 - 1}, // no practical limit: the most
 	} {
 		_, address := startGate(t, up.target(), c.option...)
 		raw := dialRaw(t, address)
@@ -62,7 +64,11 @@ func TestTheGateAdvertisesItsStreamMetadataAndWindowLimits(t *testing.T) {
 			http2.SettingMaxHeaderListSize:    64 << 10,
 			http2.SettingInitialWindowSize:    64 << 10,
 		} {
-			if got, ok := settings.Value(id); !ok || got != want {
+			got, ok := settings.Value(id)
+			if id == http2.SettingMaxConcurrentStreams && want == 1<<31-1 && (!ok || got >= want) {
+				continue // larger, or unset (unlimited): no practical limit too
+			}
+			if !ok || got != want {
 				t.Errorf("%v %v: %d (sent: %v), want %d", c.option, id, got, ok, want)
 			}
 		}
@@ -127,6 +133,22 @@ func TestAPeerThatStopsAnsweringPingsIsDroppedAndItsCallEndsUpstream(t *testing.
 		t.Fatalf("closed after %v, want after about 0.6 s (a ping, then its timeout)", took)
 	}
 	up.wantCancelled(t, "the peer was dropped")
+
+	// A peer that answers the pings keeps its connection and its calls.
+	conn := dial(t, address)
+	stream := openForwarded(t, context.Background(), conn, up)
+	time.Sleep(1500 * time.Millisecond) // five pings
+	select {
+	case err := <-up.ended:
+		t.Fatalf("a call of a peer that answers pings ended upstream: %v", err)
+	default:
+	}
+	if err := stream.CloseSend(); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.Invoke(context.Background(), "/test.Echo/Echo", bytesFrame("x"), new(frame)); err != nil {
+		t.Fatalf("a call on the connection of a peer that answers pings: %v", err)
+	}
 }
 
 // Clients may ping every 10 s even without calls, as the Python server allows; more often is
@@ -168,5 +190,76 @@ func TestAnOldConnectionIsToldToGoAwayAndItsCallsCutAfterTheGrace(t *testing.T) 
 	// The channel reconnects by itself: a new call goes through on a new connection.
 	if err := conn.Invoke(context.Background(), "/test.Echo/Echo", bytesFrame("x"), new(frame)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A client that opens more streams than --max-streams-per-connection (ignoring the SETTINGS)
+// has the extra ones refused by HTTP/2 (RST_STREAM, or the connection closed), unforwarded.
+func TestStreamsPastTheConnectionsLimitAreRefusedUnforwarded(t *testing.T) {
+	t.Parallel()
+	up := startUpstream(t)
+	_, address := startGate(t, up.target(), "--max-streams-per-connection", "3", "--first-message-timeout", "30")
+	c := dialRaw(t, address)
+	for stream := uint32(1); stream <= 7; stream += 2 {
+		c.headers(stream, "/test.Echo/Echo", false)
+	}
+	c.message(7, "x", true)
+	if end := c.end(7); !end.reset && !end.goAway {
+		t.Fatalf("the 4th stream on a connection of at most 3 ended %+v, want it refused", end)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n := up.count.Load(); n != 0 {
+		t.Fatalf("the upstream saw %d calls, want none", n)
+	}
+}
+
+// The SETTINGS frame of the gate's connections to the upstream: stream windows fixed at
+// 64 KiB there too, never raised later, so that what the server streams to a client that does
+// not read waits in the server, not by the megabyte in the gate.
+func TestTheGatesUpstreamConnectionsHaveFixed64KiBStreamWindows(t *testing.T) {
+	t.Parallel()
+	socket := t.TempDir() + "/upstream.sock"
+	listener, err := net.Listen("unix", socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer listener.Close()
+	_, address := startGate(t, "unix:"+socket)
+	go func() { // a call makes the gate connect if it has not yet
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		_ = dial(t, address).Invoke(ctx, "/test.Echo/Echo", bytesFrame("x"), new(frame))
+	}()
+	conn, err := listener.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	preface := make([]byte, len(http2.ClientPreface))
+	_ = conn.SetReadDeadline(time.Now().Add(3 * time.Second))
+	if _, err := io.ReadFull(conn, preface); err != nil || string(preface) != http2.ClientPreface {
+		t.Fatalf("the gate's upstream connection began %q (%v), want the HTTP/2 preface", preface, err)
+	}
+	framer := http2.NewFramer(conn, conn)
+	_ = framer.WriteSettings()
+	var windows []uint32
+	for {
+		frame, err := framer.ReadFrame()
+		if err != nil { // the read deadline: 3 s of what the gate sends
+			break
+		}
+		if settings, ok := frame.(*http2.SettingsFrame); ok && !settings.IsAck() {
+			if window, ok := settings.Value(http2.SettingInitialWindowSize); ok {
+				windows = append(windows, window)
+			}
+		}
+	}
+	if len(windows) == 0 || windows[0] != 64<<10 {
+		t.Fatalf("SETTINGS_INITIAL_WINDOW_SIZE %v on the upstream connection, want 65536 in its first SETTINGS", windows)
+	}
+	for _, window := range windows {
+		if window != 64<<10 {
+			t.Fatalf("SETTINGS_INITIAL_WINDOW_SIZE %v on the upstream connection, want 65536 only", windows)
+		}
 	}
 }

@@ -419,3 +419,24 @@ func TestClientsShareASmallPoolOfUpstreamConnections(t *testing.T) {
 		t.Fatalf("40 clients made %d connections to the upstream, want a pool of a few (at most 8)", n)
 	}
 }
+
+// Messages far larger than the 64 KiB windows go through whole, both ways, when the limit
+// allows them.
+func TestAMessageLargerThanTheWindowsGoesThroughWhole(t *testing.T) {
+	t.Parallel()
+	up := startUpstream(t)
+	_, address := startGate(t, up.target(), "--max-message-bytes", "4000000")
+	payload := make([]byte, 3<<20)
+	for i := range payload {
+		payload[i] = byte(i * 7 / 5)
+	}
+	reply := new(frame)
+	err := dial(t, address).Invoke(context.Background(), "/test.Echo/Echo", &frame{data: payload}, reply,
+		grpc.MaxCallRecvMsgSize(4<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(reply.data, payload) {
+		t.Fatalf("%d bytes came back, not the %d sent", len(reply.data), len(payload))
+	}
+}

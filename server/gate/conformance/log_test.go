@@ -11,6 +11,8 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 )
 
 // A log line, in the Python server's format: the gate's standard error goes into the
@@ -137,6 +139,48 @@ func TestTheLogLevelHidesLowerLines(t *testing.T) {
 			if lines := linesSaying(t, log, word); len(lines) != 1 {
 				t.Fatalf("--log-level %s: %q, want one line saying %s", c.level, log, word)
 			}
+		}
+	}
+}
+
+// The log is one line per event whatever a client or the upstream puts in what it quotes (a
+// line break could forge a line of the server's log), and never shows the secret.
+func TestLogLinesStayOneLineAndNeverShowTheSecret(t *testing.T) {
+	t.Parallel()
+	forged := "\n2026-12-02 00:00:00,000 ERROR ziggurat.gate: forged"
+	target := startStaticUpstream(t, func(_ any, stream grpc.ServerStream) error {
+		_ = stream.RecvMsg(new(frame))
+		return status.Error(codes.Internal, "the upstream says"+forged)
+	})
+	p, address := startGate(t, target, "--log-level", "debug", "--first-message-timeout", "0.1")
+	conn := dial(t, address)
+	if err := conn.Invoke(context.Background(), "/test.Echo/Echo", bytesFrame("x"), new(frame)); status.Code(err) != codes.Internal {
+		t.Fatalf("got %v, want the upstream's INTERNAL", err)
+	}
+	// A path and metadata with line breaks, on raw HTTP/2 (whatever the gate does with them),
+	// a silent call, and one that forges the gate's keys.
+	c := dialRaw(t, address)
+	_ = c.tryHeaders(1, "/test.Echo/Echo"+forged, false, "x-note", "a"+forged)
+	_ = c.framer.WriteData(1, true, []byte{0, 0, 0, 0, 1, 'x'})
+	c.closed(time.Second)
+	silent := open(t, context.Background(), conn, "/test.Echo/Echo")
+	wantRefusal(t, recvErr(t, silent), codes.DeadlineExceeded, "FIRST_MESSAGE_TIMEOUT",
+		"a stream must send its first message within 0.1 s")
+	ctx := metadata.AppendToOutgoingContext(context.Background(), secretKey, testSecret+forged[:1]+"x")
+	_ = conn.Invoke(ctx, "/test.Echo/Echo", bytesFrame("x"), new(frame))
+	time.Sleep(100 * time.Millisecond)
+	p.signal(t, syscall.SIGTERM)
+	if code := p.exitCode(t, 5*time.Second); code != 0 {
+		t.Fatalf("exit code %d, want 0", code)
+	}
+	log := p.stderrLines()
+	linesSaying(t, log, "") // each line in the format
+	for _, line := range log {
+		if strings.Contains(line, "forged") && strings.HasPrefix(line, "2026-12-02 00:00:00,000") {
+			t.Fatalf("a forged log line: %q", line)
+		}
+		if strings.Contains(line, testSecret) {
+			t.Fatalf("the secret is in the log: %q", line)
 		}
 	}
 }

@@ -26,6 +26,7 @@ func TestMetadataIsForwardedWithTheRealPeerAndTheSecretAndNoForgery(t *testing.T
 		"authorization", "Bearer seat-token",
 		"x-trace-bin", string([]byte{0, 1, 2}),
 		"x-ziggurat-other", "the client's own",
+		"x-repeated", "first", "x-repeated", "second",
 	)
 	if err := conn.Invoke(ctx, "/test.Echo/Echo", bytesFrame("x"), new(frame)); err != nil {
 		t.Fatal(err)
@@ -45,7 +46,8 @@ func TestMetadataIsForwardedWithTheRealPeerAndTheSecretAndNoForgery(t *testing.T
 	}
 	if !equal(call.md.Get("authorization"), []string{"Bearer seat-token"}) ||
 		!equal(call.md.Get("x-trace-bin"), []string{string([]byte{0, 1, 2})}) ||
-		!equal(call.md.Get("x-ziggurat-other"), []string{"the client's own"}) {
+		!equal(call.md.Get("x-ziggurat-other"), []string{"the client's own"}) ||
+		!equal(call.md.Get("x-repeated"), []string{"first", "second"}) {
 		t.Fatalf("the client's own metadata was not forwarded: %v", call.md)
 	}
 }

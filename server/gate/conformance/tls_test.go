@@ -125,3 +125,35 @@ func terminatesTLS(t *testing.T, encoding string) {
 		t.Fatalf("the upstream saw %d calls, want the TLS one only", n)
 	}
 }
+
+// --handshake-timeout covers the TLS handshake: a client that connects and says nothing,
+// or starts TLS and stops, is closed after it.
+func TestATLSHandshakeThatNeverEndsIsClosedAfterTheHandshakeTimeout(t *testing.T) {
+	t.Parallel()
+	up := startUpstream(t)
+	certFile, keyFile, _ := selfSigned(t, t.TempDir(), "EC")
+	_, address := startGate(t, up.target(), "--tls-cert", certFile, "--tls-key", keyFile,
+		"--handshake-timeout", "0.4", "--max-connection-idle", "0")
+	for _, sent := range [][]byte{nil, {0x16, 0x03, 0x01, 0x02, 0x00}} { // nothing, or a ClientHello's first bytes
+		conn, err := net.Dial("tcp", address)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		start := time.Now()
+		if _, err := conn.Write(sent); err != nil {
+			t.Fatal(err)
+		}
+		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		buf := make([]byte, 1024)
+		for err == nil {
+			_, err = conn.Read(buf)
+		}
+		if isTimeout(err) {
+			t.Fatalf("after %q the connection was still open after 10 s", sent)
+		}
+		if took := time.Since(start); took < 300*time.Millisecond || took > 3*time.Second {
+			t.Fatalf("after %q the connection closed after %v, want about 0.4 s", sent, took)
+		}
+	}
+}
