@@ -1,4 +1,4 @@
-"""docs/operations.md stays true: every test it names exists (Python, and the gate's Go ones),
+"""docs/operations.md stays true: every test it names exists (Python, and the gate's conformance tests),
 every limit's default is the code's, every limit names the tests that reach it, and every limit
 is a real `ziggurat serve` option."""
 
@@ -13,7 +13,7 @@ from tests.service.test_protocol_doc import _serve_defaults
 ROOT = Path(__file__).resolve().parents[2]
 OPERATIONS = ROOT / "docs" / "operations.md"
 TEST_NAME = re.compile(r"`(tests/[\w/]+\.py)::(\w+)`")
-GO_TEST_NAME = re.compile(r"`(server/gate/\w+_test\.go)::(Test\w+)`")
+GO_TEST_NAME = re.compile(r"`(server/gate/(?:\w+/)?\w+_test\.go)::(Test\w+)`")
 # The serve options that are limits: each must be a row of the limits table.
 LIMIT_OPTIONS = {
     "max_message_bytes",
