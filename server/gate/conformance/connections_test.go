@@ -122,7 +122,7 @@ func TestAConnectionWithoutCallsIsClosedAfterMaxConnectionIdle(t *testing.T) {
 func TestAPeerThatStopsAnsweringPingsIsDroppedAndItsCallEndsUpstream(t *testing.T) {
 	t.Parallel()
 	up := startUpstream(t)
-	_, address := startGate(t, up.target(), "--keepalive", "0.3", "--keepalive-timeout", "0.3")
+	_, address := startGate(t, up.target(), "--keepalive", "0.3", "--keepalive-timeout", "0.3", "--log-level", "debug")
 	c := dialRaw(t, address)
 	c.headers(1, "/test.Echo/Hang", false)
 	c.message(1, "x", false)
