@@ -134,10 +134,12 @@ func TestAPeerThatStopsAnsweringPingsIsDroppedAndItsCallEndsUpstream(t *testing.
 	}
 	up.wantCancelled(t, "the peer was dropped")
 
-	// A peer that answers the pings keeps its connection and its calls.
+	// A peer that answers the pings keeps its connection and its calls (a timeout that a
+	// loaded machine's client meets easily).
+	_, address = startGate(t, up.target(), "--keepalive", "0.2", "--keepalive-timeout", "1", "--log-level", "debug")
 	conn := dial(t, address)
 	stream := openForwarded(t, context.Background(), conn, up)
-	time.Sleep(1500 * time.Millisecond) // five pings
+	time.Sleep(2500 * time.Millisecond) // ten pings
 	select {
 	case err := <-up.ended:
 		t.Fatalf("a call of a peer that answers pings ended upstream: %v", err)
