@@ -440,3 +440,23 @@ func TestAMessageLargerThanTheWindowsGoesThroughWhole(t *testing.T) {
 		t.Fatalf("%d bytes came back, not the %d sent", len(reply.data), len(payload))
 	}
 }
+
+// An upstream that goes away mid-call (the server died) ends the client's call with
+// UNAVAILABLE: it is not left open.
+func TestACallWhoseUpstreamGoesAwayEndsUnavailable(t *testing.T) {
+	t.Parallel()
+	up := startUpstream(t)
+	_, address := startGate(t, up.target())
+	stream := openForwarded(t, context.Background(), dial(t, address), up)
+	up.server.Stop()
+	ended := make(chan error, 1)
+	go func() { ended <- stream.RecvMsg(new(frame)) }()
+	select {
+	case err := <-ended:
+		if st := status.Convert(err); st.Code() != codes.Unavailable || strings.Contains(st.Message(), up.socket) {
+			t.Fatalf("the call ended with %v, want UNAVAILABLE without the socket's path", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call went on for 5 s after its upstream went away")
+	}
+}

@@ -117,3 +117,32 @@ func TestAClientThatNeverReadsDoesNotHoldTheStopUp(t *testing.T) {
 		t.Fatalf("the gate took %v to exit, want at most 2 s (--shutdown-timeout 0.5, then 0.5 s)", took)
 	}
 }
+
+// The gate exits as soon as its forwarded calls have ended, not at the end of
+// --shutdown-timeout.
+func TestOnSIGTERMTheGateExitsOnceItsForwardedCallsHaveEnded(t *testing.T) {
+	t.Parallel()
+	up := startUpstream(t)
+	p, address := startGate(t, up.target(), "--shutdown-timeout", "30")
+	stream := open(t, context.Background(), dial(t, address), "/test.Echo/Stop")
+	if err := stream.SendMsg(bytesFrame("x")); err != nil {
+		t.Fatal(err)
+	}
+	up.nextCall(t)
+	p.signal(t, syscall.SIGTERM)
+	time.Sleep(200 * time.Millisecond)
+	select {
+	case <-p.exited:
+		t.Fatal("the gate exited while a forwarded call was still open")
+	default:
+	}
+	released := time.Now()
+	close(up.release)
+	wantRefusal(t, recvErr(t, stream), codes.Unavailable, "SERVER_SHUTTING_DOWN", "the upstream ended this stream")
+	if code := p.exitCode(t, 5*time.Second); code != 0 {
+		t.Fatalf("exit code %d, want 0", code)
+	}
+	if took := time.Since(released); took > 2*time.Second {
+		t.Fatalf("the gate exited %v after its last forwarded call ended, want at once", took)
+	}
+}
