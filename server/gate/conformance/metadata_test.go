@@ -165,6 +165,14 @@ func TestMetadataOverPythonsHardLimitIsRefusedAtOnceAndNeverReachesTheUpstream(t
 	if n := up.count.Load(); n != 1 {
 		t.Fatalf("the upstream saw %d calls, want only the one within the limit", n)
 	}
+	// Before the address's cap: with its one call open, the metadata is what is refused.
+	openForwarded(t, context.Background(), conn, up)
+	ctx = metadata.AppendToOutgoingContext(context.Background(), "x-big", strings.Repeat("b", 20<<10))
+	err := conn.Invoke(ctx, "/test.Echo/Echo", bytesFrame("x"), new(frame))
+	if st := status.Convert(err); st.Code() != codes.ResourceExhausted ||
+		!strings.HasPrefix(st.Message(), "received metadata size exceeds hard limit (") {
+		t.Fatalf("with the address's cap reached: %v, want the metadata refused first", err)
+	}
 }
 
 func TestAHeaderBlockOverTheTransportCapClosesTheConnectionUnread(t *testing.T) {
