@@ -60,6 +60,8 @@ func TestThePeerHasGRPCsFormForIPv4AndIPv6(t *testing.T) {
 	for _, c := range []struct{ listen, host, dial, form string }{
 		{"[::1]:0", "[::1]", "[::1]", "ipv6:"},
 		{"[::]:0", "[::]", "127.0.0.1", "ipv4:"},
+		{"0.0.0.0:0", "", "127.0.0.1", "ipv4:"}, // the Go gate says [::] (Go listens on both)
+		{"localhost:0", "", "127.0.0.1", "ipv4:"},
 	} {
 		p := startProcess(t, secretEnv(), "--listen", c.listen, "--upstream", up.target())
 		address := p.ready(t, c.host)
