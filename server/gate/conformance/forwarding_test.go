@@ -460,3 +460,37 @@ func TestACallWhoseUpstreamGoesAwayEndsUnavailable(t *testing.T) {
 		t.Fatal("the call went on for 5 s after its upstream went away")
 	}
 }
+
+// Many calls at once from many connections, over the gate's few upstream connections: each
+// gets its own answer.
+func TestManyCallsAtOnceEachGetTheirOwnAnswer(t *testing.T) {
+	t.Parallel()
+	up := startUpstream(t)
+	_, address := startGate(t, up.target())
+	const connections, each = 20, 100
+	errs := make(chan error, connections*each)
+	for c := range connections {
+		conn := dial(t, address)
+		for i := range each {
+			go func() {
+				text := fmt.Sprintf("call %d of connection %d", i, c)
+				reply := new(frame)
+				err := conn.Invoke(context.Background(), "/test.Echo/Echo", bytesFrame(text), reply)
+				if err == nil && frameText(reply) != text {
+					err = fmt.Errorf("%q came back for %q", frameText(reply), text)
+				}
+				errs <- err
+			}()
+		}
+	}
+	for range connections * each {
+		select {
+		case err := <-errs:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("calls still open after 20 s")
+		}
+	}
+}
