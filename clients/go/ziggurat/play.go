@@ -19,9 +19,14 @@ type Turn struct {
 	Ply        uint32         // moves played so far; the move chosen is the (Ply+1)-th
 	View       *pb.GameView   // this seat's view (View.Position: hidden parts as "?")
 	LegalMoves []string       // every legal move, sorted; answer with one of them
-	TimeLeft   time.Duration  // for this move; 0 = untimed
-	History    []string       // moves played so far, in order
-	Rejected   []Rejection    // moves already refused for this turn (empty on the first ask)
+	// TimeLeft is what is left of this turn's time when the bot is asked; 0 = untimed. A
+	// turn read from a resumed stream's backlog (the bot connected or reconnected mid-turn)
+	// has been running for PlayResponse.server_time_ms - Event.time_ms already, both on the
+	// server's clock; the time since that message arrived is counted on this machine's
+	// monotonic clock, never compared with the server's. At least 1 ms when timed.
+	TimeLeft time.Duration
+	History  []string    // moves played so far, in order
+	Rejected []Rejection // moves already refused for this turn (empty on the first ask)
 }
 
 // ChooseFunc is the bot: it returns the move to play (normally one of turn.LegalMoves). An
@@ -63,6 +68,11 @@ type player struct {
 	chosen     string               // the move chosen for pending (re-sent after a reconnect)
 	sent       bool                 // chosen was sent on the current stream
 	rejections []Rejection
+	deadline   time.Time // when pending's time runs out, on this machine's monotonic clock
+	// The message being applied: the server's clock when it was sent (0 from a server that
+	// does not say) and this machine's clock (monotonic reading) when it arrived.
+	sentMs     int64
+	receivedAt time.Time
 }
 
 // Play plays the seat of handle with choose until the match ends, on the bidirectional
@@ -131,6 +141,7 @@ func (p *player) session(ctx context.Context) (*pb.MatchEndedEvent, error) {
 			return nil, FromError(err)
 		}
 		p.backoff.reset()
+		p.sentMs, p.receivedAt = response.GetServerTimeMs(), time.Now()
 		if rejected := response.GetMoveRejected(); rejected != nil {
 			if err := p.rejected(rejected); err != nil {
 				return nil, err
@@ -171,6 +182,7 @@ func (p *player) apply(event *pb.Event) *pb.MatchEndedEvent {
 				p.chosen, p.rejections = "", nil
 			}
 			p.pending, p.sent = kind.TurnStarted, false
+			p.deadline = p.receivedAt.Add(time.Duration(p.leftOnArrival(event)) * time.Millisecond)
 		} else {
 			p.pending, p.chosen, p.sent = nil, "", false
 		}
@@ -178,6 +190,17 @@ func (p *player) apply(event *pb.Event) *pb.MatchEndedEvent {
 		return kind.MatchEnded
 	}
 	return nil
+}
+
+// leftOnArrival is the milliseconds of a TurnStarted's time that were left when the message
+// carrying it was sent: time_left_ms less what had run since the event on the server's clock
+// (a turn read from a resumed stream's backlog started long before; a live one just now).
+func (p *player) leftOnArrival(event *pb.Event) int64 {
+	left := int64(event.GetTurnStarted().GetTimeLeftMs())
+	if p.sentMs != 0 {
+		left -= max(0, p.sentMs-event.GetTimeMs())
+	}
+	return left
 }
 
 func (p *player) rejected(message *pb.MoveRejected) error {
@@ -208,6 +231,10 @@ type playStream interface {
 func (p *player) answer(ctx context.Context, stream playStream) error {
 	turn := p.pending
 	if p.chosen == "" {
+		timeLeft := time.Duration(0) // untimed
+		if turn.GetTimeLeftMs() != 0 {
+			timeLeft = max(time.Millisecond, time.Until(p.deadline).Truncate(time.Millisecond))
+		}
 		move, err := p.choose(ctx, &Turn{
 			MatchID:    p.handle.MatchID,
 			Config:     p.config,
@@ -215,7 +242,7 @@ func (p *player) answer(ctx context.Context, stream playStream) error {
 			Ply:        turn.GetPly(),
 			View:       p.view,
 			LegalMoves: turn.GetLegalMoves(),
-			TimeLeft:   time.Duration(turn.GetTimeLeftMs()) * time.Millisecond,
+			TimeLeft:   timeLeft,
 			History:    append([]string(nil), p.history...),
 			Rejected:   append([]Rejection(nil), p.rejections...),
 		})

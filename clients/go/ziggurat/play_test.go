@@ -327,3 +327,38 @@ func TestSurvivesServerKilledAndRestartedMidMatch(t *testing.T) {
 	}
 	checkFinished(t, ctx, server, client, match.GetMatchId(), results)
 }
+
+// A bot that connects (or reconnects) mid-turn reads its TurnStarted from the backlog: it is
+// given what is left of the turn (measured on the server's clock), not the whole turn.
+func TestTurnReadFromTheBacklogHasOnlyTheTimeLeft(t *testing.T) {
+	server := startServer(t)
+	client := dial(t, server.Address)
+	ctx := testContext(t)
+	timed := &ziggurat.CreateOptions{TimeControl: &pb.TimeControl{PerMoveMs: 30000}, SeatAssignment: pb.SeatAssignment_SEAT_ASSIGNMENT_CHOSEN}
+	match, err := client.CreateMatch(ctx, ziggurat.Pylos(), timed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := client.Join(ctx, match.GetMatchId(), "first", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now()
+	if _, err := client.Join(ctx, match.GetMatchId(), "second", 2); err != nil { // seat 1's turn starts
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	var given, ran time.Duration
+	asked := errors.New("asked")
+	_, err = client.Play(ctx, first, func(_ context.Context, turn *ziggurat.Turn) (string, error) {
+		given, ran = turn.TimeLeft, time.Since(before)
+		return "", asked
+	}, nil)
+	if !errors.Is(err, asked) {
+		t.Fatalf("Play: %v", err)
+	}
+	// At most 28 s is left after the 2 s sleep; at least what the turn had not yet run.
+	if given < 26*time.Second || given > 28100*time.Millisecond || given < 30*time.Second-ran-100*time.Millisecond {
+		t.Fatalf("the bot was given %v of a 30 s turn that had run about %v", given, ran)
+	}
+}
