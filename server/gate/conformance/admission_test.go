@@ -209,3 +209,31 @@ func TestForwardedCallsLeaveNothingCountedHoweverTheyEnd(t *testing.T) {
 	}
 	wantNoCallsCounted(t, up, address, 3*each)
 }
+
+// A held call ends at its client's deadline (grpc-timeout), from a client that does not
+// cancel it itself, and its place is freed; so does a forwarded one.
+func TestTheClientsDeadlineEndsAHeldCallAndFreesItsPlace(t *testing.T) {
+	t.Parallel()
+	up := startUpstream(t)
+	_, address := startGate(t, up.target(), "--max-streams-per-address", "1")
+	c := dialRaw(t, address)
+	for _, call := range []struct {
+		stream  uint32
+		method  string
+		message bool
+	}{{1, "/test.Echo/Echo", false}, {3, "/test.Echo/Hang", true}} {
+		start := time.Now()
+		c.headers(call.stream, call.method, false, "grpc-timeout", "200m")
+		if call.message {
+			c.message(call.stream, "x", false)
+		}
+		end := c.end(call.stream) // grpc-status 4, or RST_STREAM: both end it
+		if took := time.Since(start); took < 150*time.Millisecond || took > 3*time.Second ||
+			!(end.reset || end.grpcStatus == strconv.Itoa(int(codes.DeadlineExceeded))) {
+			t.Fatalf("%s with a deadline of 0.2 s ended %+v after %v", call.method, end, took)
+		}
+		eventually(t, "the call's place to be freed", func() bool {
+			return dial(t, address).Invoke(context.Background(), "/test.Echo/Echo", bytesFrame("x"), new(frame)) == nil
+		})
+	}
+}
