@@ -45,7 +45,13 @@ export interface Turn {
   view: GameView | undefined;
   /** Every legal move, sorted: answer with one of them. */
   legalMoves: string[];
-  /** Time for this move in milliseconds; 0 = untimed. */
+  /**
+   * What is left of this turn's time when the bot is asked, in milliseconds; 0 = untimed. A
+   * turn read from a resumed stream's backlog (the bot connected or reconnected mid-turn) has
+   * been running for PlayResponse.serverTimeMs - Event.timeMs already, both on the server's
+   * clock; the time since that message arrived is counted on this machine's monotonic clock,
+   * never compared with the server's. At least 1 when timed.
+   */
   timeLeftMs: number;
   /** Moves played so far, in order. */
   history: string[];
@@ -421,6 +427,14 @@ class Player {
   /** `chosen` was sent on the current stream. */
   private sent = false;
   private rejections: Rejection[] = [];
+  /** When `pending`'s time runs out, on this machine's monotonic clock (performance.now()). */
+  private deadline = 0;
+  /**
+   * The message being applied: the server's clock when it was sent (0n from a server that does
+   * not say) and this machine's monotonic clock when it arrived.
+   */
+  private sentMs = 0n;
+  private receivedAt = 0;
 
   constructor(
     private readonly client: ZigguratClient,
@@ -472,6 +486,8 @@ class Player {
       const stream = matches.play(outbox.requests(), { headers: bearer(this.handle.token), signal: abort.signal });
       for await (const response of stream) {
         this.backoff.reset();
+        this.sentMs = response.serverTimeMs;
+        this.receivedAt = performance.now();
         if (response.moveRejected) this.rejected(response.moveRejected);
         for (const event of response.events) {
           const ended = this.apply(event);
@@ -514,6 +530,7 @@ class Player {
           }
           this.pending = turn;
           this.sent = false;
+          this.deadline = this.receivedAt + this.leftOnArrival(turn, event.timeMs);
         } else {
           this.pending = undefined;
           this.chosen = "";
@@ -525,6 +542,16 @@ class Player {
         return event.kind.value;
     }
     return undefined;
+  }
+
+  /**
+   * The milliseconds of a turn's time that were left when the message carrying it was sent:
+   * time_left_ms less what had run since the event on the server's clock (a turn read from a
+   * resumed stream's backlog started long before; a live one just now).
+   */
+  private leftOnArrival(turn: TurnStartedEvent, eventMs: bigint): number {
+    const ran = this.sentMs === 0n || this.sentMs < eventMs ? 0n : this.sentMs - eventMs;
+    return Number(turn.timeLeftMs - ran);
   }
 
   private rejected(message: MoveRejected): void {
@@ -540,6 +567,7 @@ class Player {
   private async answer(outbox: Outbox, signal: AbortSignal): Promise<void> {
     const turn = this.pending!;
     if (this.chosen === "") {
+      const timeLeftMs = turn.timeLeftMs === 0n ? 0 : Math.max(1, Math.floor(this.deadline - performance.now()));
       this.chosen = await this.choose(
         {
           matchId: this.handle.matchId,
@@ -548,7 +576,7 @@ class Player {
           ply: turn.ply,
           view: this.view,
           legalMoves: [...turn.legalMoves],
-          timeLeftMs: Number(turn.timeLeftMs),
+          timeLeftMs,
           history: [...this.history],
           rejected: [...this.rejections],
         },

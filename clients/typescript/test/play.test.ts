@@ -1,6 +1,9 @@
 // Full matches, typed refusals and turn handling against a real server.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+
+import { create } from "@bufbuild/protobuf";
 
 import {
   Code,
@@ -159,5 +162,30 @@ describe("turns", () => {
       bot.asked.forEach((ply, i) => i === 0 || assert.equal(ply, bot.asked[i - 1] + 2));
     }
     await server.verify(match.matchId);
+  });
+});
+
+describe("time", () => {
+  test("a turn read from the backlog (joining mid-turn) has only the time left", { timeout: 60_000 }, async () => {
+    const timed = create(v1.TimeControlSchema, { perMoveMs: 30_000 });
+    const match = await client.createMatch(pylos(), { timeControl: timed, seatAssignment: SeatAssignment.CHOSEN });
+    const first = await client.join(match.matchId, "first", 1);
+    const before = performance.now();
+    await client.join(match.matchId, "second", 2); // seat 1's turn starts
+    await sleep(2_000);
+    let given = -1;
+    let ran = 0;
+    const asked = new Error("asked");
+    await assert.rejects(
+      client.play(first, (turn) => {
+        given = turn.timeLeftMs;
+        ran = performance.now() - before;
+        throw asked;
+      }),
+      (error: unknown) => error === asked,
+    );
+    // At most 28 s is left after the 2 s sleep; at least what the turn had not yet run.
+    const message = `the bot was given ${given} ms of a 30 s turn that had run about ${Math.round(ran)} ms`;
+    assert.ok(given >= 26_000 && given <= 28_100 && given >= 30_000 - ran - 100, message);
   });
 });
