@@ -161,6 +161,19 @@ func TestOptionsTakeTheValuesZigguratServePasses(t *testing.T) {
 		if err := conn.Invoke(context.Background(), "/test.Echo/Echo", bytesFrame("x"), reply); err != nil {
 			t.Fatalf("%q: a call: %v", values, err)
 		}
+		// inf and 0 are "no limit" and "never", not "at once": a silent call stays held, a
+		// connection without calls stays open, and so do old ones.
+		held := openHeld(t, context.Background(), conn)
+		idle := holdRaw(t, address, 0)
+		time.Sleep(500 * time.Millisecond)
+		select {
+		case err := <-held.ended:
+			t.Fatalf("%q: a silent call ended after 0.5 s: %v", values, err)
+		default:
+		}
+		if !idle.alive() {
+			t.Fatalf("%q: a connection without calls was closed or told to go away within 0.5 s", values)
+		}
 		p.signal(t, syscall.SIGTERM)
 		if code := p.exitCode(t, 5*time.Second); code != 0 {
 			t.Fatalf("%q: exit code %d after SIGTERM, want 0", values, code)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -157,7 +158,18 @@ type rawHeld struct {
 	mu     sync.Mutex // writes
 	next   uint32
 	ended  chan uint32
-	closed chan struct{}
+	closed chan struct{} // closed when the connection is
+	goAway atomic.Bool   // the gate sent GOAWAY
+}
+
+// alive tells whether the gate has neither closed the connection nor told it to go away.
+func (h *rawHeld) alive() bool {
+	select {
+	case <-h.closed:
+		return false
+	default:
+		return !h.goAway.Load()
+	}
 }
 
 // holdRaw opens a connection to address with n held calls.
@@ -195,6 +207,8 @@ func (h *rawHeld) read() {
 			if !f.IsAck() {
 				_ = h.c.framer.WritePing(true, f.Data)
 			}
+		case *http2.GoAwayFrame:
+			h.goAway.Store(true)
 		case *http2.RSTStreamFrame:
 			h.ended <- f.StreamID
 		case *http2.MetaHeadersFrame:
