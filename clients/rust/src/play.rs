@@ -1,3 +1,5 @@
+use std::time::{Duration, Instant};
+
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::Code;
@@ -56,6 +58,8 @@ pub struct SeatRunner {
     pending_turn_seq: Option<u64>,
     chosen: Option<(u32, String)>,
     turn: Option<Turn>,
+    /// When `turn`'s time runs out, on this machine's monotonic clock.
+    deadline: Instant,
 }
 
 impl Client {
@@ -85,6 +89,7 @@ impl SeatRunner {
             pending_turn_seq: None,
             chosen: None,
             turn: None,
+            deadline: Instant::now(),
         }
     }
 
@@ -173,14 +178,17 @@ impl SeatRunner {
             .await?
             .into_inner();
 
-        let mut candidate: Option<pb::TurnStartedEvent> = None;
+        // This seat's newest turn, and when its time runs out on this machine's clock.
+        let mut candidate: Option<(pb::TurnStartedEvent, Instant)> = None;
         while let Some(response) = stream.message().await? {
+            let received_at = Instant::now();
             self.options.backoff.reset();
             if let Some(rejected) = response.move_rejected {
                 self.rejected(rejected, &sender, choose).await?;
             }
             for event in response.events {
                 let seq = event.seq;
+                let time_ms = event.time_ms;
                 let fresh = seq > self.last_seq;
                 self.last_seq = self.last_seq.max(seq);
                 if fresh && let Some(on_event) = self.on_event.as_mut() {
@@ -202,7 +210,9 @@ impl SeatRunner {
                     Some(Kind::TurnStarted(turn)) => {
                         if turn.seat == self.handle.seat {
                             self.pending_turn_seq = Some(seq);
-                            candidate = Some(turn);
+                            let left = left_on_arrival(&turn, time_ms, response.server_time_ms);
+                            let far = received_at + Duration::from_secs(u64::from(u32::MAX));
+                            candidate = Some((turn, received_at.checked_add(left).unwrap_or(far)));
                         } else {
                             candidate = None;
                         }
@@ -212,7 +222,8 @@ impl SeatRunner {
                 }
                 caught_up |= seq >= head;
             }
-            if caught_up && let Some(turn) = candidate.take() {
+            if caught_up && let Some((turn, deadline)) = candidate.take() {
+                self.deadline = deadline;
                 self.act(turn, &sender, choose).await;
             }
         }
@@ -233,7 +244,7 @@ impl SeatRunner {
             seat: self.handle.seat,
             ply: started.ply,
             legal_moves: started.legal_moves,
-            time_left_ms: started.time_left_ms,
+            time_left_ms: time_left_ms(started.time_left_ms, self.deadline),
             view: self.view.clone().unwrap_or_default(),
             history: self.history.clone(),
             rejected: Vec::new(),
@@ -295,6 +306,7 @@ impl SeatRunner {
                     ));
                 }
                 self.decisions += 1;
+                turn.time_left_ms = time_left_ms(turn.time_left_ms, self.deadline);
                 let mv = choose(&turn);
                 self.send(turn.ply, mv, sender).await;
             }
@@ -310,4 +322,28 @@ impl SeatRunner {
         self.turn = Some(turn);
         Ok(())
     }
+}
+
+/// What was left of a turn's time when the message carrying it was sent: `time_left_ms` less
+/// what had run since the event on the server's clock (`server_time_ms - time_ms`; a turn read
+/// from a resumed stream's backlog started long before, a live one just now). A server that
+/// sends no `server_time_ms` (0) leaves `time_left_ms` as it is.
+fn left_on_arrival(turn: &pb::TurnStartedEvent, time_ms: i64, server_time_ms: i64) -> Duration {
+    let ran = if server_time_ms == 0 {
+        0
+    } else {
+        server_time_ms.saturating_sub(time_ms).max(0).unsigned_abs()
+    };
+    Duration::from_millis(turn.time_left_ms.saturating_sub(ran))
+}
+
+/// The milliseconds the bot is given when asked now: what is left until `deadline` (this
+/// machine's monotonic clock, never compared with the server's), at least 1; 0 stays 0
+/// (untimed).
+fn time_left_ms(timed: u64, deadline: Instant) -> u64 {
+    if timed == 0 {
+        return 0;
+    }
+    let left = deadline.saturating_duration_since(Instant::now()).as_millis();
+    u64::try_from(left).unwrap_or(u64::MAX).max(1)
 }

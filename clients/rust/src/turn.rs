@@ -14,7 +14,11 @@ pub struct Turn {
     pub ply: u32,
     /// Every legal move in canonical notation, sorted; answer with one of them.
     pub legal_moves: Vec<String>,
-    /// Time the seat had for this move when the turn started, in milliseconds; 0 = untimed.
+    /// What is left of this turn's time when the bot is asked, in milliseconds; 0 = untimed.
+    /// A turn read from a resumed stream's backlog (the bot connected or reconnected
+    /// mid-turn) has been running for `PlayResponse.server_time_ms - Event.time_ms` already,
+    /// both on the server's clock; the time since that message arrived is counted on this
+    /// machine's monotonic clock, never compared with the server's. At least 1 when timed.
     pub time_left_ms: u64,
     /// The seat's own view of the game (position text with hidden parts as `?`).
     pub view: pb::GameView,

@@ -621,3 +621,56 @@ async fn the_creator_cancels_a_waiting_match() {
         (tonic::Code::FailedPrecondition, Some(Reason::NotWaiting))
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_turn_read_from_the_backlog_has_only_the_time_left() {
+    // A bot that connects (or reconnects) mid-turn reads its TurnStarted from the backlog: it
+    // is given what is left of the turn (measured on the server's clock), not the whole turn.
+    let server = Server::start();
+    let client = Client::connect(&server.address).await.expect("connect");
+    let timed = CreateOptions {
+        time_control: Some(pb::TimeControl {
+            per_move_ms: 30_000,
+            ..Default::default()
+        }),
+        seat_assignment: pb::SeatAssignment::Chosen,
+        ..Default::default()
+    };
+    let created = client
+        .create_match(ziggurat_client::pylos(), timed)
+        .await
+        .expect("create");
+    let first = client.join(created.match_id(), "first", 1).await.expect("join");
+    let before = std::time::Instant::now();
+    let second = client.join(created.match_id(), "second", 2).await.expect("join"); // seat 1's turn starts
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&asked);
+    let mut runner = SeatRunner::new(client.clone(), first);
+    let task = tokio::spawn(async move {
+        runner
+            .run(move |turn: &Turn| {
+                seen.lock()
+                    .expect("lock")
+                    .push((turn.time_left_ms, before.elapsed()));
+                turn.legal_moves[0].clone()
+            })
+            .await
+    });
+    while asked.lock().expect("lock").is_empty() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    client.resign(&second).await.expect("resign");
+    tokio::time::timeout(Duration::from_secs(30), task)
+        .await
+        .expect("in time")
+        .expect("task")
+        .expect("the match ends");
+    let (given, ran) = asked.lock().expect("lock")[0];
+    // At most 28 s is left after the 2 s sleep; at least what the turn had not yet run.
+    let least = 30_000u64.saturating_sub(ran.as_millis() as u64 + 100);
+    assert!(
+        (26_000..=28_100).contains(&given) && given >= least,
+        "the bot was given {given} ms of a 30 s turn that had run about {ran:?}"
+    );
+}
