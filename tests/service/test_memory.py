@@ -10,6 +10,8 @@ that only a full collection freed, so a burst of 10,000 held its memory until on
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import ctypes.util
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -196,4 +198,40 @@ async def test_the_trimmer_trims_once_a_burst_is_over_and_not_while_nothing_happ
         await asyncio.sleep(0.6)
         assert trimmer.trims == 1, "trimmed again with nothing new"
     finally:
+        await trimmer.stop()
+
+
+@pytest.mark.skipif(
+    not memory.Trimmer(lambda: 0).available or not memory.malloc_free_bytes(),
+    reason="needs glibc's malloc_trim, mallinfo2 and /proc",
+)
+async def test_the_trimmer_trims_after_memory_is_freed_without_any_call() -> None:
+    """A burst of connections that make no call (idle TCP connections) moves no call count:
+    the trimmer sees it in what malloc holds free once they are gone, and trims once."""
+    libc = ctypes.CDLL(ctypes.util.find_library("c"))
+    libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+    libc.free.restype, libc.free.argtypes = None, [ctypes.c_void_p]
+    trimmer = memory.Trimmer(lambda: 0, check_every=0.02, settle=0.1, min_interval=0.2, growth=100.0)
+    trimmer.start()
+    blocks: list[int] = []
+    try:
+        for _ in range(800):  # 80 MB in 100 KB blocks: from the heap, under mmap's threshold
+            block = libc.malloc(100_000)
+            ctypes.memset(block, 1, 100_000)
+            blocks.append(block)
+        await asyncio.sleep(0.6)
+        assert trimmer.trims == 0, "trimmed while the memory was in use"
+        # Every other block is freed, as a burst's connections end among live objects: the
+        # freed 40 MB lie inside the heap, where free() alone does not give them back.
+        for block in blocks[::2]:
+            libc.free(block)
+        blocks = blocks[1::2]
+        kept = memory.rss_bytes()
+        assert await until(lambda: trimmer.trims == 1, 5)
+        assert memory.rss_bytes() < kept - 30_000_000, (kept, memory.rss_bytes())
+        await asyncio.sleep(0.6)
+        assert trimmer.trims == 1, "trimmed again with nothing new"
+    finally:
+        for block in blocks:
+            libc.free(block)
         await trimmer.stop()

@@ -9,9 +9,17 @@ arena and releases the free pages inside it too (measured with benchmarks/idle_s
 
 The trimmer calls it on a worker thread once a burst is over: when RSS has grown by
 ``growth`` since the last trim, or the open calls have fallen to half their peak (at least
-``burst_calls`` of them), and RSS then has not grown for ``settle`` seconds; at most once per
-``min_interval`` seconds. A server whose memory is really in use (live matches) trims
-rarely and frees little. On other C libraries (musl, macOS) it does nothing.
+``burst_calls`` of them), or malloc's free bytes have risen by ``free_floor`` (or ``free_share``
+of RSS, if more) above their lowest since the last trim; and RSS then has not grown for
+``settle`` seconds; at most once per ``min_interval`` seconds. A server whose memory is
+really in use (live matches) trims rarely and frees little. On other C libraries (musl,
+macOS) it does nothing.
+
+Why the free bytes: the first two tests count calls, but a burst of connections that make
+no call (idle TCP connections: gRPC core's buffers, half of the idle soak's load) changes
+no call count, and if it lasts past one trim (RSS grew, settled: a trim at its plateau
+frees nothing and resets the level to the plateau), neither test fires again when it
+ends. What malloc holds free rises however the memory was freed.
 """
 
 from __future__ import annotations
@@ -47,6 +55,50 @@ def _malloc_trim() -> Callable[[int], int] | None:
 _MALLOC_TRIM = _malloc_trim()
 
 
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in (
+            "arena",
+            "ordblks",
+            "smblks",
+            "hblks",
+            "hblkhd",
+            "usmblks",
+            "fsmblks",
+            "uordblks",
+            "fordblks",
+            "keepcost",
+        )
+    ]
+
+
+def _mallinfo2() -> Callable[[], _MallInfo2] | None:
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    try:
+        function = getattr(ctypes.CDLL(name), "mallinfo2", None)  # glibc 2.33 or later
+    except OSError:
+        return None
+    if function is None:
+        return None
+    function.argtypes = []
+    function.restype = _MallInfo2
+    return function  # type: ignore[no-any-return]
+
+
+_MALLINFO2 = _mallinfo2()
+
+
+def malloc_free_bytes() -> int:
+    """Bytes glibc's malloc holds free in all its arenas (0 where it cannot say)."""
+    if _MALLINFO2 is None:
+        return 0
+    info = _MALLINFO2()
+    return int(info.fordblks + info.fsmblks)
+
+
 def trim() -> bool:
     """``malloc_trim(0)``: True when memory was given back to the OS."""
     return _MALLOC_TRIM is not None and bool(_MALLOC_TRIM(0))
@@ -73,6 +125,8 @@ class Trimmer:
         min_interval: float = 10.0,
         growth: float = 0.05,
         burst_calls: int = 200,
+        free_floor: int = 8 << 20,
+        free_share: float = 0.05,
     ) -> None:
         self.open_calls = open_calls
         self.check_every = check_every
@@ -80,6 +134,8 @@ class Trimmer:
         self.min_interval = min_interval
         self.growth = growth
         self.burst_calls = burst_calls
+        self.free_floor = free_floor
+        self.free_share = free_share
         self.trims = 0
         self._task: asyncio.Task[None] | None = None
 
@@ -105,23 +161,27 @@ class Trimmer:
         level = high = rss_bytes()  # RSS after the last trim, and the highest since
         high_at = last = time.monotonic()
         peak_calls = self.open_calls()
+        free_low = malloc_free_bytes()  # the least malloc held free since the last trim
         while True:
             await asyncio.sleep(self.check_every)
             now = time.monotonic()
-            rss, calls = rss_bytes(), self.open_calls()
+            rss, calls, free = rss_bytes(), self.open_calls(), malloc_free_bytes()
             peak_calls = max(peak_calls, calls)
+            free_low = min(free_low, free)
             if rss > high:
                 high, high_at = rss, now
             grew = high >= level * (1 + self.growth)
             burst_over = peak_calls >= self.burst_calls and calls <= peak_calls // 2
-            if not (grew or burst_over) or now - high_at < self.settle or now - last < self.min_interval:
+            freed = free - free_low >= max(self.free_floor, self.free_share * rss)
+            settled = now - high_at >= self.settle and now - last >= self.min_interval
+            if not (grew or burst_over or freed) or not settled:
                 continue
             started = time.perf_counter()
             await asyncio.to_thread(trim)
             self.trims += 1
             last = time.monotonic()
             level = high = rss_bytes()
-            high_at, peak_calls = last, self.open_calls()
+            high_at, peak_calls, free_low = last, self.open_calls(), malloc_free_bytes()
             log.debug(
                 "malloc_trim: RSS %.1f -> %.1f MB in %.1f ms",
                 rss / 2**20,
