@@ -86,3 +86,48 @@ func TestAClientThatNeverReadsHoldsTheUpstreamBackPerStream(t *testing.T) {
 			most>>10, mostInFlightPerStream>>10)
 	}
 }
+
+// The gate's connections to the upstream are shared by every client, so what a client does
+// not read must hold back its own streams only. Here one client opens many streams and reads
+// none; a call of another client must still get its answer. (With the upstream connections'
+// window shared by the data of every stream not yet taken by its client, 16 such streams per
+// connection stopped every response to everyone.)
+func TestClientsThatNeverReadDoNotHoldUpOtherClientsCalls(t *testing.T) {
+	t.Parallel()
+	chunk := strings.Repeat("w", 16<<10)
+	target := startStaticUpstream(t, func(_ any, stream grpc.ServerStream) error {
+		method, _ := grpc.MethodFromServerStream(stream)
+		msg := new(frame)
+		if err := stream.RecvMsg(msg); err != nil {
+			return err
+		}
+		if method != "/test.Flood/Watch" {
+			return stream.SendMsg(msg) // an echo: one message back, then OK
+		}
+		for stream.SendMsg(bytesFrame(chunk)) == nil {
+		}
+		return nil
+	})
+	_, address := startGate(t, target)
+	greedy := dialStatic(t, address)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for range 200 {
+		stream := open(t, ctx, greedy, "/test.Flood/Watch")
+		if err := stream.SendMsg(bytesFrame("watch")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(2 * time.Second) // every stream's windows fill
+	healthy := dial(t, address)
+	for i := range 3 {
+		call, done := context.WithTimeout(context.Background(), 5*time.Second)
+		reply := new(frame)
+		err := healthy.Invoke(call, "/test.Echo/Echo", bytesFrame("move"), reply)
+		done()
+		if err != nil || frameText(reply) != "move" {
+			t.Fatalf("call %d of another client beside 200 streams that are never read: %v, reply %q",
+				i, err, frameText(reply))
+		}
+	}
+}
