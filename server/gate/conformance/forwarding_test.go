@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bytes"
+	stdgzip "compress/gzip"
 	"context"
 	"fmt"
 	"io"
@@ -68,6 +69,43 @@ func TestACompressedCallIsForwardedAndItsLimitIsOnTheUnpackedSize(t *testing.T) 
 	}
 	if frameText(reply) != "squeeze me" {
 		t.Fatalf("reply %q", frameText(reply))
+	}
+}
+
+// A gzip message may be several gzip members one after another (gRPC-Go's reader, and
+// gzip itself, read them all): the limit is on all of them unpacked, not the first.
+func TestEveryGzipMemberOfAMessageCountsTowardsItsUnpackedSize(t *testing.T) {
+	t.Parallel()
+	up := startUpstream(t)
+	_, address := startGate(t, up.target(), "--max-message-bytes", "1000")
+	members := func(n, size int) []byte {
+		var packed bytes.Buffer
+		for range n {
+			w := stdgzip.NewWriter(&packed)
+			_, _ = w.Write(bytes.Repeat([]byte("a"), size))
+			_ = w.Close()
+		}
+		return packed.Bytes()
+	}
+	for _, tc := range []struct {
+		members, size int
+		want          string
+	}{{2, 800, "8"}, {3, 600, "8"}, {2, 400, "0"}} {
+		c := dialRaw(t, address)
+		c.headers(1, "/test.Echo/Echo", false, "grpc-encoding", "gzip")
+		packed := members(tc.members, tc.size)
+		n := len(packed)
+		data := append([]byte{1, byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}, packed...)
+		if err := c.framer.WriteData(1, true, data); err != nil {
+			t.Fatal(err)
+		}
+		if end := c.end(1); end.grpcStatus != tc.want {
+			t.Fatalf("%d gzip members of %d bytes each, --max-message-bytes 1000: ended %+v, want grpc-status %s",
+				tc.members, tc.size, end, tc.want)
+		}
+	}
+	if n := up.count.Load(); n != 1 {
+		t.Fatalf("the upstream saw %d calls, want only the one within the limit", n)
 	}
 }
 
