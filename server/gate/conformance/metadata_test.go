@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"golang.org/x/net/http2"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -174,6 +175,24 @@ func TestMetadataOverPythonsHardLimitIsRefusedAtOnceAndNeverReachesTheUpstream(t
 	if st := status.Convert(err); st.Code() != codes.ResourceExhausted ||
 		!strings.HasPrefix(st.Message(), "received metadata size exceeds hard limit (") {
 		t.Fatalf("with the address's cap reached: %v, want the metadata refused first", err)
+	}
+}
+
+// user-agent is metadata too (gRPC counts it, and the Python server would refuse it over
+// the limit): a call that sent 20 KiB of it is refused at once, not held with it.
+func TestAUserAgentOverPythonsHardLimitIsRefusedAtOnce(t *testing.T) {
+	t.Parallel()
+	up := startUpstream(t)
+	_, address := startGate(t, up.target())
+	conn := dial(t, address, grpc.WithUserAgent(strings.Repeat("u", 20<<10)))
+	stream := open(t, context.Background(), conn, "/test.Echo/Echo") // sends no message: would be held
+	st := status.Convert(recvErr(t, stream))
+	if st.Code() != codes.ResourceExhausted ||
+		!strings.HasPrefix(st.Message(), "received metadata size exceeds hard limit (") {
+		t.Fatalf("got %v %q, want gRPC core's RESOURCE_EXHAUSTED", st.Code(), st.Message())
+	}
+	if n := up.count.Load(); n != 0 {
+		t.Fatalf("the upstream saw %d calls, want none", n)
 	}
 }
 
