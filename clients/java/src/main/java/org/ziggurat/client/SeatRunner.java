@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.ziggurat.v1.Event;
 import org.ziggurat.v1.GameConfig;
@@ -53,6 +54,8 @@ public final class SeatRunner {
   private Integer chosenPly;
   private String chosenMove;
   private Turn turn;
+  /** When {@code turn}'s time runs out, on this machine's monotonic clock (System.nanoTime). */
+  private long deadlineNanos;
 
   public SeatRunner(ZigguratClient client, MatchHandle handle, Bot bot) {
     this.client = client;
@@ -173,7 +176,8 @@ public final class SeatRunner {
     try {
       requests.onNext(
           PlayRequest.newBuilder().setMatchId(handle.matchId()).setAfterSeq(resume).build());
-      TurnStartedEvent candidate = null;
+      TurnStartedEvent candidate = null; // this seat's newest turn
+      long candidateDeadline = 0; // when its time runs out, on System.nanoTime()
       while (true) {
         Object item = inbox.take();
         if (item == END) {
@@ -183,6 +187,7 @@ public final class SeatRunner {
           throw ZigguratException.from(error);
         }
         PlayResponse response = (PlayResponse) item;
+        long receivedAt = System.nanoTime();
         backoff.reset();
         if (response.hasMoveRejected()) {
           rejected(response.getMoveRejected(), requests);
@@ -213,6 +218,8 @@ public final class SeatRunner {
               if (event.getTurnStarted().getSeat() == handle.seat()) {
                 pendingTurnSeq = seq;
                 candidate = event.getTurnStarted();
+                long left = leftOnArrival(event, response.getServerTimeMs());
+                candidateDeadline = receivedAt + TimeUnit.MILLISECONDS.toNanos(left);
               } else {
                 candidate = null;
               }
@@ -225,6 +232,7 @@ public final class SeatRunner {
           caughtUp |= Long.compareUnsigned(seq, head) >= 0;
         }
         if (caughtUp && candidate != null) {
+          deadlineNanos = candidateDeadline;
           act(candidate, requests);
           candidate = null;
         }
@@ -242,7 +250,7 @@ public final class SeatRunner {
             handle.seat(),
             started.getPly(),
             List.copyOf(started.getLegalMovesList()),
-            started.getTimeLeftMs(),
+            timeLeftMs(started.getTimeLeftMs()),
             view != null ? view : GameView.getDefaultInstance(),
             List.copyOf(history),
             new ArrayList<>());
@@ -287,6 +295,17 @@ public final class SeatRunner {
             Status.Code.FAILED_PRECONDITION, rejected.getReason(), rejected.getMessage());
       }
       decisions++;
+      turn =
+          new Turn(
+              turn.matchId(),
+              turn.config(),
+              turn.seat(),
+              turn.ply(),
+              turn.legalMoves(),
+              timeLeftMs(turn.timeLeftMs()),
+              turn.view(),
+              turn.history(),
+              turn.rejected());
       send(turn.ply(), bot.choose(turn), requests);
     } else if (reason == Reason.RATE_LIMITED) {
       Thread.sleep(500);
@@ -294,6 +313,36 @@ public final class SeatRunner {
     }
     // STALE_PLY, NOT_YOUR_TURN, GAME_OVER, TIME_EXPIRED…: the turn is over; the events that
     // say what happened follow on the stream.
+  }
+
+  /**
+   * What was left of a turn's time when the message carrying it was sent: time_left_ms less what
+   * had run since the event on the server's clock ({@code server_time_ms - time_ms}; a turn read
+   * from a resumed stream's backlog started long before, a live one just now). A server that sends
+   * no server_time_ms (0) leaves time_left_ms as it is. Between 0 and 2^40 ms (35 years), so
+   * that it fits System.nanoTime arithmetic.
+   */
+  private static long leftOnArrival(Event event, long serverTimeMs) {
+    long left = event.getTurnStarted().getTimeLeftMs();
+    if (left < 0 || left > 1L << 40) {
+      left = 1L << 40; // a uint64 past 2^40: as good as untimed
+    }
+    if (serverTimeMs != 0) {
+      left -= Math.max(0, serverTimeMs - event.getTimeMs());
+    }
+    return Math.max(0, left);
+  }
+
+  /**
+   * The milliseconds the bot is given when asked now: what is left until {@link #deadlineNanos}
+   * (this machine's monotonic clock, never compared with the server's), at least 1; 0 stays 0
+   * (untimed).
+   */
+  private long timeLeftMs(long timed) {
+    if (timed == 0) {
+      return 0;
+    }
+    return Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime()));
   }
 
   private static String prefix(String move) {

@@ -15,7 +15,11 @@ import org.ziggurat.v1.MoveRejected;
  * @param seat this seat (1-based)
  * @param ply moves played so far; the move being chosen is ply {@code ply} (0-based)
  * @param legalMoves every legal move in canonical notation, sorted; answer with one of them
- * @param timeLeftMs time the seat had for this move when the turn started; 0 = untimed
+ * @param timeLeftMs what is left of this turn's time when the bot is asked, in milliseconds; 0 =
+ *     untimed. A turn read from a resumed stream's backlog (the bot connected or reconnected
+ *     mid-turn) has been running for {@code PlayResponse.server_time_ms - Event.time_ms}
+ *     already, both on the server's clock; the time since that message arrived is counted on
+ *     this machine's monotonic clock, never compared with the server's. At least 1 when timed.
  * @param view the seat's own view (position text with hidden parts as {@code ?})
  * @param history the moves played so far, in order
  * @param rejected moves the server already refused on this turn (empty unless the bot erred)

@@ -32,7 +32,9 @@ import org.ziggurat.v1.MatchEndedEvent;
 import org.ziggurat.v1.MatchRecord;
 import org.ziggurat.v1.MatchStatus;
 import org.ziggurat.v1.RecordedMove;
+import org.ziggurat.v1.SeatAssignment;
 import org.ziggurat.v1.Termination;
+import org.ziggurat.v1.TimeControl;
 
 /**
  * The client against a real {@code ziggurat serve}: full matches, refusals, catching up, a
@@ -464,5 +466,43 @@ class MatchesTest {
       }
     }
     assertEquals(Reason.OTHER, Reason.parse("SOMETHING_NEW"));
+  }
+
+  /**
+   * A bot that connects (or reconnects) mid-turn reads its TurnStarted from the backlog: it is
+   * given what is left of the turn (measured on the server's clock), not the whole turn.
+   */
+  @Test
+  void aTurnReadFromTheBacklogHasOnlyTheTimeLeft() throws Exception {
+    try (ServerProcess server = new ServerProcess(dir);
+        ZigguratClient client = ZigguratClient.connect(server.address)) {
+      TimeControl timed = TimeControl.newBuilder().setPerMoveMs(30_000).build();
+      CreatedMatch created =
+          client.createMatch(ZigguratClient.pylos(), timed, SeatAssignment.SEAT_ASSIGNMENT_CHOSEN, null);
+      MatchHandle first = client.join(created.matchId(), "first", 1);
+      long before = System.nanoTime();
+      client.join(created.matchId(), "second", 2); // seat 1's turn starts
+      Thread.sleep(2_000);
+      long[] asked = new long[2];
+      class Asked extends RuntimeException {}
+      assertThrows(
+          Asked.class,
+          () ->
+              new SeatRunner(
+                      client,
+                      first,
+                      turn -> {
+                        asked[0] = turn.timeLeftMs();
+                        asked[1] = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - before);
+                        throw new Asked();
+                      })
+                  .run());
+      long given = asked[0];
+      long ran = asked[1];
+      // At most 28 s is left after the 2 s sleep; at least what the turn had not yet run.
+      assertTrue(
+          given >= 26_000 && given <= 28_100 && given >= 30_000 - ran - 100,
+          "the bot was given " + given + " ms of a 30 s turn that had run about " + ran + " ms");
+    }
   }
 }
