@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -263,5 +264,37 @@ func TestTheGatesUpstreamConnectionsHaveFixed64KiBStreamWindows(t *testing.T) {
 		if window != 64<<10 {
 			t.Fatalf("SETTINGS_INITIAL_WINDOW_SIZE %v on the upstream connection, want 65536 only", windows)
 		}
+	}
+}
+
+// The gate holds every client's connection, so it needs as many file descriptors as the
+// system lets it have, not the soft limit it was started with (often 1024, where the idle
+// soak alone holds 10,000 connections): it raises the soft limit to the hard one, as the Go
+// runtime does for any Go program. Here it starts with a soft limit of 256 and must still
+// answer a call beside 400 idle connections.
+func TestTheGateIsNotBoundByTheSoftLimitOfOpenFiles(t *testing.T) {
+	t.Parallel()
+	up := startUpstream(t)
+	args := []string{"--listen", "127.0.0.1:0", "--upstream", up.target()}
+	shell := exec.Command("/bin/sh", append([]string{"-c", `ulimit -S -n 256 && exec "$0" "$@"`, binary}, args...)...)
+	p := startCommand(t, shell, secretEnv(), args)
+	address := p.ready(t, "127.0.0.1")
+	for i := range 400 {
+		conn, err := net.DialTimeout("tcp", address, 2*time.Second)
+		if err != nil {
+			t.Fatalf("connection %d, started with a soft limit of 256 open files: %v", i, err)
+		}
+		t.Cleanup(func() { _ = conn.Close() })
+		if _, err := conn.Write([]byte(http2.ClientPreface)); err != nil {
+			t.Fatal(err)
+		}
+		if err := http2.NewFramer(conn, nil).WriteSettings(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := dial(t, address).Invoke(ctx, "/test.Echo/Echo", bytesFrame("x"), new(frame)); err != nil {
+		t.Fatalf("a call beside 400 idle connections, started with a soft limit of 256 open files: %v", err)
 	}
 }

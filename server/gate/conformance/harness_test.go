@@ -282,7 +282,14 @@ func (b *lockedBuffer) String() string {
 // startProcess runs the gate with args and only the environment env (nothing inherited).
 func startProcess(t *testing.T, env []string, args ...string) *process {
 	t.Helper()
-	p := &process{cmd: exec.Command(binary, args...), lines: make(chan string, 100), stderr: &lockedBuffer{}, exited: make(chan struct{})}
+	return startCommand(t, exec.Command(binary, args...), env, args)
+}
+
+// startCommand runs cmd (the gate, or a shell that execs it) as startProcess does; args are
+// the gate's, for the log of a failed test.
+func startCommand(t *testing.T, cmd *exec.Cmd, env []string, args []string) *process {
+	t.Helper()
+	p := &process{cmd: cmd, lines: make(chan string, 100), stderr: &lockedBuffer{}, exited: make(chan struct{})}
 	p.cmd.Env = append([]string{"PATH=/usr/bin:/bin"}, env...)
 	p.cmd.Stderr = p.stderr
 	stdout, err := p.cmd.StdoutPipe()
