@@ -240,3 +240,32 @@ func TestTheClientsDeadlineEndsAHeldCallAndFreesItsPlace(t *testing.T) {
 		})
 	}
 }
+
+// A first message is a whole one: a client that sends part of it (its length prefix, or a
+// few of the bytes it announced) and stops is a silent stream, closed at the first-message
+// timeout, and nothing reaches the upstream.
+func TestPartOfAFirstMessageIsNotAFirstMessage(t *testing.T) {
+	t.Parallel()
+	up := startUpstream(t)
+	_, address := startGate(t, up.target(), "--first-message-timeout", "0.3")
+	c := dialRaw(t, address)
+	for stream, part := range map[uint32][]byte{
+		1: {0, 0},                           // two bytes of the length prefix
+		3: {0, 0, 0, 0, 100, 'a', 'b', 'c'}, // 3 of the 100 bytes announced
+	} {
+		start := time.Now()
+		c.headers(stream, "/test.Echo/Echo", false)
+		if err := c.framer.WriteData(stream, false, part); err != nil {
+			t.Fatal(err)
+		}
+		end := c.end(stream)
+		if took := time.Since(start); end.grpcStatus != strconv.Itoa(int(codes.DeadlineExceeded)) ||
+			took < 250*time.Millisecond || took > 3*time.Second {
+			t.Fatalf("stream %d (%d bytes of a message) ended %+v after %v, want DEADLINE_EXCEEDED after about 0.3 s",
+				stream, len(part), end, took)
+		}
+	}
+	if n := up.count.Load(); n != 0 {
+		t.Fatalf("the upstream saw %d calls of streams that never sent a whole message", n)
+	}
+}

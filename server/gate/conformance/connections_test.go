@@ -298,3 +298,50 @@ func TestTheGateIsNotBoundByTheSoftLimitOfOpenFiles(t *testing.T) {
 		t.Fatalf("a call beside 400 idle connections, started with a soft limit of 256 open files: %v", err)
 	}
 }
+
+// A connection whose only stream never finished its header block has no call: it is closed
+// at --max-connection-idle like any connection without calls.
+func TestAConnectionWithAnUnfinishedHeaderBlockIsIdle(t *testing.T) {
+	t.Parallel()
+	up := startUpstream(t)
+	_, address := startGate(t, up.target(), "--max-connection-idle", "0.4")
+	c := dialRaw(t, address)
+	start := time.Now()
+	// HEADERS without END_HEADERS (":method: GET" only), and no CONTINUATION ever.
+	if err := c.framer.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: []byte{0x83}}); err != nil {
+		t.Fatal(err)
+	}
+	if !c.closed(10 * time.Second) {
+		t.Fatal("the connection was still open after 10 s")
+	}
+	if took := time.Since(start); took < 300*time.Millisecond {
+		t.Fatalf("closed after %v, want after about 0.4 s", took)
+	}
+}
+
+// A flood of streams opened and reset at once (HTTP/2 "rapid reset") reaches no upstream,
+// and the gate goes on serving other clients. (The Rust gate closes such a connection; the
+// Go gate takes all of it: both are fine.)
+func TestARapidResetFloodReachesNoUpstream(t *testing.T) {
+	t.Parallel()
+	up := startUpstream(t)
+	_, address := startGate(t, up.target())
+	c := dialRaw(t, address)
+	for i := range 20000 {
+		stream := uint32(2*i + 1)
+		err := c.tryHeaders(stream, "/test.Echo/Echo", false)
+		if err == nil {
+			err = c.framer.WriteRSTStream(stream, http2.ErrCodeCancel)
+		}
+		if err != nil {
+			break // the gate closed the connection
+		}
+	}
+	c.closed(time.Second)
+	if err := dial(t, address).Invoke(context.Background(), "/test.Echo/Echo", bytesFrame("x"), new(frame)); err != nil {
+		t.Fatalf("another client's call after the flood: %v", err)
+	}
+	if n := up.count.Load(); n != 1 {
+		t.Fatalf("the upstream saw %d calls, want only the other client's", n)
+	}
+}
