@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -530,5 +531,32 @@ func TestManyCallsAtOnceEachGetTheirOwnAnswer(t *testing.T) {
 		case <-time.After(20 * time.Second):
 			t.Fatal("calls still open after 20 s")
 		}
+	}
+}
+
+// A length prefix over --max-message-bytes is refused at once, first message or later: the
+// gate does not wait for (or keep) the bytes it announces.
+func TestALengthPrefixOverTheLimitIsRefusedAtOnce(t *testing.T) {
+	t.Parallel()
+	up := startUpstream(t)
+	_, address := startGate(t, up.target())
+	c := dialRaw(t, address)
+	huge := []byte{0, 0xff, 0xff, 0xff, 0xff, 'a'} // 4 GiB announced, one byte sent
+	for _, stream := range []uint32{1, 3} {
+		c.headers(stream, "/test.Echo/Echo", false)
+		if stream == 3 {
+			c.message(stream, "a first message", false)
+		}
+		start := time.Now()
+		if err := c.framer.WriteData(stream, false, huge); err != nil {
+			t.Fatal(err)
+		}
+		end := c.end(stream)
+		if took := time.Since(start); end.grpcStatus != strconv.Itoa(int(codes.ResourceExhausted)) || took > 2*time.Second {
+			t.Fatalf("stream %d: a 4 GiB length prefix ended it %+v after %v, want RESOURCE_EXHAUSTED at once", stream, end, took)
+		}
+	}
+	if n := up.count.Load(); n != 1 {
+		t.Fatalf("the upstream saw %d calls, want the one that sent a first message", n)
 	}
 }

@@ -1,13 +1,16 @@
 package conformance
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -220,5 +223,36 @@ func TestAHeaderBlockOverTheTransportCapClosesTheConnectionUnread(t *testing.T) 
 	}
 	if n := up.count.Load(); n != 1 {
 		t.Fatalf("the upstream saw %d calls, want only the small one", n)
+	}
+}
+
+// A header block small on the wire can decode to much more (HPACK's dynamic table: one 3 KB
+// field, then 200 one-byte references to it). The limits are on the decoded size: nothing is
+// forwarded, and the gate goes on serving others.
+func TestAnHPACKBombIsRefusedUnforwarded(t *testing.T) {
+	t.Parallel()
+	up := startUpstream(t)
+	_, address := startGate(t, up.target())
+	c := dialRaw(t, address)
+	var block bytes.Buffer
+	enc := hpack.NewEncoder(&block)
+	for _, f := range [][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", "/test.Echo/Echo"},
+		{":authority", "gate"}, {"content-type", "application/grpc"}, {"te", "trailers"},
+		{"x-bomb", strings.Repeat("b", 3000)}} { // the last goes into the dynamic table, at index 62
+		_ = enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
+	}
+	wire := append(block.Bytes(), bytes.Repeat([]byte{0x80 | 62}, 200)...) // 600 KB decoded
+	if err := c.framer.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: wire, EndHeaders: true}); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.framer.WriteData(1, true, []byte{0, 0, 0, 0, 1, 'x'})
+	if end := c.end(1); !end.reset && !end.goAway && end.grpcStatus != strconv.Itoa(int(codes.ResourceExhausted)) {
+		t.Fatalf("the stream ended %+v, want it refused", end)
+	}
+	if err := dial(t, address).Invoke(context.Background(), "/test.Echo/Echo", bytesFrame("x"), new(frame)); err != nil {
+		t.Fatalf("another client's call: %v", err)
+	}
+	if n := up.count.Load(); n != 1 {
+		t.Fatalf("the upstream saw %d calls, want only the other client's", n)
 	}
 }
