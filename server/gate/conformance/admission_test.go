@@ -269,3 +269,25 @@ func TestPartOfAFirstMessageIsNotAFirstMessage(t *testing.T) {
 		t.Fatalf("the upstream saw %d calls of streams that never sent a whole message", n)
 	}
 }
+
+// A connection counts while it has calls: once its last call has ended, another connection
+// may take its place.
+func TestAConnectionWhoseCallsHaveEndedNoLongerCounts(t *testing.T) {
+	t.Parallel()
+	up := startUpstream(t)
+	_, address := startGate(t, up.target(), "--max-connections-per-address", "1")
+	first, second := dial(t, address), dial(t, address)
+	ctx, cancel := context.WithCancel(context.Background())
+	openForwarded(t, ctx, first, up)
+	openForwarded(t, ctx, first, up) // two calls, one connection
+	err := second.Invoke(context.Background(), "/test.Echo/Echo", bytesFrame("x"), new(frame))
+	wantRefusal(t, err, codes.ResourceExhausted, "TOO_MANY_CONNECTIONS", tooManyConnectionsMessage(1, 1))
+	cancel()
+	eventually(t, "the first connection to stop counting", func() bool {
+		err := second.Invoke(context.Background(), "/test.Echo/Echo", bytesFrame("x"), new(frame))
+		if err != nil {
+			wantRefusal(t, err, codes.ResourceExhausted, "TOO_MANY_CONNECTIONS", tooManyConnectionsMessage(1, 1))
+		}
+		return err == nil
+	})
+}
