@@ -249,10 +249,11 @@ func TestPartOfAFirstMessageIsNotAFirstMessage(t *testing.T) {
 	up := startUpstream(t)
 	_, address := startGate(t, up.target(), "--first-message-timeout", "0.3")
 	c := dialRaw(t, address)
-	for stream, part := range map[uint32][]byte{
-		1: {0, 0},                           // two bytes of the length prefix
-		3: {0, 0, 0, 0, 100, 'a', 'b', 'c'}, // 3 of the 100 bytes announced
+	for i, part := range [][]byte{ // in order: stream ids only grow
+		{0, 0},                           // two bytes of the length prefix
+		{0, 0, 0, 0, 100, 'a', 'b', 'c'}, // 3 of the 100 bytes announced
 	} {
+		stream := uint32(2*i + 1)
 		start := time.Now()
 		c.headers(stream, "/test.Echo/Echo", false)
 		if err := c.framer.WriteData(stream, false, part); err != nil {
