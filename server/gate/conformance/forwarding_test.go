@@ -546,6 +546,7 @@ func TestALengthPrefixOverTheLimitIsRefusedAtOnce(t *testing.T) {
 		c.headers(stream, "/test.Echo/Echo", false)
 		if stream == 3 {
 			c.message(stream, "a first message", false)
+			up.nextCall(t) // forwarded before the next one
 		}
 		start := time.Now()
 		if err := c.framer.WriteData(stream, false, huge); err != nil {
