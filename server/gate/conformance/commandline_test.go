@@ -116,6 +116,8 @@ func TestBadArgumentsExitWith2AndOneLine(t *testing.T) {
 			[]string{busy.Addr().String()}},
 		{"address without a port", secretEnv(), []string{"--listen", "127.0.0.1", "--upstream", "unix:/x.sock"},
 			[]string{"127.0.0.1"}},
+		{"address not of this host", secretEnv(), []string{"--listen", "192.0.2.1:0", "--upstream", "unix:/x.sock"},
+			[]string{"192.0.2.1"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
