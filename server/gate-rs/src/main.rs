@@ -1,0 +1,176 @@
+//! ziggurat-gate is the native front of `ziggurat serve --gate`: it holds the public port,
+//! terminates HTTP/2 (and TLS), enforces the connection-level limits and the first-message
+//! deadline, and forwards only calls that have sent their first message to the Python server
+//! over its private Unix socket. Junk traffic (idle connections, silent streams) so never
+//! reaches the Python process, whose single event loop and memory it would otherwise cost
+//! (issue 13's idle soak). Its contract with the server is server/gate/README.md.
+//!
+//! Written in Rust on tokio and h2 because its Go predecessor could not give memory back
+//! after a burst: the Go runtime never frees a goroutine's descriptor (golang/go#9869). Here a
+//! connection's or a call's task and buffers are freed when it ends, and `malloc_trim` gives
+//! the heap back to the OS (memory.rs).
+
+mod admission;
+mod config;
+mod gate;
+mod log;
+mod memory;
+mod message;
+mod refusal;
+mod sniff;
+mod upstream;
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::signal::unix::{signal, SignalKind};
+
+use crate::config::{Config, Parsed};
+use crate::gate::Gate;
+use crate::log::Logger;
+
+/// Stream windows, fixed on both sides: a stream's window is how much the gate takes in
+/// before it is read. A client that sends faster than the Python server reads, or that never
+/// reads what the server streams to it, would otherwise have the gate buffer far more per
+/// stream, thousands of streams each. 64 KiB is (about) the smallest HTTP/2 allows and
+/// plenty for game messages.
+pub const STREAM_WINDOW: u32 = 64 << 10;
+
+/// Exit codes: 0 after a clean stop, 1 when stopped at once by a second signal, 2 for
+/// anything wrong at start-up (arguments, TLS files, the port).
+const EXIT_CLEAN: i32 = 0;
+const EXIT_FAILED: i32 = 1;
+const EXIT_STARTUP: i32 = 2;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let cfg = match config::parse(&args, |name| std::env::var(name).ok()) {
+        Ok(Parsed::Run(cfg)) => *cfg,
+        Ok(Parsed::Help) => {
+            print!("{}", config::usage());
+            std::process::exit(EXIT_CLEAN);
+        }
+        Err(e) => startup_error(&e),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| startup_error(&format!("cannot start: {e}")));
+    let code = runtime.block_on(run(cfg));
+    std::process::exit(code);
+}
+
+/// One line on standard error, exit 2.
+fn startup_error(message: &str) -> ! {
+    eprintln!("ziggurat-gate: error: {}", message.replace('\n', " "));
+    std::process::exit(EXIT_STARTUP);
+}
+
+/// Go's form of a duration in the log ("10s", "700ms").
+fn duration_text(d: Duration) -> String {
+    if d < Duration::from_secs(1) && !d.is_zero() {
+        format!("{}ms", refusal::python_g(d.as_secs_f64() * 1000.0))
+    } else {
+        format!("{}s", refusal::python_g(d.as_secs_f64()))
+    }
+}
+
+async fn run(cfg: Config) -> i32 {
+    let tls = if cfg.tls_cert.is_empty() {
+        None
+    } else {
+        Some(tls_acceptor(&cfg.tls_cert, &cfg.tls_key).unwrap_or_else(|e| startup_error(&e)))
+    };
+    let log = Arc::new(Logger::new(Box::new(std::io::stderr()), cfg.log_level));
+    let listen = match cfg.listen.strip_prefix(':') {
+        Some(port) => format!("[::]:{port}"), // Go's ":PORT": every address
+        None => cfg.listen.clone(),
+    };
+    let mut signals = Signals::new().unwrap_or_else(|e| startup_error(&format!("cannot watch signals: {e}")));
+    let gate = Arc::new(Gate::new(cfg.clone(), log.clone(), tls).unwrap_or_else(|e| startup_error(&e)));
+    let listener = match TcpListener::bind(&listen).await {
+        Ok(listener) => listener,
+        Err(e) => startup_error(&format!("cannot listen on {}: {e}", cfg.listen)),
+    };
+    let address = listener.local_addr().map(|a| a.to_string()).unwrap_or_else(|_| cfg.listen.clone());
+    // The ready line: `ziggurat serve` waits for it and reports this address as its own.
+    {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "ziggurat-gate listening on {address}");
+        let _ = out.flush();
+    }
+    log.info(&format!("listening on {address}, forwarding to {}", cfg.upstream));
+
+    tokio::spawn(memory::watch(gate.open.clone(), log.clone()));
+    tokio::spawn(gate.clone().serve(listener));
+
+    let first = signals.next().await;
+    log.info(&format!(
+        "{first}: refusing new calls, letting forwarded ones end (at most {})",
+        duration_text(cfg.shutdown_timeout)
+    ));
+    tokio::select! {
+        cut = gate.stop(cfg.shutdown_timeout) => {
+            if cut > 0 {
+                log.warning(&format!(
+                    "cut {cut} forwarded calls still open after {} with {}",
+                    duration_text(cfg.shutdown_timeout), refusal::SHUTTING_DOWN
+                ));
+            }
+            log.flush();
+            log.info("stopped");
+            EXIT_CLEAN
+        }
+        again = signals.next() => {
+            log.flush();
+            log.warning(&format!("{again} again: stopping at once"));
+            EXIT_FAILED
+        }
+    }
+}
+
+/// SIGTERM and SIGINT, as they come.
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn new() -> std::io::Result<Signals> {
+        Ok(Signals { term: signal(SignalKind::terminate())?, int: signal(SignalKind::interrupt())? })
+    }
+
+    /// The next signal's name, as Go names it.
+    async fn next(&mut self) -> &'static str {
+        tokio::select! {
+            _ = self.term.recv() => "terminated",
+            _ = self.int.recv() => "interrupt",
+        }
+    }
+}
+
+/// TLS from PEM files: TLS 1.2 or later, HTTP/2 by ALPN. An error is one line (exit 2).
+fn tls_acceptor(cert: &str, key: &str) -> Result<tokio_rustls::TlsAcceptor, String> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let bad = |e: &dyn std::fmt::Display| format!("cannot use --tls-cert/--tls-key: {e}");
+    let certs = CertificateDer::pem_file_iter(cert)
+        .map_err(|e| bad(&e))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| bad(&e))?;
+    if certs.is_empty() {
+        return Err(bad(&format!("no certificate in {cert}")));
+    }
+    let key = PrivateKeyDer::from_pem_file(key).map_err(|e| bad(&e))?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| bad(&e))?
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .map_err(|e| bad(&e))?;
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    Ok(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
+}

@@ -1,0 +1,128 @@
+//! Memory given back after a burst. glibc's malloc keeps freed memory in its arenas; after a
+//! burst of thousands of connections and silent streams the gate would keep most of its peak
+//! RSS. The watcher calls `malloc_trim(0)` once a burst is over, with the rules of the Python
+//! server's trimmer (server/ziggurat/service/memory.py): when RSS has grown by
+//! [`GROWTH`] since the last return, or the open calls have fallen to half their peak (of at
+//! least [`BURST_CALLS`]), and RSS then has not grown for [`SETTLE`]; at most once per
+//! [`MIN_INTERVAL`], so a gate whose memory is really in use pays for it rarely.
+
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::log::Logger;
+
+pub const CHECK_EVERY: Duration = Duration::from_secs(1);
+pub const SETTLE: Duration = Duration::from_secs(3);
+pub const MIN_INTERVAL: Duration = Duration::from_secs(10);
+pub const GROWTH: f64 = 0.05;
+pub const BURST_CALLS: i64 = 200;
+
+/// The decision, apart from the clock and /proc, so that it can be tested.
+pub struct TrimRule {
+    level: u64,
+    high: u64,
+    high_at: Instant,
+    last: Instant,
+    peak_calls: i64,
+}
+
+impl TrimRule {
+    pub fn new(now: Instant, rss: u64, calls: i64) -> TrimRule {
+        TrimRule { level: rss, high: rss, high_at: now, last: now, peak_calls: calls }
+    }
+
+    /// Takes one sample and says whether to return memory now.
+    pub fn observe(&mut self, now: Instant, rss: u64, calls: i64) -> bool {
+        self.peak_calls = self.peak_calls.max(calls);
+        if rss > self.high {
+            self.high = rss;
+            self.high_at = now;
+        }
+        let grew = self.high as f64 >= self.level as f64 * (1.0 + GROWTH);
+        let burst_over = self.peak_calls >= BURST_CALLS && calls <= self.peak_calls / 2;
+        (grew || burst_over)
+            && now.duration_since(self.high_at) >= SETTLE
+            && now.duration_since(self.last) >= MIN_INTERVAL
+    }
+
+    /// Resets the rule after a return of memory that left RSS at `rss`.
+    pub fn returned(&mut self, now: Instant, rss: u64, calls: i64) {
+        *self = TrimRule::new(now, rss, calls);
+    }
+}
+
+/// This process's resident set size (0 where /proc is not there).
+pub fn rss_bytes() -> u64 {
+    let Ok(statm) = std::fs::read_to_string("/proc/self/statm") else { return 0 };
+    let pages: u64 = statm.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    pages * page.max(0) as u64
+}
+
+/// Gives freed heap memory back to the OS.
+pub fn give_back() {
+    // SAFETY: malloc_trim only walks glibc's own arenas.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+/// Watches RSS and the open calls once a second for as long as the process runs.
+pub async fn watch(open: Arc<AtomicI64>, log: Arc<Logger>) {
+    let rss = rss_bytes();
+    if rss == 0 {
+        return; // no /proc: nothing to watch
+    }
+    let mut rule = TrimRule::new(Instant::now(), rss, open.load(Ordering::Relaxed));
+    let mut ticker = tokio::time::interval(CHECK_EVERY);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticker.tick().await;
+        let calls = open.load(Ordering::Relaxed);
+        let before = rss_bytes();
+        if !rule.observe(Instant::now(), before, calls) {
+            continue;
+        }
+        let started = Instant::now();
+        give_back();
+        let after = rss_bytes();
+        rule.returned(Instant::now(), after, calls);
+        log.debug(&format!(
+            "returned memory to the OS: RSS {:.1} -> {:.1} MB in {} ms ({calls} calls open)",
+            before as f64 / f64::from(1 << 20),
+            after as f64 / f64::from(1 << 20),
+            started.elapsed().as_millis()
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MB: u64 = 1 << 20;
+
+    #[test]
+    fn memory_is_returned_after_a_burst_has_settled() {
+        let start = Instant::now();
+        let at = |s: u64| start + Duration::from_secs(s);
+        let mut rule = TrimRule::new(start, 10 * MB, 0);
+        assert!(!rule.observe(at(1), 10 * MB, 0), "no growth, no burst");
+        assert!(!rule.observe(at(11), 20 * MB, 1000), "grew, not settled");
+        assert!(!rule.observe(at(13), 20 * MB, 1000), "settling");
+        assert!(rule.observe(at(14), 20 * MB, 1000), "grew, settled 3 s, 10 s since the last");
+        rule.returned(at(14), 12 * MB, 1000);
+        assert!(!rule.observe(at(20), 12 * MB, 100), "burst over but within 10 s of the last");
+        assert!(rule.observe(at(24), 12 * MB, 100), "burst over (1000 -> 100), settled");
+        rule.returned(at(24), 12 * MB, 100);
+        assert!(!rule.observe(at(40), 12 * MB, 100), "nothing since");
+        assert!(!rule.observe(at(41), 12 * MB + MB / 2, 150), "grew under 5 %");
+    }
+
+    #[test]
+    fn rss_is_read() {
+        assert!(rss_bytes() > MB);
+    }
+}
