@@ -4,7 +4,7 @@
 //! keep out. A connection that fails is made again by the next call that needs it.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use bytes::Bytes;
 use h2::client::{ResponseFuture, SendRequest};
@@ -22,10 +22,16 @@ pub const UPSTREAM_CONNS: usize = 4;
 /// stream's window is [`STREAM_WINDOW`]).
 pub const UPSTREAM_CONN_WINDOW: u32 = 1 << 20;
 
+/// A pooled connection and the number it was made as.
+type Slot = Mutex<Option<(u64, SendRequest<Bytes>)>>;
+
 pub struct Upstream {
     path: PathBuf,
-    conns: Vec<Mutex<Option<SendRequest<Bytes>>>>,
+    /// Each slot's connection, with the number it was made as (so that a call which found it
+    /// closed clears that one, not a fresh one another call has just made).
+    conns: Vec<Slot>,
     turn: AtomicUsize,
+    made: AtomicU64,
 }
 
 impl Upstream {
@@ -40,6 +46,7 @@ impl Upstream {
             path: PathBuf::from(path),
             conns: (0..UPSTREAM_CONNS).map(|_| Mutex::new(None)).collect(),
             turn: AtomicUsize::new(0),
+            made: AtomicU64::new(0),
         })
     }
 
@@ -66,14 +73,15 @@ impl Upstream {
         let slot = &self.conns[self.turn.fetch_add(1, Ordering::Relaxed) % self.conns.len()];
         let mut last_error = String::new();
         for _ in 0..2 {
-            let send = {
+            let (number, send) = {
                 let mut guard = slot.lock().await;
                 match guard.as_ref() {
-                    Some(send) => send.clone(),
+                    Some((number, send)) => (*number, send.clone()),
                     None => {
                         let send = self.connect().await?;
-                        *guard = Some(send.clone());
-                        send
+                        let number = self.made.fetch_add(1, Ordering::Relaxed);
+                        *guard = Some((number, send.clone()));
+                        (number, send)
                     }
                 }
             };
@@ -86,7 +94,9 @@ impl Upstream {
                 Err(e) => {
                     last_error = e;
                     let mut guard = slot.lock().await;
-                    *guard = None; // closed: the next try connects anew
+                    if guard.as_ref().is_some_and(|(n, _)| *n == number) {
+                        *guard = None; // closed: the next try connects anew
+                    }
                 }
             }
         }
