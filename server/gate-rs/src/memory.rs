@@ -4,7 +4,9 @@
 //! server's trimmer (server/ziggurat/service/memory.py): when RSS has grown by
 //! [`GROWTH`] since the last return, or the open calls have fallen to half their peak (of at
 //! least [`BURST_CALLS`]), and RSS then has not grown for [`SETTLE`]; at most once per
-//! [`MIN_INTERVAL`], so a gate whose memory is really in use pays for it rarely.
+//! [`MIN_INTERVAL`], so a gate whose memory is really in use pays for it rarely. A trim that
+//! gave back less than [`WORTH`] (the burst was still held: nothing was free) does not count
+//! towards that interval, so the trim at the burst's end is not put off by it.
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
@@ -17,6 +19,7 @@ pub const SETTLE: Duration = Duration::from_secs(3);
 pub const MIN_INTERVAL: Duration = Duration::from_secs(10);
 pub const GROWTH: f64 = 0.05;
 pub const BURST_CALLS: i64 = 200;
+pub const WORTH: u64 = 1 << 20;
 
 /// The decision, apart from the clock and /proc, so that it can be tested.
 pub struct TrimRule {
@@ -46,9 +49,11 @@ impl TrimRule {
             && now.duration_since(self.last) >= MIN_INTERVAL
     }
 
-    /// Resets the rule after a return of memory that left RSS at `rss`.
-    pub fn returned(&mut self, now: Instant, rss: u64, calls: i64) {
+    /// Resets the rule after a return of memory that took RSS from `before` to `rss`.
+    pub fn returned(&mut self, now: Instant, before: u64, rss: u64, calls: i64) {
+        let last = if before.saturating_sub(rss) < WORTH { self.last } else { now };
         *self = TrimRule::new(now, rss, calls);
+        self.last = last;
     }
 }
 
@@ -88,7 +93,7 @@ pub async fn watch(open: Arc<AtomicI64>, log: Arc<Logger>) {
         let started = Instant::now();
         give_back();
         let after = rss_bytes();
-        rule.returned(Instant::now(), after, calls);
+        rule.returned(Instant::now(), before, after, calls);
         log.debug(&format!(
             "returned memory to the OS: RSS {:.1} -> {:.1} MB in {} ms ({calls} calls open)",
             before as f64 / f64::from(1 << 20),
@@ -113,12 +118,22 @@ mod tests {
         assert!(!rule.observe(at(11), 20 * MB, 1000), "grew, not settled");
         assert!(!rule.observe(at(13), 20 * MB, 1000), "settling");
         assert!(rule.observe(at(14), 20 * MB, 1000), "grew, settled 3 s, 10 s since the last");
-        rule.returned(at(14), 12 * MB, 1000);
+        rule.returned(at(14), 20 * MB, 12 * MB, 1000);
         assert!(!rule.observe(at(20), 12 * MB, 100), "burst over but within 10 s of the last");
         assert!(rule.observe(at(24), 12 * MB, 100), "burst over (1000 -> 100), settled");
-        rule.returned(at(24), 12 * MB, 100);
+        rule.returned(at(24), 12 * MB, 12 * MB, 100);
         assert!(!rule.observe(at(40), 12 * MB, 100), "nothing since");
         assert!(!rule.observe(at(41), 12 * MB + MB / 2, 150), "grew under 5 %");
+
+        // A trim while the burst is still held gives nothing back and does not put off the
+        // one at its end.
+        let mut rule = TrimRule::new(start, 10 * MB, 0);
+        assert!(!rule.observe(at(10), 300 * MB, 10_000), "grew, settling");
+        assert!(rule.observe(at(14), 300 * MB, 10_000), "grew, settled");
+        rule.returned(at(14), 300 * MB, 300 * MB, 10_000);
+        assert!(!rule.observe(at(15), 300 * MB, 10_000), "still held");
+        assert!(!rule.observe(at(16), 300 * MB, 0), "over, settling");
+        assert!(rule.observe(at(17), 300 * MB, 0), "over and settled, 3 s after a trim that gave nothing");
     }
 
     #[test]
