@@ -103,7 +103,7 @@ async fn run(cfg: Config) -> i32 {
     }
     log.info(&format!("listening on {address}, forwarding to {}", cfg.upstream));
 
-    tokio::spawn(memory::watch(gate.open.clone(), log.clone()));
+    tokio::spawn(memory::watch(gate.open.clone(), gate.connections.clone(), log.clone()));
     tokio::spawn(gate.clone().serve(listener));
 
     let first = signals.next().await;
