@@ -39,9 +39,11 @@ pub const SECRET_KEY: &str = "x-ziggurat-gate";
 pub const MAX_METADATA_BYTES: usize = 16 << 10;
 pub const MAX_HEADER_LIST_BYTES: u32 = 64 << 10;
 
-/// The public side's connection window: it is given back as data arrives, so it bounds
-/// bytes in flight on the wire, not memory.
-const CONN_WINDOW: u32 = 1 << 20;
+/// Connection windows, both sides: as large as HTTP/2 allows. In h2 a connection's window is
+/// given back only as each stream's data is taken, so a smaller one would let streams that
+/// are not read (a client that never reads, a server that is slow to) stall every other call
+/// on the connection; the stream windows, [`STREAM_WINDOW`] each, bound what the gate holds.
+pub const CONN_WINDOW: u32 = (1 << 31) - 1;
 
 /// How long stop waits, after the forwarded calls are cut, for their statuses to be written
 /// before it closes the connections; also how long a connection told to go away (idle, or
@@ -319,7 +321,7 @@ impl Gate {
             });
             return client.end(&refusal::shutting_down());
         }
-        let size = metadata_bytes(&parts.headers);
+        let size = metadata_bytes(parts.uri.authority().map(|a| a.as_str()), &parts.headers);
         if size > MAX_METADATA_BYTES {
             // Before it is held, as the Python server would refuse it.
             return client.end(&refusal::metadata_too_large(size, MAX_METADATA_BYTES));
@@ -638,15 +640,12 @@ fn is_hop_header(key: &str) -> bool {
         || (key.starts_with("grpc-") && key != "grpc-encoding" && key != "grpc-accept-encoding")
 }
 
-/// Metadata keys gRPC does not count as a call's metadata.
+/// Keys gRPC does not count as a call's metadata (gRPC-Go's reserved headers; it does count
+/// content-type, user-agent and :authority).
 fn is_reserved(key: &str) -> bool {
     matches!(
         key,
-        "content-type"
-            | "user-agent"
-            | "te"
-            | "grpc-encoding"
-            | "grpc-accept-encoding"
+        "te" | "grpc-encoding"
             | "grpc-timeout"
             | "grpc-message-type"
             | "grpc-message"
@@ -655,13 +654,25 @@ fn is_reserved(key: &str) -> bool {
     )
 }
 
-/// The size of a call's metadata the way the limit counts it.
-pub fn metadata_bytes(headers: &HeaderMap) -> usize {
-    headers
-        .iter()
-        .filter(|(name, _)| !is_reserved(name.as_str()))
-        .map(|(name, value)| name.as_str().len() + value.len() + 32)
-        .sum()
+/// The size of a call's metadata the way the limit counts it: name + value + 32 per field,
+/// a binary (-bin) value at its decoded size.
+pub fn metadata_bytes(authority: Option<&str>, headers: &HeaderMap) -> usize {
+    let field = |name: &str, value: &[u8]| {
+        let size = if name.ends_with("-bin") {
+            let unpadded = value.iter().rev().skip_while(|&&b| b == b'=').count();
+            unpadded * 3 / 4
+        } else {
+            value.len()
+        };
+        name.len() + size + 32
+    };
+    let authority = authority.map_or(0, |a| field(":authority", a.as_bytes()));
+    authority
+        + headers
+            .iter()
+            .filter(|(name, _)| !is_reserved(name.as_str()))
+            .map(|(name, value)| field(name.as_str(), value.as_bytes()))
+            .sum::<usize>()
 }
 
 /// grpc-timeout ("100m", "5S", ...) as a duration; None if it is malformed.
@@ -764,8 +775,11 @@ mod tests {
     fn metadata_is_counted_as_grpc_core_counts_it() {
         let mut headers = HeaderMap::new();
         headers.insert("x-big", HeaderValue::from_str(&"b".repeat(100)).unwrap());
-        headers.insert("content-type", HeaderValue::from_static("application/grpc"));
+        headers.insert("user-agent", HeaderValue::from_static("grpc-go"));
+        headers.insert("x-trace-bin", HeaderValue::from_static("AAECAw=="));
         headers.insert("grpc-timeout", HeaderValue::from_static("1S"));
-        assert_eq!(metadata_bytes(&headers), 5 + 100 + 32);
+        headers.insert("te", HeaderValue::from_static("trailers"));
+        assert_eq!(metadata_bytes(None, &headers), (5 + 100 + 32) + (10 + 7 + 32) + (11 + 4 + 32));
+        assert_eq!(metadata_bytes(Some("gate"), &HeaderMap::new()), 10 + 4 + 32);
     }
 }

@@ -106,7 +106,8 @@ impl Framer {
                 format!("grpc: Decompressor is not installed for grpc-encoding {:?}", self.encoding_name),
             )),
             Encoding::Gzip => {
-                let mut reader = flate2::read::GzDecoder::new(packed).take(self.max as u64 + 1);
+                // Every member of a multi-member gzip stream counts, as gRPC's gzip reader reads them all.
+                let mut reader = flate2::read::MultiGzDecoder::new(packed).take(self.max as u64 + 1);
                 let mut sink = [0u8; 8192];
                 let mut total = 0usize;
                 loop {
@@ -254,6 +255,11 @@ mod tests {
         let mut framer = Framer::new(1000, Some("snappy"));
         framer.push(&small);
         assert_eq!(framer.next().unwrap_err().code, code::UNIMPLEMENTED);
+        let mut two = gzip(&[b'a'; 800]);
+        two.extend(gzip(&[b'a'; 800]));
+        let mut framer = Framer::new(1000, Some("gzip"));
+        framer.push(&message(1, &two));
+        assert_eq!(framer.next().unwrap_err().code, code::RESOURCE_EXHAUSTED, "two members of 800");
         let mut framer = Framer::new(1000, Some("gzip"));
         framer.push(&message(1, b"not gzip"));
         assert_eq!(framer.next().unwrap_err().code, code::INTERNAL);

@@ -18,10 +18,6 @@ use crate::STREAM_WINDOW;
 /// How many connections the pool holds.
 pub const UPSTREAM_CONNS: usize = 4;
 
-/// The upstream side's connection window: it bounds bytes in flight, not memory (each
-/// stream's window is [`STREAM_WINDOW`]).
-pub const UPSTREAM_CONN_WINDOW: u32 = 1 << 20;
-
 /// A pooled connection and the number it was made as.
 type Slot = Mutex<Option<(u64, SendRequest<Bytes>)>>;
 
@@ -55,7 +51,7 @@ impl Upstream {
             UnixStream::connect(&self.path).await.map_err(|e| format!("connect {}: {e}", self.path.display()))?;
         let (send, connection) = h2::client::Builder::new()
             .initial_window_size(STREAM_WINDOW)
-            .initial_connection_window_size(UPSTREAM_CONN_WINDOW)
+            .initial_connection_window_size(crate::gate::CONN_WINDOW)
             .max_header_list_size(16 << 20)
             .enable_push(false)
             .handshake::<_, Bytes>(socket)
