@@ -1,8 +1,8 @@
 """``ziggurat serve --gate``: a real server subprocess with ziggurat-gate on a loopback port, real clients.
 
-The gate (server/gate, Go) is built by scripts/bootstrap into .venv/bin when Go is on PATH.
-Without Go these tests are skipped (the gate is optional); with Go and no binary they fail:
-CI has Go, and a gate that was never built must not pass for one that works.
+The gate (server/gate, Rust) is built by scripts/bootstrap into .venv/bin when cargo is on
+PATH. Without cargo these tests are skipped (the gate is optional); with cargo and no binary
+they fail: CI has cargo, and a gate that was never built must not pass for one that works.
 """
 
 from __future__ import annotations
@@ -63,12 +63,12 @@ def private_tmp(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 @pytest.fixture
 def gate_built(private_tmp: Path) -> Path:
-    """The gate binary; skipped without Go, FAILED with Go but no binary (see the module's doc).
+    """The gate binary; skipped without cargo, FAILED with cargo but no binary (see the module's doc).
     The servers of the tests that use it make their private socket in ``private_tmp``."""
-    if shutil.which("go") is None:
-        pytest.skip("Go is not on PATH: ziggurat-gate is not built (scripts/bootstrap)")
+    if shutil.which("cargo") is None:
+        pytest.skip("cargo is not on PATH: ziggurat-gate is not built (scripts/bootstrap)")
     if not GATE.is_file():
-        pytest.fail(f"{GATE} is missing though Go is on PATH: run scripts/bootstrap")
+        pytest.fail(f"{GATE} is missing though cargo is on PATH: run scripts/bootstrap")
     return GATE
 
 
@@ -570,7 +570,7 @@ def test_gate_without_its_binary_is_refused_in_one_line(tmp_path: Path) -> None:
     done = _serve(tmp_path, "--gate", "--gate-binary", str(missing))
     assert done.returncode == 1
     assert done.stderr.splitlines() == [
-        f"error: --gate needs {missing}, which is missing: run scripts/bootstrap with Go on PATH "
+        f"error: --gate needs {missing}, which is missing: run scripts/bootstrap with cargo on PATH "
         "(it builds server/gate)"
     ], done.stderr
 

@@ -27,7 +27,7 @@ from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.v1 import match_service_pb2_grpc as sgrpc
 
 CLAIMED = "ipv4:10.9.8.7:6543"
-# test_gate's fixtures: the gate binary (skipped without Go) and a short TMPDIR for the socket.
+# test_gate's fixtures: the gate binary (skipped without cargo) and a short TMPDIR for the socket.
 gate_built = test_gate.gate_built
 private_tmp = test_gate.private_tmp
 

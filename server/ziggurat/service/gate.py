@@ -2,8 +2,10 @@
 
 Why a second program: a silent stream or an idle connection costs the Python server's one
 event loop and its memory however early it is refused, and gRPC Python has no hook before a
-call reaches Python (docs/operations.md, "The gate"). The gate, written in Go
-(``server/gate/``, built by ``scripts/bootstrap`` into ``.venv/bin``), holds the public port,
+call reaches Python (docs/operations.md, "The gate"). The gate, written in Rust on tokio and
+h2 (``server/gate/``, built by ``scripts/bootstrap`` into ``.venv/bin``: a native program
+frees each connection's and each call's memory when it ends and gives it back to the
+operating system after a burst, which the Go gate before it could not), holds the public port,
 enforces the connection-level limits and the first-message deadline, and forwards only calls
 that have sent their first message, over a private Unix socket, to this server. The
 command line and the environment it is given are the contract in ``server/gate/README.md``:
@@ -66,13 +68,13 @@ def check_binary(binary: Path) -> None:
     """Raise a one-line :class:`StartupError` unless ``binary`` is an executable file."""
     if not (binary.is_file() and os.access(binary, os.X_OK)):
         raise StartupError(
-            f"--gate needs {binary}, which is missing: run scripts/bootstrap with Go on PATH "
+            f"--gate needs {binary}, which is missing: run scripts/bootstrap with cargo on PATH "
             "(it builds server/gate)"
         )
 
 
 def listen_address(host: str, port: int) -> str:
-    """``HOST:PORT`` as Go's net.Listen takes it (an IPv6 host in brackets)."""
+    """``HOST:PORT`` as the gate's ``--listen`` takes it (an IPv6 host in brackets)."""
     if ":" in host and not host.startswith("["):
         return f"[{host}]:{port}"
     return f"{host}:{port}"
