@@ -45,6 +45,7 @@ const EXIT_FAILED: i32 = 1;
 const EXIT_STARTUP: i32 = 2;
 
 fn main() {
+    raise_open_files_limit();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let cfg = match config::parse(&args, |name| std::env::var(name).ok()) {
         Ok(Parsed::Run(cfg)) => *cfg,
@@ -60,6 +61,20 @@ fn main() {
         .unwrap_or_else(|e| startup_error(&format!("cannot start: {e}")));
     let code = runtime.block_on(run(cfg));
     std::process::exit(code);
+}
+
+/// Raises the soft limit of open files to the hard one: each connection is a file, and the
+/// soft limit a shell gives (often 1,024) would cap the gate far below the connections it is
+/// there to hold. Go's runtime does the same at start-up; a failure leaves the limit as it is.
+fn raise_open_files_limit() {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit and setrlimit read and write only the struct we pass.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max {
+            limit.rlim_cur = limit.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        }
+    }
 }
 
 /// One line on standard error, exit 2.
