@@ -356,6 +356,15 @@ func TestAHalfCloseBeforeAnyMessageIsForwarded(t *testing.T) {
 	if !equal(stream.Trailer().Get("x-up-trailer"), []string{"t"}) {
 		t.Fatalf("trailer %v: the upstream did not answer", stream.Trailer())
 	}
+	// The same with END_STREAM on the HEADERS frame itself (no DATA frame at all).
+	c := dialRaw(t, address)
+	c.headers(1, "/test.Echo/Echo", true)
+	if end := c.end(1); end.grpcStatus != "0" {
+		t.Fatalf("a call of headers only ended %+v, want the upstream's OK", end)
+	}
+	if n := up.count.Load(); n != 2 {
+		t.Fatalf("the upstream saw %d calls, want both", n)
+	}
 }
 
 func TestAnUnreachableUpstreamIsUnavailableAndItsPathStaysPrivate(t *testing.T) {
