@@ -199,6 +199,23 @@ func TestAUserAgentOverPythonsHardLimitIsRefusedAtOnce(t *testing.T) {
 	}
 }
 
+// The path counts as well (gRPC core, the Python server, counts every field of the header
+// block): a call whose path takes it over the limit is refused at once, not held with it.
+func TestAPathOverPythonsHardLimitIsRefusedAtOnce(t *testing.T) {
+	t.Parallel()
+	up := startUpstream(t)
+	_, address := startGate(t, up.target())
+	stream := open(t, context.Background(), dial(t, address), "/test.Echo/"+strings.Repeat("p", 20<<10))
+	st := status.Convert(recvErr(t, stream))
+	if st.Code() != codes.ResourceExhausted ||
+		!strings.HasPrefix(st.Message(), "received metadata size exceeds hard limit (") {
+		t.Fatalf("got %v %q, want gRPC core's RESOURCE_EXHAUSTED", st.Code(), st.Message())
+	}
+	if n := up.count.Load(); n != 0 {
+		t.Fatalf("the upstream saw %d calls, want none", n)
+	}
+}
+
 func TestAHeaderBlockOverTheTransportCapClosesTheConnectionUnread(t *testing.T) {
 	t.Parallel()
 	up := startUpstream(t)

@@ -321,7 +321,8 @@ impl Gate {
             });
             return client.end(&refusal::shutting_down());
         }
-        let size = metadata_bytes(parts.uri.authority().map(|a| a.as_str()), &parts.headers);
+        let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+        let size = metadata_bytes(path, parts.uri.authority().map(|a| a.as_str()), &parts.headers);
         if size > MAX_METADATA_BYTES {
             // Before it is held, as the Python server would refuse it.
             return client.end(&refusal::metadata_too_large(size, MAX_METADATA_BYTES));
@@ -339,6 +340,12 @@ impl Gate {
         let deadline = deadline.map(|d| Instant::now() + d);
         let encoding = parts.headers.get("grpc-encoding").and_then(|v| v.to_str().ok());
         let mut reader = Reader::new(body, Framer::new(self.cfg.max_message_bytes, encoding));
+        // Held with the call: its path and the metadata it will forward, copied out of the
+        // header block, and nothing else. The rest (keys gRPC does not count, which only the
+        // 64 KiB transport cap bounds) and the block's buffer, which any value h2 did not
+        // have to unpack still points into, are freed before the wait.
+        let held = Held { path: path.to_string(), metadata: client_metadata(&parts.headers) };
+        drop(parts);
 
         // The first message: only then is anything opened upstream. A silent stream costs
         // the Python process nothing, and one the client drops while held never reaches it.
@@ -367,7 +374,7 @@ impl Gate {
         if self.stopping.is_on() {
             return client.end(&refusal::shutting_down()); // the first message and SIGTERM came together
         }
-        self.forward(&peer, &parts, client, reader, first, deadline).await;
+        self.forward(&peer, &held, client, reader, first, deadline).await;
     }
 
     /// Opens the upstream call and relays it both ways until the upstream's final status,
@@ -376,15 +383,15 @@ impl Gate {
     async fn forward(
         &self,
         peer: &Arc<str>,
-        parts: &http::request::Parts,
+        held: &Held,
         mut client: Client,
         mut reader: Reader,
         first: Option<Bytes>,
         deadline: Option<Instant>,
     ) {
         let _forwarded = Counted::new(&self.forwarded);
-        let headers = self.outgoing(&parts.headers, peer, deadline);
-        let path = parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/").to_string();
+        let headers = self.outgoing(&held.metadata, peer, deadline);
+        let path = &held.path;
         let make = || {
             let mut request = Request::builder()
                 .method("POST")
@@ -461,13 +468,9 @@ impl Gate {
     /// The metadata sent upstream: the client's, less the keys only the gate may set and
     /// those of the hop, plus the client's address, the gate's secret, and the time left of
     /// the client's deadline.
-    fn outgoing(&self, incoming: &HeaderMap, peer: &str, deadline: Option<Instant>) -> HeaderMap {
-        let mut out = HeaderMap::with_capacity(incoming.len() + 6);
-        for (name, value) in incoming {
-            let key = name.as_str();
-            if key.starts_with(PEER_KEY) || key.starts_with(SECRET_KEY) || is_hop_header(key) {
-                continue;
-            }
+    fn outgoing(&self, metadata: &HeaderMap, peer: &str, deadline: Option<Instant>) -> HeaderMap {
+        let mut out = HeaderMap::with_capacity(metadata.len() + 6);
+        for (name, value) in metadata {
             out.append(name.clone(), value.clone());
         }
         out.insert(http::header::CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
@@ -499,6 +502,13 @@ async fn sleep_until_some(at: Option<Instant>) {
 
 fn deadline_exceeded() -> Refusal {
     Refusal::plain(code::DEADLINE_EXCEEDED, "context deadline exceeded")
+}
+
+/// What a call keeps of its request headers while it waits for its first message.
+struct Held {
+    path: String,
+    /// [`client_metadata`]: what it will forward.
+    metadata: HeaderMap,
 }
 
 /// How a forwarded call ended.
@@ -654,9 +664,27 @@ fn is_reserved(key: &str) -> bool {
     )
 }
 
+/// The client's metadata that a call forwards: its keys less those only the gate may set and
+/// those of the hop, each value copied (h2's values may point into the whole header block).
+pub fn client_metadata(incoming: &HeaderMap) -> HeaderMap {
+    let mut out = HeaderMap::with_capacity(incoming.len());
+    for (name, value) in incoming {
+        let key = name.as_str();
+        if key.starts_with(PEER_KEY) || key.starts_with(SECRET_KEY) || is_hop_header(key) {
+            continue;
+        }
+        let mut copy = HeaderValue::from_bytes(value.as_bytes()).unwrap_or_else(|_| value.clone());
+        copy.set_sensitive(value.is_sensitive());
+        out.append(name.clone(), copy);
+    }
+    out
+}
+
 /// The size of a call's metadata the way the limit counts it: name + value + 32 per field,
-/// a binary (-bin) value at its decoded size.
-pub fn metadata_bytes(authority: Option<&str>, headers: &HeaderMap) -> usize {
+/// a binary (-bin) value at its decoded size. :path counts too, as gRPC core (the Python
+/// server) counts it: a call holds its path, and the Python server would refuse one that
+/// takes it over the limit.
+pub fn metadata_bytes(path: &str, authority: Option<&str>, headers: &HeaderMap) -> usize {
     let field = |name: &str, value: &[u8]| {
         let size = if name.ends_with("-bin") {
             let unpadded = value.iter().rev().skip_while(|&&b| b == b'=').count();
@@ -667,7 +695,8 @@ pub fn metadata_bytes(authority: Option<&str>, headers: &HeaderMap) -> usize {
         name.len() + size + 32
     };
     let authority = authority.map_or(0, |a| field(":authority", a.as_bytes()));
-    authority
+    field(":path", path.as_bytes())
+        + authority
         + headers
             .iter()
             .filter(|(name, _)| !is_reserved(name.as_str()))
@@ -755,7 +784,7 @@ mod tests {
         ] {
             incoming.append(HeaderName::from_static(k), HeaderValue::from_static(v));
         }
-        let out = gate.outgoing(&incoming, "ipv4:1.2.3.4:5", None);
+        let out = gate.outgoing(&client_metadata(&incoming), "ipv4:1.2.3.4:5", None);
         let keys: Vec<&str> = out.keys().map(|k| k.as_str()).collect();
         assert_eq!(out.get_all(PEER_KEY).iter().collect::<Vec<_>>(), ["ipv4:1.2.3.4:5"]);
         assert_eq!(out.get_all(SECRET_KEY).iter().collect::<Vec<_>>(), ["s".repeat(32).as_str()]);
@@ -766,9 +795,37 @@ mod tests {
         assert_eq!(out["grpc-encoding"], "gzip");
         assert_eq!(out["user-agent"], "ziggurat-gate");
         assert_eq!(out["content-type"], "application/grpc");
-        let with_deadline = gate.outgoing(&incoming, "p", Some(Instant::now() + Duration::from_secs(60)));
+        let with_deadline =
+            gate.outgoing(&client_metadata(&incoming), "p", Some(Instant::now() + Duration::from_secs(60)));
         let left = parse_timeout(with_deadline["grpc-timeout"].as_bytes()).unwrap();
         assert!(left <= Duration::from_secs(60) && left > Duration::from_secs(59));
+    }
+
+    #[test]
+    fn a_held_call_keeps_only_the_metadata_it_forwards_and_no_part_of_the_header_block() {
+        // h2 hands out values that point into the header block: one buffer here.
+        let block = Bytes::from(format!("{}seat-token", "g".repeat(3900)));
+        let mut incoming = HeaderMap::new();
+        for _ in 0..15 {
+            let junk = HeaderValue::from_maybe_shared(block.slice(..3900)).unwrap();
+            incoming.append(HeaderName::from_static("grpc-message"), junk);
+        }
+        incoming.append("grpc-status-details-bin", HeaderValue::from_static("AAAA"));
+        incoming.append("te", HeaderValue::from_static("trailers"));
+        incoming.append("x-ziggurat-peer", HeaderValue::from_static("ipv4:6.6.6.6:6"));
+        incoming.append("grpc-encoding", HeaderValue::from_static("gzip"));
+        let mut token = HeaderValue::from_maybe_shared(block.slice(3900..)).unwrap();
+        token.set_sensitive(true);
+        incoming.append("authorization", token);
+        let held = client_metadata(&incoming);
+        let keys: Vec<&str> = held.keys().map(|k| k.as_str()).collect();
+        assert_eq!(keys, ["grpc-encoding", "authorization"]);
+        assert_eq!(held["authorization"], "seat-token");
+        assert!(held["authorization"].is_sensitive());
+        let range = block.as_ptr_range();
+        for value in held.values() {
+            assert!(!range.contains(&value.as_bytes().as_ptr()), "a held value points into the header block");
+        }
     }
 
     #[test]
@@ -779,7 +836,10 @@ mod tests {
         headers.insert("x-trace-bin", HeaderValue::from_static("AAECAw=="));
         headers.insert("grpc-timeout", HeaderValue::from_static("1S"));
         headers.insert("te", HeaderValue::from_static("trailers"));
-        assert_eq!(metadata_bytes(None, &headers), (5 + 100 + 32) + (10 + 7 + 32) + (11 + 4 + 32));
-        assert_eq!(metadata_bytes(Some("gate"), &HeaderMap::new()), 10 + 4 + 32);
+        let path = 5 + 2 + 32; // ":path" "/x"
+        assert_eq!(metadata_bytes("/x", None, &headers), path + (5 + 100 + 32) + (10 + 7 + 32) + (11 + 4 + 32));
+        assert_eq!(metadata_bytes("/x", Some("gate"), &HeaderMap::new()), path + 10 + 4 + 32);
+        let long = format!("/{}", "p".repeat(16 << 10));
+        assert!(metadata_bytes(&long, None, &HeaderMap::new()) > MAX_METADATA_BYTES);
     }
 }
