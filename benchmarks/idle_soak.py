@@ -170,6 +170,15 @@ def go_loader() -> Path:
     return binary
 
 
+def _lower_priority(nice: int, idle: bool) -> None:
+    """In the loader's process before it runs: its niceness, and with ``idle`` Linux's
+    SCHED_IDLE class, which runs it only on CPU time nothing else wants."""
+    if nice:
+        os.nice(nice)
+    if idle:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+
+
 async def _go_load(binary: Path, address: str, args: argparse.Namespace, stop_at: float) -> LoadDone:
     """Run the Go loader until ``stop_at`` and read its report (one JSON object on stdout)."""
     process = await asyncio.create_subprocess_exec(
@@ -187,7 +196,7 @@ async def _go_load(binary: Path, address: str, args: argparse.Namespace, stop_at
         "-seconds",
         f"{max(0.0, stop_at - time.time()):.3f}",
         stdout=asyncio.subprocess.PIPE,
-        preexec_fn=(lambda: os.nice(args.loader_nice)) if args.loader_nice else None,
+        preexec_fn=lambda: _lower_priority(args.loader_nice, args.loader_idle),
     )
     try:
         out, _ = await asyncio.wait_for(process.communicate(), args.seconds + 120)
@@ -372,7 +381,9 @@ async def _main(args: argparse.Namespace) -> None:
     failed = sum(ms >= FAILED_MS for _, ms in samples)
     twin_failed = sum(ms >= FAILED_MS for _, ms in twin_samples)
     if binary is not None:
-        loader = f"the Go loader (one process), {done.rounds} rounds"
+        priority = f", niceness {args.loader_nice}" if args.loader_nice else ""
+        priority += ", SCHED_IDLE" if args.loader_idle else ""
+        loader = f"the Go loader (one process{priority}), {done.rounds} rounds"
     else:
         loader = (
             f"{args.procs} Python client processes, {done.rounds} rounds of "
@@ -456,6 +467,12 @@ def main() -> None:
         metavar="N",
         help="run the Go loader at this niceness (0): it stands in for clients on other hosts, so "
         "19 keeps it from taking CPU the servers and the healthy client want on a small machine",
+    )
+    parser.add_argument(
+        "--loader-idle",
+        action="store_true",
+        help="run the Go loader in Linux's SCHED_IDLE class (only on CPU time nothing else wants): "
+        "closer still to clients on other hosts than --loader-nice 19",
     )
     parser.add_argument("--procs", type=int, default=2, help="client processes of --loader python (2)")
     parser.add_argument(
