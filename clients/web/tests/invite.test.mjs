@@ -1,12 +1,15 @@
 // Inviting a remote bot from the browser: a `ziggurat bot random --remote` process connected to
 // the server (BotService.ConnectBot over gRPC), a person in the browser sees it among the
 // connected bots (ListBots over Connect), in the lobby's opponent choices and on the waiting
-// match's page, invites it (InviteBot over Connect), and the match is played to the end.
+// match's page, invites it (InviteBot over Connect), and the match is played to the end. The
+// match is Pylos's `beginner` variant: no recovery, so the rules bound the game at 50 plies
+// (BEGINNER_MAX_PLIES says why), where a `standard` game against random moves has no bound a
+// test can use and ran past the old cap of 200 rounds of clicks in about 1 run in 30.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { after, before, test } from "node:test";
 import { ZIGGURAT, launchBrowser, shot, sleep, startServer } from "./harness.mjs";
-import { clickToTheEnd } from "./pylos-clicks.mjs";
+import { BEGINNER_MAX_PLIES, clickToTheEnd } from "./pylos-clicks.mjs";
 
 let server;
 let chrome;
@@ -36,6 +39,7 @@ test("a person invites a connected remote bot from the browser and plays it to t
   await page.goto(server.url);
   await page.fill("#name", "Ada");
   await page.selectOption("#game", "pylos");
+  await page.selectOption("#variant", { label: "beginner (no recovery)" });
   // The lobby offers the connected bot for the open seat (it appears within a refresh or two).
   await page.waitForSelector('select.opponent option[value="remote:robo"]', { state: "attached", timeout: 30_000 });
   const groups = await page.$$eval("select.opponent optgroup", (gs) => gs.map((g) => g.label));
@@ -52,7 +56,7 @@ test("a person invites a connected remote bot from the browser and plays it to t
   const seats = await page.$$eval(".seats li .name", (names) => names.map((n) => n.textContent));
   assert.ok(seats.includes("robo"), `the bot took the other seat: ${seats}`);
   assert.ok(seats.includes("Ada (you)"), `${seats}`);
-  await clickToTheEnd(page);
+  await clickToTheEnd(page, BEGINNER_MAX_PLIES);
   await page.waitForSelector(".end .result");
   await shot(page, "invite-end-screen");
   assert.match(await page.textContent(".end .result"), /wins|No winner|Shared/);
@@ -60,6 +64,7 @@ test("a person invites a connected remote bot from the browser and plays it to t
   assert.match(await page.textContent(".end .seed"), /matches the commitment/);
   const played = await page.$$eval("ol.moves li", (items) => items.map((i) => i.textContent));
   assert.ok(played.some((m) => m.startsWith("Light")) && played.some((m) => m.startsWith("Dark")), "both sides moved");
+  assert.ok(played.every((m) => !m.includes("x")), `no ball was taken back in the beginner variant: ${played}`);
   // The remote bot is free again: InviteBot counts the match against its max_matches until the end.
   let robo;
   for (let i = 0; i < 50; i++) {
