@@ -20,8 +20,9 @@ use crate::admission::{address_of, peer_name, Admission};
 use crate::config::{Config, LONGEST};
 use crate::log::Logger;
 use crate::message::{Framer, ReadError, Reader};
+use crate::movable::movable;
 use crate::refusal::{self, code, Refusal};
-use crate::sniff::{ConnState, Sniffed};
+use crate::sniff::{ActiveCall, ConnState, Sniffed};
 use crate::upstream::Upstream;
 use crate::STREAM_WINDOW;
 
@@ -121,6 +122,27 @@ pub struct Gate {
     pub forced: Switch,
     /// On when stop is done: connections are closed.
     pub closing: Switch,
+
+    /// The loop that relays forwarded calls and serves the connections that carried one
+    /// (this one runs the public port's accepts, at a lower priority: main.rs).
+    serving: tokio::runtime::Handle,
+}
+
+/// A set-up connection and what its task keeps between polls, so that it can move between
+/// the two loops.
+struct Link {
+    conn: h2::server::Connection<Sniffed<Io>, Bytes>,
+    ping_pong: h2::PingPong,
+    state: Arc<ConnState>,
+    peer: Arc<str>,
+    _counted: Counted,
+    far: Instant,
+    age_at: Instant,
+    /// The connection is dropped then (age's grace, or a drain).
+    cut_at: Instant,
+    going_away: bool,
+    aged: bool,
+    ping_sent: Option<Instant>,
 }
 
 impl Gate {
@@ -147,6 +169,7 @@ impl Gate {
             stopping: Switch::default(),
             forced: Switch::default(),
             closing: Switch::default(),
+            serving: tokio::runtime::Handle::current(),
         })
     }
 
@@ -194,11 +217,14 @@ impl Gate {
         cut
     }
 
-    /// One client connection, from its TLS and HTTP/2 set-up to its close.
+    /// One client connection, from its TLS and HTTP/2 set-up to its close. It starts on the
+    /// admission loop, where this task runs, and moves to the serving loop once a call on it
+    /// has been forwarded ([`crate::movable`]).
     async fn serve_connection(self: Arc<Self>, tcp: TcpStream, addr: SocketAddr) {
-        let _counted = Counted::new(&self.connections);
+        let counted = Counted::new(&self.connections);
         let peer: Arc<str> = peer_name(&addr).into();
         let state = Arc::new(ConnState::new());
+        let (tcp, mover) = movable(tcp);
         let setup = async {
             let io: Io = match &self.tls {
                 Some(acceptor) => Box::new(acceptor.accept(tcp).await.ok()?),
@@ -214,24 +240,52 @@ impl Gate {
                 return;
             }
         };
-        let mut ping_pong = conn.ping_pong().expect("the first call of ping_pong");
+        let ping_pong = conn.ping_pong().expect("the first call of ping_pong");
         let far = Instant::now() + LONGEST;
         let at_most = |d: Duration| if d >= LONGEST { far } else { Instant::now() + d };
-
-        let idle = self.cfg.max_connection_idle;
-        let keepalive = self.cfg.keepalive.max(Duration::from_millis(1));
-        let keepalive_timeout = self.cfg.keepalive_timeout.max(Duration::from_millis(1));
         // gRPC-Go spreads connection ages by +-10% so that connections made together do not
         // all go away together.
         let age = self.cfg.max_connection_age;
         let age_at = if age.is_zero() { far } else { at_most(jitter(age)) };
-        let grace = self.cfg.max_connection_age_grace.max(Duration::from_millis(1));
+        let link = Link {
+            conn,
+            ping_pong,
+            state,
+            peer,
+            _counted: counted,
+            far,
+            age_at,
+            cut_at: far,
+            going_away: false,
+            aged: false,
+            ping_sent: None,
+        };
+        let Some(link) = self.drive(link, true).await else { return };
+        if let Err(e) = mover.rebind(&self.serving) {
+            self.log.debug(&format!("closed a connection from {}: it could not move: {e}", link.peer));
+            return;
+        }
+        let gate = self.clone();
+        self.serving.spawn(async move {
+            gate.drive(link, false).await;
+        });
+    }
 
-        let mut cut_at = far; // the connection is dropped then (age's grace, or a drain)
-        let mut going_away = false;
-        let mut aged = false;
-        let mut ping_sent: Option<Instant> = None;
+    /// Serves a set-up connection until it closes, or, when `may_move`, until a call on it
+    /// has been forwarded: then it is handed back to be moved to the serving loop.
+    async fn drive(self: &Arc<Self>, link: Link, may_move: bool) -> Option<Link> {
+        let idle = self.cfg.max_connection_idle;
+        let keepalive = self.cfg.keepalive.max(Duration::from_millis(1));
+        let keepalive_timeout = self.cfg.keepalive_timeout.max(Duration::from_millis(1));
+        let grace = self.cfg.max_connection_age_grace.max(Duration::from_millis(1));
+        #[rustfmt::skip]
+        let Link { mut conn, mut ping_pong, state, peer, _counted, far, age_at, mut cut_at, mut going_away, mut aged, mut ping_sent } = link;
+        let at_most = |d: Duration| if d >= LONGEST { far } else { Instant::now() + d };
         loop {
+            if may_move && state.forwarded_once() {
+                #[rustfmt::skip]
+                return Some(Link { conn, ping_pong, state, peer, _counted, far, age_at, cut_at, going_away, aged, ping_sent });
+            }
             let idle_at = if idle.is_zero() || going_away || state.active() > 0 {
                 far
             } else {
@@ -245,12 +299,7 @@ impl Gate {
                 accepted = conn.accept() => match accepted {
                     Some(Ok((request, respond))) => {
                         let active = state.call_started();
-                        let gate = self.clone();
-                        let peer = peer.clone();
-                        tokio::spawn(async move {
-                            gate.handle(peer, request, respond).await;
-                            drop(active);
-                        });
+                        tokio::spawn(self.clone().handle(peer.clone(), state.clone(), active, request, respond));
                     }
                     Some(Err(e)) => {
                         self.log.debug(&format!("connection from {peer} ended: {e}"));
@@ -285,7 +334,7 @@ impl Gate {
                     aged = true;
                     conn.graceful_shutdown();
                     going_away = true;
-                    cut_at = cut_at.min(Instant::now() + grace);
+                    cut_at = cut_at.min(at_most(grace));
                 }
                 _ = sleep_until(ping_at.into()) => match ping_sent {
                     Some(sent) if state.last_read_ms() < state.ms(sent) => {
@@ -309,10 +358,22 @@ impl Gate {
                 }
             }
         }
+        None
     }
 
     /// One call, from admission to its end.
-    async fn handle(&self, peer: Arc<str>, request: Request<RecvStream>, respond: SendResponse<Bytes>) {
+    ///
+    /// It runs where its connection is; once the first message is in, the rest of the call
+    /// (opening it upstream, relaying both ways) runs on the serving loop, and the connection
+    /// is told to follow.
+    async fn handle(
+        self: Arc<Self>,
+        peer: Arc<str>,
+        state: Arc<ConnState>,
+        active: ActiveCall,
+        request: Request<RecvStream>,
+        respond: SendResponse<Bytes>,
+    ) {
         let mut client = Client { respond, send: None };
         let (parts, body) = request.into_parts();
         if self.stopping.is_on() {
@@ -327,7 +388,7 @@ impl Gate {
             // Before it is held, as the Python server would refuse it.
             return client.end(&refusal::metadata_too_large(size, MAX_METADATA_BYTES));
         }
-        let _ticket = match self.admission.admit(&peer) {
+        let ticket = match self.admission.admit(&peer) {
             Ok(ticket) => ticket,
             Err(refused) => {
                 let reason = refused.reason.unwrap_or("REFUSED");
@@ -335,7 +396,7 @@ impl Gate {
                 return client.end(&refused);
             }
         };
-        let _open = Counted::new(&self.open);
+        let open = Counted::new(&self.open);
         let deadline = parts.headers.get("grpc-timeout").and_then(|v| parse_timeout(v.as_bytes()));
         let deadline = deadline.map(|d| Instant::now() + d);
         let encoding = parts.headers.get("grpc-encoding").and_then(|v| v.to_str().ok());
@@ -374,7 +435,12 @@ impl Gate {
         if self.stopping.is_on() {
             return client.end(&refusal::shutting_down()); // the first message and SIGTERM came together
         }
-        self.forward(&peer, &held, client, reader, first, deadline).await;
+        state.forwarded();
+        let gate = self.clone();
+        self.serving.spawn(async move {
+            gate.forward(&peer, &held, client, reader, first, deadline).await;
+            drop((ticket, open, active));
+        });
     }
 
     /// Opens the upstream call and relays it both ways until the upstream's final status,
@@ -767,6 +833,8 @@ mod tests {
     #[test]
     fn forged_and_hop_keys_are_dropped_and_the_gates_are_added() {
         let cfg = Config { upstream: "unix:/x".into(), secret: "s".repeat(32), ..Config::default() };
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let _inside = runtime.enter(); // the gate keeps a handle to its serving loop
         let gate = Gate::new(cfg, Arc::new(Logger::new(Box::new(std::io::sink()), crate::config::Level::Error)), None)
             .unwrap();
         let mut incoming = HeaderMap::new();

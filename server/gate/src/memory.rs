@@ -106,7 +106,10 @@ pub async fn watch(open: Arc<AtomicI64>, connections: Arc<AtomicI64>, log: Arc<L
             continue;
         }
         let started = Instant::now();
-        give_back();
+        // On a thread of its own: trimming a few hundred MB takes tens of milliseconds, and
+        // the serving loop goes on meanwhile (glibc locks one arena at a time; the admission
+        // loop's burst memory is in that thread's own arena).
+        let _ = tokio::task::spawn_blocking(give_back).await;
         let after = rss_bytes();
         rule.returned(Instant::now(), before, after, load());
         log.debug(&format!(

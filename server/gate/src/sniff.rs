@@ -48,6 +48,8 @@ pub struct ConnState {
     /// Calls open on the connection, and since when it has had none (ms after `start`).
     active: AtomicUsize,
     idle_since_ms: AtomicU64,
+    /// A call on the connection has been forwarded: it has earned the serving loop.
+    forwarded: AtomicBool,
 }
 
 impl ConnState {
@@ -61,6 +63,7 @@ impl ConnState {
             wake: Notify::new(),
             active: AtomicUsize::new(0),
             idle_since_ms: AtomicU64::new(0),
+            forwarded: AtomicBool::new(false),
         }
     }
 
@@ -87,6 +90,18 @@ impl ConnState {
 
     pub fn idle_since(&self) -> Instant {
         self.at(self.idle_since_ms.load(Ordering::Acquire))
+    }
+
+    /// A call's first message is in and the call goes upstream: the connection's task is
+    /// woken to move to the serving loop.
+    pub fn forwarded(&self) {
+        if !self.forwarded.swap(true, Ordering::AcqRel) {
+            self.wake.notify_one();
+        }
+    }
+
+    pub fn forwarded_once(&self) -> bool {
+        self.forwarded.load(Ordering::Acquire)
     }
 
     /// Counts a call in; the guard counts it out.
