@@ -306,6 +306,8 @@ class ServerProcess(_Spawned):
             "0",
             "--max-connections-per-address",
             "0",
+            # ...nor, with the gate, on the connections open from it (gate-only: refused without --gate)
+            *(["--max-open-connections-per-address", "0"] if self.gate else []),
             "--grace",
             "1",
             "--no-mdns",

@@ -2,7 +2,10 @@
 
 A ``ziggurat serve`` process (its default limits, except the per-address caps: every client
 here shares the address 127.0.0.1, so all the load is really held; with ``--gate``,
-``ziggurat serve --gate``, whose child ``ziggurat-gate`` holds the public port) is loaded,
+``ziggurat serve --gate``, whose child ``ziggurat-gate`` holds the public port, and whose
+``--max-open-connections-per-address`` (default 1,000) is turned off too, with 0: else the
+gate would close all but 1,000 of each round's idle connections at accept, and the load the
+issue states would not reach it) is loaded,
 round after round until ``--seconds`` have passed: each round opens ``--connections`` idle
 TCP connections (channels that connect and make no call) and ``--streams`` silent ``Play``
 streams (opened, never a first message) over ``--stream-channels`` channels, holds them
@@ -476,7 +479,12 @@ def main() -> None:
     )
     parser.add_argument("--procs", type=int, default=2, help="client processes of --loader python (2)")
     parser.add_argument(
-        "--gate", action="store_true", help="both servers run `ziggurat serve --gate` (behind ziggurat-gate)"
+        "--gate",
+        action="store_true",
+        help=(
+            "both servers run `ziggurat serve --gate` (behind ziggurat-gate), with "
+            "--max-open-connections-per-address 0: all the idle connections come from 127.0.0.1"
+        ),
     )
     parser.add_argument(
         "--settle", type=float, default=15.0, help="seconds after the load before the last RSS (15)"

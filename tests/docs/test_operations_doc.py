@@ -20,6 +20,8 @@ LIMIT_OPTIONS = {
     "max_streams_per_connection",
     "max_streams_per_address",
     "max_connections_per_address",
+    "max_open_connections_per_address",
+    "ipv6_prefix_length",
     "first_message_timeout",
     "max_connection_idle",
     "max_connection_age",

@@ -8,6 +8,7 @@ they fail: CI has cargo, and a gate that was never built must not pass for one t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import signal
@@ -359,6 +360,98 @@ async def test_per_address_limits_count_the_real_client_not_a_forged_peer(
         if web is not None:
             await web.close()
         server.stop()
+
+
+def _idle_from(port: int, source: str) -> socket.socket:
+    """A TCP connection to the gate from ``source`` that never says anything (no TLS, no HTTP/2
+    preface), once the gate has accepted it (its HTTP/2 SETTINGS frame, 9 bytes, has come)."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(source, 0))
+    sock.settimeout(5)
+    first = b""
+    while len(first) < 9:
+        chunk = sock.recv(9 - len(first))
+        assert chunk, f"the gate closed a connection from {source} within its cap"
+        first += chunk
+    assert first[3] == 0x4, f"the gate's first frame is of type {first[3]}, want SETTINGS"
+    return sock
+
+
+def _closed_at_once(port: int, source: str) -> bytes:
+    """What the gate sends on a new connection from ``source`` before it closes it (a reset
+    counts as closed); fails unless it is closed within 2 s."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(source, 0)) as sock:
+        started_at = time.monotonic()
+        said = b""
+        with contextlib.suppress(ConnectionResetError):
+            while chunk := sock.recv(4096):
+                said += chunk
+        assert time.monotonic() - started_at < 2, "the connection over the cap was not closed at once"
+        return said
+
+
+async def test_idle_connections_over_the_open_connections_cap_are_closed_at_accept_and_others_get_in(
+    gate_built: Path, tmp_path: Path
+) -> None:
+    # One address (127.0.0.2) holds connections that never make a call, so that the server
+    # never hears of them: the gate counts them from accept, refuses one more at once, and
+    # still lets a client from another address (127.0.0.1) play.
+    server = gated(tmp_path / "z.db", "--max-open-connections-per-address", "3")
+    idle: list[socket.socket] = []
+    try:
+        address = await asyncio.to_thread(server.start)
+        port = int(address.rsplit(":", 1)[1])
+        argv = Path(f"/proc/{gate_pid(server)}/cmdline").read_bytes().split(b"\0")
+        assert argv[argv.index(b"--max-open-connections-per-address") + 1] == b"3"
+        assert argv[argv.index(b"--ipv6-prefix-length") + 1] == b"64"
+        idle = [await asyncio.to_thread(_idle_from, port, "127.0.0.2") for _ in range(3)]
+        for _ in range(4):  # closed before any TLS or HTTP/2: not even the gate's SETTINGS
+            assert await asyncio.to_thread(_closed_at_once, port, "127.0.0.2") == b""
+        # A real client from that address fails at once (it is not left reconnecting in a loop).
+        async with from_address(port, "127.0.0.2") as crowded, ZigguratClient(crowded) as refused_client:
+            with pytest.raises(ZigguratError) as refused:
+                await asyncio.wait_for(refused_client.list_matches(), 10)
+            assert refused.value.code == grpc.StatusCode.UNAVAILABLE
+
+        async with ZigguratClient(address) as client:  # 127.0.0.1
+            match = await client.create_match(pylos_config())
+            handles = [await client.join(match.match_id, f"b{i}") for i in range(2)]
+            await asyncio.gather(*(client.play(h, random_chooser(h.seat)) for h in handles))
+            assert (await client.get_match(match.match_id)).status == match_pb2.MATCH_STATUS_FINISHED
+
+        # A closed connection frees its place for the next one from its address.
+        idle.pop().close()
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                idle.append(await asyncio.to_thread(_idle_from, port, "127.0.0.2"))
+                break
+            except (AssertionError, OSError):  # refused: its place is not free yet
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(0.05)
+        assert await terminate(server) == 0
+        log = stderr_of(server)
+    finally:
+        for sock in idle:
+            sock.close()
+        server.stop()
+    # The refusals (4 raw ones, the client's and its retries) are one rate-limited line.
+    lines = [line for line in log.splitlines() if "TOO_MANY_OPEN_CONNECTIONS" in line]
+    assert lines[0].endswith(
+        " WARNING ziggurat.gate: refused a connection from ipv4:127.0.0.2: TOO_MANY_OPEN_CONNECTIONS: "
+        "this address has 3 connections open, the most the server allows (3); close some first"
+    ), log
+    assert len(lines) <= 2 and all("more refusals" in line for line in lines[1:]), log
+
+
+def test_the_open_connections_cap_is_refused_without_the_gate_that_enforces_it(tmp_path: Path) -> None:
+    for option, value in (("--max-open-connections-per-address", "50"), ("--ipv6-prefix-length", "48")):
+        done = _serve(tmp_path, option, value)
+        assert done.returncode == 2
+        assert done.stderr.splitlines() == [
+            f"error: {option} applies to the gate only, and would do nothing without it: add --gate "
+            "(docs/operations.md, 'Limits')"
+        ], done.stderr
 
 
 async def test_a_silent_play_stream_is_closed_by_the_gate_and_never_reaches_the_server(

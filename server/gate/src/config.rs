@@ -44,6 +44,9 @@ pub struct Config {
     pub max_streams_per_connection: u32,
     pub max_streams_per_address: u32,
     pub max_connections_per_address: u32,
+    pub max_open_connections_per_address: u32,
+    /// IPv6 clients are counted by this prefix of their address (1-128).
+    pub ipv6_prefix_length: u8,
 
     pub first_message_timeout: Duration,
     pub max_connection_idle: Duration,
@@ -71,6 +74,8 @@ impl Default for Config {
             max_streams_per_connection: 10000,
             max_streams_per_address: 5000,
             max_connections_per_address: 500,
+            max_open_connections_per_address: 1000,
+            ipv6_prefix_length: 64,
             first_message_timeout: Duration::from_secs(10),
             max_connection_idle: Duration::from_secs(60),
             max_connection_age: Duration::from_secs(3600),
@@ -98,6 +103,7 @@ pub enum Parsed {
 enum Kind {
     Text,
     Count,
+    Prefix,
     Seconds,
     LogLevel,
 }
@@ -106,6 +112,11 @@ enum Kind {
 const OPTIONS: &[(&str, Kind, &str)] = &[
     ("first-message-timeout", Kind::Seconds, "seconds a call may take to send its first message (0 = no limit)"),
     ("handshake-timeout", Kind::Seconds, "a new connection must finish its HTTP/2 (and TLS) set-up within this"),
+    (
+        "ipv6-prefix-length",
+        Kind::Prefix,
+        "IPv6 clients are counted per address by this prefix (1-128; 128: each address alone)",
+    ),
     ("keepalive", Kind::Seconds, "seconds between pings on a quiet connection"),
     ("keepalive-timeout", Kind::Seconds, "a ping unanswered this long closes the connection"),
     ("listen", Kind::Text, "public HOST:PORT to listen on (PORT 0 picks a free one)"),
@@ -115,6 +126,11 @@ const OPTIONS: &[(&str, Kind, &str)] = &[
     ("max-connection-idle", Kind::Seconds, "close a connection without calls after this (0 = never)"),
     ("max-connections-per-address", Kind::Count, "connections with calls from one IP (0 = no cap)"),
     ("max-message-bytes", Kind::Count, "largest request message accepted"),
+    (
+        "max-open-connections-per-address",
+        Kind::Count,
+        "connections open from one IP, with calls or not, counted from accept (0 = no cap)",
+    ),
     ("max-streams-per-address", Kind::Count, "calls open at once from one IP (0 = no cap)"),
     ("max-streams-per-connection", Kind::Count, "calls open at once on one connection"),
     ("shutdown-timeout", Kind::Seconds, "on SIGTERM, wait this long for forwarded calls to end"),
@@ -148,6 +164,14 @@ pub fn parse_seconds(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_nanos((value * 1e9) as u64))
 }
 
+/// An IPv6 prefix length, 1 to 128.
+pub fn parse_prefix(text: &str) -> Result<u8, String> {
+    match text.parse::<u8>() {
+        Ok(bits) if (1..=128).contains(&bits) => Ok(bits),
+        _ => Err("must be a prefix length from 1 to 128".to_string()),
+    }
+}
+
 pub fn parse_level(text: &str) -> Result<Level, String> {
     match text {
         "debug" => Ok(Level::Debug),
@@ -176,9 +200,11 @@ fn set(c: &mut Config, name: &str, kind: Kind, value: &str) -> Result<(), String
                 "max-message-bytes" => &mut c.max_message_bytes,
                 "max-streams-per-connection" => &mut c.max_streams_per_connection,
                 "max-streams-per-address" => &mut c.max_streams_per_address,
+                "max-open-connections-per-address" => &mut c.max_open_connections_per_address,
                 _ => &mut c.max_connections_per_address,
             } = n;
         }
+        Kind::Prefix => c.ipv6_prefix_length = parse_prefix(value).map_err(invalid)?,
         Kind::Seconds => {
             let d = parse_seconds(value).map_err(invalid)?;
             *match name {
@@ -274,6 +300,8 @@ pub fn usage() -> String {
             ("max-streams-per-connection", _) => d.max_streams_per_connection.to_string(),
             ("max-streams-per-address", _) => d.max_streams_per_address.to_string(),
             ("max-connections-per-address", _) => d.max_connections_per_address.to_string(),
+            ("max-open-connections-per-address", _) => d.max_open_connections_per_address.to_string(),
+            ("ipv6-prefix-length", _) => d.ipv6_prefix_length.to_string(),
             ("first-message-timeout", _) => seconds_text(d.first_message_timeout),
             ("max-connection-idle", _) => seconds_text(d.max_connection_idle),
             ("max-connection-age", _) => seconds_text(d.max_connection_age),
@@ -325,6 +353,10 @@ mod tests {
             "--max-connections-per-address=0",
             "-max-message-bytes",
             "100",
+            "--max-open-connections-per-address",
+            "0",
+            "--ipv6-prefix-length",
+            "128",
         ])
         .unwrap();
         assert_eq!(c.first_message_timeout, Duration::from_millis(250));
@@ -333,6 +365,7 @@ mod tests {
         assert_eq!(c.max_streams_per_address, i32::MAX as u32);
         assert_eq!(c.max_connections_per_address, 0);
         assert_eq!(c.max_message_bytes, 100);
+        assert_eq!((c.max_open_connections_per_address, c.ipv6_prefix_length), (0, 128));
         assert_eq!(c.secret, SECRET);
     }
 
@@ -348,6 +381,7 @@ mod tests {
             ),
             (65536, 10000, 5000, 500)
         );
+        assert_eq!((d.max_open_connections_per_address, d.ipv6_prefix_length), (1000, 64));
         let secs = |s| Duration::from_secs(s);
         assert_eq!(
             [
@@ -375,6 +409,10 @@ mod tests {
             (&["--max-message-bytes", "1.5"], "whole number"),
             (&["--max-message-bytes", "-99999999999999999999999"], "whole number"),
             (&["--log-level", "loud"], "debug, info, warning, error"),
+            (&["--ipv6-prefix-length", "0"], "from 1 to 128"),
+            (&["--ipv6-prefix-length", "129"], "from 1 to 128"),
+            (&["--ipv6-prefix-length", "/64"], "from 1 to 128"),
+            (&["--max-open-connections-per-address", "-1"], "whole number"),
             (&["--colour", "red"], "flag provided but not defined"),
             (&["extra"], "unexpected argument"),
             (&["--tls-cert", "x"], "go together"),
@@ -401,5 +439,7 @@ mod tests {
         let text = usage();
         assert!(text.contains("--first-message-timeout (default \"10\")"));
         assert!(text.contains("--max-message-bytes (default \"65536\")"));
+        assert!(text.contains("--max-open-connections-per-address (default \"1000\")"));
+        assert!(text.contains("--ipv6-prefix-length (default \"64\")"));
     }
 }

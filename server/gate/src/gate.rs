@@ -16,7 +16,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
 use tokio::time::{sleep, sleep_until};
 
-use crate::admission::{address_of, peer_name, Admission};
+use crate::admission::{address_group, peer_name, Admission, Connected, TooManyOpen};
 use crate::config::{Config, LONGEST};
 use crate::log::Logger;
 use crate::message::{Framer, ReadError, Reader};
@@ -135,6 +135,9 @@ struct Link {
     ping_pong: h2::PingPong,
     state: Arc<ConnState>,
     peer: Arc<str>,
+    /// The client's [`address_group`], and its count among that address's open connections.
+    address: Arc<str>,
+    _connected: Option<Connected>,
     _counted: Counted,
     far: Instant,
     age_at: Instant,
@@ -157,7 +160,11 @@ impl Gate {
             // the stream's window; what it buffers to send is bounded by this.
             .max_send_buffer_size(STREAM_WINDOW as usize);
         Ok(Gate {
-            admission: Arc::new(Admission::new(cfg.max_streams_per_address, cfg.max_connections_per_address)),
+            admission: Arc::new(Admission::new(
+                cfg.max_streams_per_address,
+                cfg.max_connections_per_address,
+                cfg.max_open_connections_per_address,
+            )),
             cfg,
             log,
             upstream,
@@ -178,8 +185,14 @@ impl Gate {
         loop {
             match listener.accept().await {
                 Ok((tcp, addr)) => {
-                    let _ = tcp.set_nodelay(true);
-                    tokio::spawn(self.clone().serve_connection(tcp, addr));
+                    let address: Arc<str> = address_group(&addr, self.cfg.ipv6_prefix_length).into();
+                    match self.admission.connect(&address) {
+                        Ok(connected) => {
+                            let _ = tcp.set_nodelay(true);
+                            tokio::spawn(self.clone().serve_connection(tcp, addr, address, connected));
+                        }
+                        Err(too_many) => self.refuse_connection(tcp, &address, &too_many),
+                    }
                 }
                 Err(e) => {
                     // Out of file descriptors, most likely: wait a little, as Go's server does.
@@ -188,6 +201,24 @@ impl Gate {
                 }
             }
         }
+    }
+
+    /// Closes a connection over its address's open-connections cap at once, in the accept
+    /// loop: it costs no task and no TLS or HTTP/2 set-up, and its file descriptor is free
+    /// before the next accept. Nothing is sent first: gRPC clients (gRPC core's, measured
+    /// with grpcio) take a GOAWAY before the handshake for a graceful goodbye, reconnect at
+    /// once, and hold their call until its deadline, over a hundred connections a second,
+    /// where a closed socket is a failed connection: the call fails UNAVAILABLE at once and
+    /// reconnections back off.
+    fn refuse_connection(&self, tcp: TcpStream, address: &str, too_many: &TooManyOpen) {
+        self.log.refusal(refusal::TOO_MANY_OPEN_CONNECTIONS, || {
+            format!(
+                "refused a connection from {address}: {}: {}",
+                refusal::TOO_MANY_OPEN_CONNECTIONS,
+                too_many.message()
+            )
+        });
+        drop(tcp);
     }
 
     /// SIGTERM: keep the port and answer new calls (and calls still held for their first
@@ -219,8 +250,15 @@ impl Gate {
 
     /// One client connection, from its TLS and HTTP/2 set-up to its close. It starts on the
     /// admission loop, where this task runs, and moves to the serving loop once a call on it
-    /// has been forwarded ([`crate::movable`]).
-    async fn serve_connection(self: Arc<Self>, tcp: TcpStream, addr: SocketAddr) {
+    /// has been forwarded ([`crate::movable`]). `address` is its client's [`address_group`],
+    /// whose open connections `connected` counts it in until it ends.
+    async fn serve_connection(
+        self: Arc<Self>,
+        tcp: TcpStream,
+        addr: SocketAddr,
+        address: Arc<str>,
+        connected: Option<Connected>,
+    ) {
         let counted = Counted::new(&self.connections);
         let peer: Arc<str> = peer_name(&addr).into();
         let state = Arc::new(ConnState::new());
@@ -252,6 +290,8 @@ impl Gate {
             ping_pong,
             state,
             peer,
+            address,
+            _connected: connected,
             _counted: counted,
             far,
             age_at,
@@ -279,12 +319,12 @@ impl Gate {
         let keepalive_timeout = self.cfg.keepalive_timeout.max(Duration::from_millis(1));
         let grace = self.cfg.max_connection_age_grace.max(Duration::from_millis(1));
         #[rustfmt::skip]
-        let Link { mut conn, mut ping_pong, state, peer, _counted, far, age_at, mut cut_at, mut going_away, mut aged, mut ping_sent } = link;
+        let Link { mut conn, mut ping_pong, state, peer, address, _connected, _counted, far, age_at, mut cut_at, mut going_away, mut aged, mut ping_sent } = link;
         let at_most = |d: Duration| if d >= LONGEST { far } else { Instant::now() + d };
         loop {
             if may_move && state.forwarded_once() {
                 #[rustfmt::skip]
-                return Some(Link { conn, ping_pong, state, peer, _counted, far, age_at, cut_at, going_away, aged, ping_sent });
+                return Some(Link { conn, ping_pong, state, peer, address, _connected, _counted, far, age_at, cut_at, going_away, aged, ping_sent });
             }
             let idle_at = if idle.is_zero() || going_away || state.active() > 0 {
                 far
@@ -299,7 +339,7 @@ impl Gate {
                 accepted = conn.accept() => match accepted {
                     Some(Ok((request, respond))) => {
                         let active = state.call_started();
-                        tokio::spawn(self.clone().handle(peer.clone(), state.clone(), active, request, respond));
+                        tokio::spawn(self.clone().handle(address.clone(), peer.clone(), state.clone(), active, request, respond));
                     }
                     Some(Err(e)) => {
                         self.log.debug(&format!("connection from {peer} ended: {e}"));
@@ -310,14 +350,13 @@ impl Gate {
                 _ = state.wake.notified() => {
                     if state.too_many_pings.load(Ordering::Relaxed) && !going_away {
                         self.log.refusal("TOO_MANY_PINGS", || format!(
-                            "closed a connection from {}: too_many_pings", address_of(&peer)));
+                            "closed a connection from {address}: too_many_pings"));
                         conn.abrupt_shutdown(Reason::ENHANCE_YOUR_CALM);
                         going_away = true;
                         cut_at = cut_at.min(Instant::now() + DRAIN_WAIT);
                     } else if state.oversize_headers.load(Ordering::Relaxed) && !going_away {
                         self.log.refusal("HEADER_LIST_TOO_LARGE", || format!(
-                            "closed a connection from {}: a header block over {MAX_HEADER_LIST_BYTES} bytes",
-                            address_of(&peer)));
+                            "closed a connection from {address}: a header block over {MAX_HEADER_LIST_BYTES} bytes"));
                         conn.abrupt_shutdown(Reason::PROTOCOL_ERROR);
                         going_away = true;
                         cut_at = cut_at.min(Instant::now() + DRAIN_WAIT);
@@ -361,13 +400,15 @@ impl Gate {
         None
     }
 
-    /// One call, from admission to its end.
+    /// One call, from admission to its end; `address` is its client's [`address_group`],
+    /// `peer` its connection's (gRPC's peer form, ip:port).
     ///
     /// It runs where its connection is; once the first message is in, the rest of the call
     /// (opening it upstream, relaying both ways) runs on the serving loop, and the connection
     /// is told to follow.
     async fn handle(
         self: Arc<Self>,
+        address: Arc<str>,
         peer: Arc<str>,
         state: Arc<ConnState>,
         active: ActiveCall,
@@ -378,7 +419,7 @@ impl Gate {
         let (parts, body) = request.into_parts();
         if self.stopping.is_on() {
             self.log.refusal(refusal::SHUTTING_DOWN, || {
-                format!("refused a call from {}: {}", address_of(&peer), refusal::SHUTTING_DOWN)
+                format!("refused a call from {address}: {}", refusal::SHUTTING_DOWN)
             });
             return client.end(&refusal::shutting_down());
         }
@@ -388,11 +429,11 @@ impl Gate {
             // Before it is held, as the Python server would refuse it.
             return client.end(&refusal::metadata_too_large(size, MAX_METADATA_BYTES));
         }
-        let ticket = match self.admission.admit(&peer) {
+        let ticket = match self.admission.admit(&address, &peer) {
             Ok(ticket) => ticket,
             Err(refused) => {
                 let reason = refused.reason.unwrap_or("REFUSED");
-                self.log.refusal(reason, || format!("refused a call from {}: {reason}", address_of(&peer)));
+                self.log.refusal(reason, || format!("refused a call from {address}: {reason}"));
                 return client.end(&refused);
             }
         };
@@ -424,7 +465,7 @@ impl Gate {
             },
             _ = sleep_until_some(late_at) => {
                 self.log.refusal(refusal::FIRST_MESSAGE_TIMEOUT, || {
-                    format!("closed a stream from {}: {}", address_of(&peer), refusal::FIRST_MESSAGE_TIMEOUT)
+                    format!("closed a stream from {address}: {}", refusal::FIRST_MESSAGE_TIMEOUT)
                 });
                 return client.end(&refusal::first_message_late(first_timeout));
             }

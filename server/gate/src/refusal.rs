@@ -16,6 +16,10 @@ pub const SHUTTING_DOWN: &str = "SERVER_SHUTTING_DOWN";
 pub const TOO_MANY_STREAMS: &str = "TOO_MANY_STREAMS";
 pub const TOO_MANY_CONNECTIONS: &str = "TOO_MANY_CONNECTIONS";
 pub const FIRST_MESSAGE_TIMEOUT: &str = "FIRST_MESSAGE_TIMEOUT";
+/// Not a call's status: the log's reason for a connection over
+/// --max-open-connections-per-address, closed at accept (the gate's alone; Python never sees
+/// connections without calls).
+pub const TOO_MANY_OPEN_CONNECTIONS: &str = "TOO_MANY_OPEN_CONNECTIONS";
 
 /// gRPC status codes the gate uses.
 pub mod code {

@@ -151,7 +151,7 @@ def register(commands: Any) -> None:
         "--gate",
         action="store_true",
         help=(
-            "put ziggurat-gate (Go; built by scripts/bootstrap) on the public port: it takes the "
+            "put ziggurat-gate (Rust; built by scripts/bootstrap) on the public port: it takes the "
             "connections, enforces the connection limits and the first-message timeout, terminates "
             "TLS, and forwards calls to this server over a private Unix socket (docs/operations.md, "
             "'The gate'); not with --workers"
@@ -197,6 +197,28 @@ def _limits(parser: argparse.ArgumentParser) -> None:
         type=_count,
         default=d.max_streams_per_address,
         help=f"calls open at once from one IP address (default {d.max_streams_per_address})",
+    )
+    group.add_argument(
+        "--max-open-connections-per-address",
+        type=_count,
+        action=_GateOnly,
+        default=d.max_open_connections_per_address,
+        metavar="N",
+        help=(
+            f"with --gate only: connections open from one IP address, with calls or not, counted "
+            f"from accept; one more is closed at once (default {d.max_open_connections_per_address})"
+        ),
+    )
+    group.add_argument(
+        "--ipv6-prefix-length",
+        type=_ipv6_prefix,
+        action=_GateOnly,
+        default=d.ipv6_prefix_length,
+        metavar="BITS",
+        help=(
+            f"with --gate only: the gate counts IPv6 clients per address by this prefix, for every "
+            f"per-address cap (1-128; 128: each address alone; default {d.ipv6_prefix_length})"
+        ),
     )
     group.add_argument(
         "--first-message-timeout",
@@ -249,6 +271,39 @@ def _limits(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _ipv6_prefix(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a prefix length") from None
+    if not 1 <= value <= 128:
+        raise argparse.ArgumentTypeError("must be 1 to 128")
+    return value
+
+
+class _GateOnly(argparse.Action):
+    """Stores an option that only the gate can enforce, and notes that it was given: gRPC Python
+    is told nothing of a connection before its first call, so without --gate such an option
+    would be accepted and silently do nothing (:func:`_gate_only_without_gate` refuses it)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option: str | None = None,
+    ) -> None:
+        setattr(namespace, self.dest, values)
+        spelt = option or "--" + self.dest.replace("_", "-")
+        namespace.gate_only_given = [*getattr(namespace, "gate_only_given", []), spelt]
+
+
+def _gate_only_without_gate(args: argparse.Namespace) -> str | None:
+    """The first gate-only option given without ``--gate``, as spelt on the command line."""
+    given: list[str] = getattr(args, "gate_only_given", [])
+    return None if args.gate or not given else given[0]
+
+
 def _workers(text: str) -> int:
     try:
         value = int(text)
@@ -283,6 +338,14 @@ def _serve(args: argparse.Namespace) -> int:
             return 2
     if args.gate and args.workers > 1:
         print("error: --gate does not work with --workers yet (docs/scaling.md)", file=sys.stderr)
+        return 2
+    gate_only = _gate_only_without_gate(args)
+    if gate_only is not None:
+        print(
+            f"error: {gate_only} applies to the gate only, and would do nothing without it: add "
+            "--gate (docs/operations.md, 'Limits')",
+            file=sys.stderr,
+        )
         return 2
     if args.workers > 1 and args.shard is None:
         return _supervise(args)
@@ -323,6 +386,8 @@ def _serve(args: argparse.Namespace) -> int:
         max_connection_age=args.max_connection_age,
         max_connection_age_grace=args.max_connection_age_grace,
         handshake_timeout=args.handshake_timeout,
+        max_open_connections_per_address=args.max_open_connections_per_address,
+        ipv6_prefix_length=args.ipv6_prefix_length,
         http_port=None if args.shard is not None else _http_port(args),
         gate=args.gate,
         gate_binary=args.gate_binary,

@@ -88,6 +88,8 @@ class GateLimits:
     max_streams_per_connection: int
     max_streams_per_address: int
     max_connections_per_address: int
+    max_open_connections_per_address: int
+    ipv6_prefix_length: int
     first_message_timeout: float
     max_connection_idle: float
     max_connection_age: float
@@ -105,6 +107,8 @@ class GateLimits:
             ("max-streams-per-connection", self.max_streams_per_connection),
             ("max-streams-per-address", self.max_streams_per_address),
             ("max-connections-per-address", self.max_connections_per_address),
+            ("max-open-connections-per-address", self.max_open_connections_per_address),
+            ("ipv6-prefix-length", self.ipv6_prefix_length),
             ("first-message-timeout", self.first_message_timeout),
             ("max-connection-idle", self.max_connection_idle),
             ("max-connection-age", self.max_connection_age),

@@ -144,6 +144,11 @@ class ServeOptions:
     max_connection_age: float = 3600.0  # every connection is asked to go away after this; 0 = never
     max_connection_age_grace: float = 300.0  # ...and its calls still open are cut this much later
     handshake_timeout: float = 20.0  # a new connection must finish its HTTP/2 (and TLS) set-up
+    # The gate's alone (``gate``): connections open from one address, with calls or not, counted
+    # from accept (0 = no cap); and the prefix IPv6 addresses are counted by for every
+    # per-address cap of the gate. gRPC Python sees no connection before its first call.
+    max_open_connections_per_address: int = 1_000
+    ipv6_prefix_length: int = 64
     # The web client (browser UI + MatchService over Connect) on this HTTP port of ``host``;
     # 0 picks a free port, None serves no web client.
     http_port: int | None = None
@@ -514,6 +519,8 @@ class ZigguratServer:
             max_streams_per_connection=o.max_streams_per_connection,
             max_streams_per_address=o.max_streams_per_address,
             max_connections_per_address=o.max_connections_per_address,
+            max_open_connections_per_address=o.max_open_connections_per_address,
+            ipv6_prefix_length=o.ipv6_prefix_length,
             first_message_timeout=o.first_message_timeout,
             max_connection_idle=o.max_connection_idle,
             max_connection_age=o.max_connection_age,
