@@ -200,3 +200,73 @@ async def test_the_secret_is_in_no_log_line_and_no_answer(gate_built: Path, tmp_
     assert secret not in written
     assert not [answer for answer in answers if secret in answer], answers
     assert len(answers) >= 7
+
+
+async def test_the_server_counts_an_ipv6_prefix_as_one_address_for_its_caps_and_create_rate(
+    gate_built: Path, tmp_path: Path, private_tmp: Path
+) -> None:
+    # What the gate says of a call's client, the server counts by --ipv6-prefix-length too: one
+    # client with a /64 must not pass the per-address create rate (which only the server
+    # keeps) or the server's own caps by changing its address within it. Loopback has one IPv6
+    # address, so the gate's word is given here as the gate gives it, with its secret.
+    socket = private_tmp / "own.sock"
+    options = replace(
+        ServeOptions(host="127.0.0.1", port=0, db_path=str(tmp_path / "z.db"), grace_seconds=0.2),
+        gate=True,
+        unix_socket=str(socket),
+        gate_binary=str(gate_built),
+        max_streams_per_address=2,
+        rate_per_seat=0.1,
+        burst_per_seat=1,
+    )
+    server = ZigguratServer(options)
+    await server.start()
+    try:
+        secret = server._gate_secret
+        assert secret is not None
+
+        def gate_says(peer: str) -> tuple[tuple[str, str], ...]:
+            return (("x-ziggurat-peer", peer), ("x-ziggurat-gate", secret))
+
+        async with grpc.aio.insecure_channel(f"unix:{socket}") as channel:
+            stub = sgrpc.MatchServiceStub(channel)
+            create = spb.CreateMatchRequest(config=pylos_config())
+            match_id = (
+                await stub.CreateMatch(create, metadata=gate_says("ipv6:[2001:db8:1:2::a]:1000"))
+            ).match.match_id
+            with pytest.raises(grpc.aio.AioRpcError) as limited:  # another address, the same /64
+                await stub.CreateMatch(create, metadata=gate_says("ipv6:[2001:db8:1:2:ffff::b]:2000"))
+            assert refusal(limited.value) == (grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED")
+            # The next /64 is another client, with its own budget.
+            await stub.CreateMatch(create, metadata=gate_says("ipv6:[2001:db8:1:3::a]:1000"))
+
+            request = spb.WatchMatchRequest(match_id=match_id)
+            held = [
+                stub.WatchMatch(request, metadata=gate_says(f"ipv6:[2001:db8:1:2::{n}]:{3000 + n}"))
+                for n in (1, 2)
+            ]
+            for call in held:
+                await asyncio.wait_for(call.read(), 10)
+            assert server.guard.calls_from("ipv6:[2001:db8:1:2::]/64") == 2
+            third = stub.WatchMatch(request, metadata=gate_says("ipv6:[2001:db8:1:2::3]:3003"))
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await third.read()
+            assert refusal(refused.value) == (grpc.StatusCode.RESOURCE_EXHAUSTED, "TOO_MANY_STREAMS")
+            other = stub.WatchMatch(request, metadata=gate_says("ipv6:[2001:db8:1:3::1]:3001"))
+            await asyncio.wait_for(other.read(), 10)
+            for call in (*held, other):
+                call.cancel()
+    finally:
+        await server.stop()
+        server.remove_gate_dir()
+
+
+def test_each_ipv6_address_counts_alone_at_prefix_length_128() -> None:
+    secret = "s3cr3t-" * 7
+    for length, expected in (
+        (128, "ipv6:[2001:db8::7]"),
+        (64, "ipv6:[2001:db8::]/64"),
+        (32, "ipv6:[2001:db8::]/32"),
+    ):
+        call = _Call((("x-ziggurat-peer", "ipv6:[2001:db8::7]:443"), ("x-ziggurat-gate", secret)))
+        assert Peers(secret, length).address_of(call) == expected

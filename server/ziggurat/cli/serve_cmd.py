@@ -212,12 +212,11 @@ def _limits(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--ipv6-prefix-length",
         type=_ipv6_prefix,
-        action=_GateOnly,
         default=d.ipv6_prefix_length,
         metavar="BITS",
         help=(
-            f"with --gate only: the gate counts IPv6 clients per address by this prefix, for every "
-            f"per-address cap (1-128; 128: each address alone; default {d.ipv6_prefix_length})"
+            f"IPv6 clients count as one address per this prefix, for every per-address cap and "
+            f"the per-address create rate (1-128; 128: each address alone; default {d.ipv6_prefix_length})"
         ),
     )
     group.add_argument(

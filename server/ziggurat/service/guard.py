@@ -122,7 +122,7 @@ class Guard(_Interceptor):
         that refuses it; the caller must :meth:`release` it. Public for the Connect (web) path."""
         if self.shutting_down:
             raise shutting_down_error()
-        address, peer = split_peer(peer_name)
+        address, peer = split_peer(peer_name, self.peers.ipv6_prefix_length)
         use = self._addresses.get(address)
         if use is None:
             use = self._addresses[address] = _Address()

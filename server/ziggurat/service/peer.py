@@ -18,6 +18,7 @@ logs the socket in place of the client.
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import secrets
 from typing import Any, Protocol
 
@@ -47,20 +48,75 @@ def is_gate_key(key: str) -> bool:
     return key.startswith(GATE_PREFIXES)
 
 
-def split_peer(peer: str) -> tuple[str, str]:
-    """(address, connection) of a gRPC peer string: ``ipv4:10.0.0.5:51234`` -> ``ipv4:10.0.0.5``."""
+DEFAULT_IPV6_PREFIX_LENGTH = 64
+
+
+def address_group(address: str, ipv6_prefix_length: int = DEFAULT_IPV6_PREFIX_LENGTH) -> str:
+    """The "one address" a client address is counted as by every per-address limit.
+
+    One IPv6 client commonly has a whole /64 (2^64 addresses), so counting each IPv6 address
+    alone would let one client past every per-address cap and the per-address create rate:
+    an IPv6 address counts by its first ``ipv6_prefix_length`` bits (``--ipv6-prefix-length``;
+    128: each address alone), as the gate counts it (server/gate/src/admission.rs, the same
+    text). An IPv4 client counts by its address, also when it reaches a dual-stack port as
+    ``::ffff:a.b.c.d``; a zone (link-local addresses) stays in the group.
+
+    >>> address_group("ipv4:10.0.0.5")
+    'ipv4:10.0.0.5'
+    >>> address_group("ipv6:[2001:db8:1:2:aaaa::1]")
+    'ipv6:[2001:db8:1:2::]/64'
+    >>> address_group("ipv6:[2001:db8:1:2:aaaa::1]", 48)
+    'ipv6:[2001:db8:1::]/48'
+    >>> address_group("ipv6:[::ffff:10.1.2.3]")
+    'ipv4:10.1.2.3'
+    >>> address_group("ipv6:[::1]", 128)
+    'ipv6:[::1]'
+    >>> address_group("ipv6:[fe80::1%eth0]")
+    'ipv6:[fe80::%eth0]/64'
+    >>> address_group("unix:/run/z.sock")
+    'unix:/run/z.sock'
+    """
+    if not address.startswith("ipv6:[") or not address.endswith("]"):
+        return address
+    host, _, zone = address[len("ipv6:[") : -1].partition("%")
+    try:
+        ip = ipaddress.IPv6Address(host)
+    except ValueError:
+        return address
+    if ip.ipv4_mapped is not None:
+        return f"ipv4:{ip.ipv4_mapped}"
+    zone = f"%{zone}" if zone else ""
+    prefix = min(max(ipv6_prefix_length, 0), 128)
+    if prefix == 128:
+        return f"ipv6:[{ip}{zone}]"
+    network = ipaddress.IPv6Network((int(ip) >> (128 - prefix) << (128 - prefix), prefix))
+    return f"ipv6:[{network.network_address}{zone}]/{prefix}"
+
+
+def split_peer(peer: str, ipv6_prefix_length: int = DEFAULT_IPV6_PREFIX_LENGTH) -> tuple[str, str]:
+    """(address group, connection) of a gRPC peer string, the group as :func:`address_group`.
+
+    >>> split_peer("ipv4:10.0.0.5:51234")
+    ('ipv4:10.0.0.5', 'ipv4:10.0.0.5:51234')
+    >>> split_peer("ipv6:[2001:db8::7]:443")
+    ('ipv6:[2001:db8::]/64', 'ipv6:[2001:db8::7]:443')
+    """
     if peer.startswith(("ipv4:", "ipv6:")):
-        return peer.rsplit(":", 1)[0], peer
+        return address_group(peer.rsplit(":", 1)[0], ipv6_prefix_length), peer
     return peer, peer  # unix sockets and unknown forms: one address per peer
 
 
 class Peers:
-    """Decides each call's client address; ``secret`` is the gate's (None: no gate, trust nothing)."""
+    """Decides each call's client address; ``secret`` is the gate's (None: no gate, trust nothing),
+    ``ipv6_prefix_length`` how much of an IPv6 address makes one address (:func:`address_group`)."""
 
-    __slots__ = ("_secret",)
+    __slots__ = ("_secret", "ipv6_prefix_length")
 
-    def __init__(self, secret: str | None = None) -> None:
+    def __init__(
+        self, secret: str | None = None, ipv6_prefix_length: int = DEFAULT_IPV6_PREFIX_LENGTH
+    ) -> None:
         self._secret = secret.encode() if secret else None
+        self.ipv6_prefix_length = ipv6_prefix_length
 
     @property
     def trusting(self) -> bool:
@@ -77,8 +133,9 @@ class Peers:
         return context.peer() or "unknown"
 
     def address_of(self, context: CallContext) -> str:
-        """The client's address without its port (``ipv4:1.2.3.4``): what per-address limits count."""
-        return split_peer(self.of(context))[0]
+        """The client's address group without its port (``ipv4:1.2.3.4``, an IPv6 client's
+        /64): what per-address limits count."""
+        return split_peer(self.of(context), self.ipv6_prefix_length)[0]
 
     def _forwarded_peer(self, context: CallContext) -> str:
         assert self._secret is not None

@@ -266,7 +266,7 @@ class ZigguratServer:
         # Each call's client address; with --gate, calls the gate forwards carry it.
         # The secret is the gate's word that a call's x-ziggurat-peer is the client's own.
         self._gate_secret = new_secret() if options.gate else None
-        self.peers = Peers(self._gate_secret)
+        self.peers = Peers(self._gate_secret, options.ipv6_prefix_length)
         self.guard = Guard(
             GuardLimits(
                 max_connections_per_address=options.max_connections_per_address,
