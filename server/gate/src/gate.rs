@@ -524,8 +524,19 @@ impl Gate {
             let requests = async {
                 let mut next = first;
                 let half_closed = next.is_none();
+                let mut opening = true;
                 while let Some(message) = next {
-                    if send_all(&mut up, message).await.is_err() {
+                    // The first message goes out with the call's HEADERS, in one write: the new
+                    // stream has no window from the upstream until its HEADERS are sent, and
+                    // waiting for one would cost every call a write and a wake-up more on both
+                    // sides. It is one message, at most --max-message-bytes, which the gate
+                    // holds already; the ones after it wait for the window.
+                    let sent = if std::mem::take(&mut opening) {
+                        up.send_data(message, false).map_err(|_| ())
+                    } else {
+                        send_all(&mut up, message).await
+                    };
+                    if sent.is_err() {
                         return std::future::pending().await; // the upstream ended: its status follows
                     }
                     next = match reader.next().await {
