@@ -707,3 +707,49 @@ async def test_the_lan_is_told_the_gate_s_address(gate_built: Path, tmp_path: Pa
             assert await client.list_matches() == []
     finally:
         await server.stop()
+
+
+@pytest.mark.usefixtures("gate_built")
+def test_the_gate_warns_when_the_open_files_limit_leaves_others_little_room_beside_the_cap(
+    tmp_path: Path,
+) -> None:
+    # With a hard limit of 1,024 open files and the default cap of 1,000 connections per
+    # address, one address at its cap would leave 24 descriptors for every other client: the
+    # gate says so once at start-up. A cap the limit covers twice over draws no warning.
+    import resource
+
+    def low_limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))
+
+    def started_stderr(*extra: str) -> str:
+        command = [sys.executable, "-m", "ziggurat.cli.main", "serve", "--host", "127.0.0.1", "--port", "0"]
+        command += ["--db", str(tmp_path / "z.db"), "--no-mdns", "--no-web", "--gate", *extra]
+        proc = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            preexec_fn=low_limit,
+        )
+        try:
+            assert proc.stdout is not None
+            line = proc.stdout.readline()
+            assert line.startswith("ziggurat listening on "), line
+            proc.terminate()
+            _, err = proc.communicate(timeout=20)
+            assert proc.returncode == 0, err
+            return err
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
+
+    warned = [line for line in started_stderr().splitlines() if "open-files limit" in line]
+    assert len(warned) == 1, warned
+    assert warned[0].endswith(
+        " WARNING ziggurat.gate: the open-files limit is 1024: one address at "
+        "--max-open-connections-per-address (1000) would leave 24 for every other client; raise the "
+        "hard limit (ulimit -Hn, systemd's LimitNOFILE) to at least 2000 or lower the cap"
+    ), warned
+    assert "open-files limit" not in started_stderr("--max-open-connections-per-address", "500")

@@ -46,7 +46,7 @@ const EXIT_FAILED: i32 = 1;
 const EXIT_STARTUP: i32 = 2;
 
 fn main() {
-    raise_open_files_limit();
+    let open_files = raise_open_files_limit();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let cfg = match config::parse(&args, |name| std::env::var(name).ok()) {
         Ok(Parsed::Run(cfg)) => *cfg,
@@ -71,7 +71,7 @@ fn main() {
             admitting.block_on(std::future::pending::<()>());
         })
         .unwrap_or_else(|e| startup_error(&format!("cannot start: {e}")));
-    let code = serving.block_on(run(cfg, admission));
+    let code = serving.block_on(run(cfg, admission, open_files));
     std::process::exit(code);
 }
 
@@ -100,15 +100,40 @@ fn lower_this_threads_priority(niceness: i32) {
 /// Raises the soft limit of open files to the hard one: each connection is a file, and the
 /// soft limit a shell gives (often 1,024) would cap the gate far below the connections it is
 /// there to hold. Go's runtime does the same at start-up; a failure leaves the limit as it is.
-fn raise_open_files_limit() {
+/// Returns the soft limit it leaves (None if it cannot be read).
+fn raise_open_files_limit() -> Option<u64> {
     let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: getrlimit and setrlimit read and write only the struct we pass.
     unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max {
-            limit.rlim_cur = limit.rlim_max;
-            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
+            return None;
+        }
+        if limit.rlim_cur < limit.rlim_max {
+            let raised = libc::rlimit { rlim_cur: limit.rlim_max, rlim_max: limit.rlim_max };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                return Some(raised.rlim_cur);
+            }
         }
     }
+    Some(limit.rlim_cur)
+}
+
+/// A warning when the open-files limit leaves other clients little room beside one address
+/// at `--max-open-connections-per-address`: the cap protects everyone else's connections
+/// only if the process can open at least as many again (with a hard limit of 1,024 and the
+/// default cap of 1,000, one address would leave 24 descriptors for every other client).
+fn open_files_warning(limit: u64, cap: u32) -> Option<String> {
+    let cap = u64::from(cap);
+    if cap == 0 || limit >= 2 * cap {
+        return None;
+    }
+    Some(format!(
+        "the open-files limit is {limit}: one address at --max-open-connections-per-address ({cap}) would \
+         leave {} for every other client; raise the hard limit (ulimit -Hn, systemd's LimitNOFILE) to at \
+         least {} or lower the cap",
+        limit.saturating_sub(cap),
+        2 * cap
+    ))
 }
 
 /// One line on standard error, exit 2.
@@ -126,7 +151,7 @@ fn duration_text(d: Duration) -> String {
     }
 }
 
-async fn run(cfg: Config, admission: tokio::runtime::Handle) -> i32 {
+async fn run(cfg: Config, admission: tokio::runtime::Handle, open_files: Option<u64>) -> i32 {
     let tls = if cfg.tls_cert.is_empty() {
         None
     } else {
@@ -151,6 +176,10 @@ async fn run(cfg: Config, admission: tokio::runtime::Handle) -> i32 {
         let _ = out.flush();
     }
     log.info(&format!("listening on {address}, forwarding to {}", cfg.upstream));
+    if let Some(warning) = open_files.and_then(|limit| open_files_warning(limit, cfg.max_open_connections_per_address))
+    {
+        log.warning(&warning);
+    }
 
     tokio::spawn(memory::watch(gate.open.clone(), gate.connections.clone(), log.clone()));
     let listener = listener.into_std().unwrap_or_else(|e| startup_error(&format!("cannot listen: {e}")));
@@ -229,4 +258,21 @@ fn tls_acceptor(cert: &str, key: &str) -> Result<tokio_rustls::TlsAcceptor, Stri
         .map_err(|e| bad(&e))?;
     config.alpn_protocols = vec![b"h2".to_vec()];
     Ok(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_limit_below_twice_the_open_connections_cap_is_warned_about() {
+        let warning = open_files_warning(1024, 1000).expect("1,024 leaves 24 beside a cap of 1,000");
+        assert!(warning.contains("the open-files limit is 1024"), "{warning}");
+        assert!(warning.contains("leave 24 for every other client"), "{warning}");
+        assert!(warning.contains("at least 2000"), "{warning}");
+        assert_eq!(open_files_warning(2000, 1000), None);
+        assert_eq!(open_files_warning(1_048_576, 1000), None);
+        assert_eq!(open_files_warning(1024, 0), None, "no cap, nothing to protect");
+        assert_eq!(open_files_warning(900, 1000).map(|w| w.contains("leave 0")), Some(true));
+    }
 }
