@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -192,11 +193,16 @@ func (p *player) apply(event *pb.Event) *pb.MatchEndedEvent {
 	return nil
 }
 
+// maxTimeLeftMs bounds a turn's time_left_ms (a uint64) in the arithmetic below: past it
+// a time.Duration, int64 nanoseconds, would overflow (about 292 years), and a larger value
+// would turn negative and read as a turn already over.
+const maxTimeLeftMs = uint64(math.MaxInt64 / int64(time.Millisecond))
+
 // leftOnArrival is the milliseconds of a TurnStarted's time that were left when the message
 // carrying it was sent: time_left_ms less what had run since the event on the server's clock
 // (a turn read from a resumed stream's backlog started long before; a live one just now).
 func (p *player) leftOnArrival(event *pb.Event) int64 {
-	left := int64(event.GetTurnStarted().GetTimeLeftMs())
+	left := int64(min(event.GetTurnStarted().GetTimeLeftMs(), maxTimeLeftMs))
 	if p.sentMs != 0 {
 		left -= max(0, p.sentMs-event.GetTimeMs())
 	}
