@@ -10,6 +10,8 @@ up in no log line and no answer.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -92,24 +94,39 @@ def test_the_web_port_drops_every_key_only_the_gate_may_send() -> None:
         assert not is_gate_key(key), key
 
 
-async def test_a_client_on_the_servers_own_unix_socket_cannot_pass_for_the_gate(
-    gate_built: Path, tmp_path: Path, private_tmp: Path
-) -> None:
-    # The server also listens on the operator's Unix socket (ServeOptions.unix_socket), which the
-    # gate does not front: a local client there may send x-ziggurat-peer and a guessed secret, and
-    # must still be counted as itself. Only the secret itself is believed (the control below).
+@asynccontextmanager
+async def _beside_the_gate(
+    gate_built: Path, tmp_path: Path, private_tmp: Path, **limits: Any
+) -> AsyncIterator[tuple[ZigguratServer, str, sgrpc.MatchServiceStub]]:
+    """A server with --gate that also listens on the operator's own Unix socket (which the gate
+    does not front): the server, its gate secret, and a stub on that socket."""
     socket = private_tmp / "own.sock"
     options = replace(
         ServeOptions(host="127.0.0.1", port=0, db_path=str(tmp_path / "z.db"), grace_seconds=0.2),
         gate=True,
         unix_socket=str(socket),
         gate_binary=str(gate_built),
+        **limits,
     )
     server = ZigguratServer(options)
     await server.start()
     try:
         secret = server._gate_secret
         assert secret is not None
+        async with grpc.aio.insecure_channel(f"unix:{socket}") as channel:
+            yield server, secret, sgrpc.MatchServiceStub(channel)
+    finally:
+        await server.stop()
+        server.remove_gate_dir()
+
+
+async def test_a_client_on_the_servers_own_unix_socket_cannot_pass_for_the_gate(
+    gate_built: Path, tmp_path: Path, private_tmp: Path
+) -> None:
+    # The server also listens on the operator's Unix socket (ServeOptions.unix_socket), which the
+    # gate does not front: a local client there may send x-ziggurat-peer and a guessed secret, and
+    # must still be counted as itself. Only the secret itself is believed (the control below).
+    async with _beside_the_gate(gate_built, tmp_path, private_tmp) as (server, secret, stub):
         guesses = [
             FORGED,
             (
@@ -119,25 +136,18 @@ async def test_a_client_on_the_servers_own_unix_socket_cannot_pass_for_the_gate(
             (("x-ziggurat-peer", CLAIMED), ("x-ziggurat-gate", secret[:-1])),
             (("x-ziggurat-peer", CLAIMED), ("x-ziggurat-gate-bin", secret.encode())),
         ]
-        async with grpc.aio.insecure_channel(f"unix:{socket}") as channel:
-            stub = sgrpc.MatchServiceStub(channel)
-            match_id = (await stub.CreateMatch(spb.CreateMatchRequest(config=pylos_config()))).match.match_id
-            request = spb.WatchMatchRequest(match_id=match_id)
-            for metadata in guesses:
-                call = stub.WatchMatch(request, metadata=metadata)
-                await asyncio.wait_for(call.read(), 10)
-                assert server.guard.calls_from("ipv4:10.9.8.7") == 0, metadata
-                call.cancel()
-            # The control: with the secret, this client is the gate, and its word is taken.
-            call = stub.WatchMatch(
-                request, metadata=(("x-ziggurat-peer", CLAIMED), ("x-ziggurat-gate", secret))
-            )
+        match_id = (await stub.CreateMatch(spb.CreateMatchRequest(config=pylos_config()))).match.match_id
+        request = spb.WatchMatchRequest(match_id=match_id)
+        for metadata in guesses:
+            call = stub.WatchMatch(request, metadata=metadata)
             await asyncio.wait_for(call.read(), 10)
-            assert server.guard.calls_from("ipv4:10.9.8.7") == 1
+            assert server.guard.calls_from("ipv4:10.9.8.7") == 0, metadata
             call.cancel()
-    finally:
-        await server.stop()
-        server.remove_gate_dir()
+        # The control: with the secret, this client is the gate, and its word is taken.
+        call = stub.WatchMatch(request, metadata=(("x-ziggurat-peer", CLAIMED), ("x-ziggurat-gate", secret)))
+        await asyncio.wait_for(call.read(), 10)
+        assert server.guard.calls_from("ipv4:10.9.8.7") == 1
+        call.cancel()
 
 
 async def test_the_secret_is_in_no_log_line_and_no_answer(gate_built: Path, tmp_path: Path) -> None:
@@ -209,56 +219,38 @@ async def test_the_server_counts_an_ipv6_prefix_as_one_address_for_its_caps_and_
     # client with a /64 must not pass the per-address create rate (which only the server
     # keeps) or the server's own caps by changing its address within it. Loopback has one IPv6
     # address, so the gate's word is given here as the gate gives it, with its secret.
-    socket = private_tmp / "own.sock"
-    options = replace(
-        ServeOptions(host="127.0.0.1", port=0, db_path=str(tmp_path / "z.db"), grace_seconds=0.2),
-        gate=True,
-        unix_socket=str(socket),
-        gate_binary=str(gate_built),
-        max_streams_per_address=2,
-        rate_per_seat=0.1,
-        burst_per_seat=1,
-    )
-    server = ZigguratServer(options)
-    await server.start()
-    try:
-        secret = server._gate_secret
-        assert secret is not None
+    limits = {"max_streams_per_address": 2, "rate_per_seat": 0.1, "burst_per_seat": 1}
+    async with _beside_the_gate(gate_built, tmp_path, private_tmp, **limits) as (server, secret, stub):
 
         def gate_says(peer: str) -> tuple[tuple[str, str], ...]:
             return (("x-ziggurat-peer", peer), ("x-ziggurat-gate", secret))
 
-        async with grpc.aio.insecure_channel(f"unix:{socket}") as channel:
-            stub = sgrpc.MatchServiceStub(channel)
-            create = spb.CreateMatchRequest(config=pylos_config())
-            match_id = (
-                await stub.CreateMatch(create, metadata=gate_says("ipv6:[2001:db8:1:2::a]:1000"))
-            ).match.match_id
-            with pytest.raises(grpc.aio.AioRpcError) as limited:  # another address, the same /64
-                await stub.CreateMatch(create, metadata=gate_says("ipv6:[2001:db8:1:2:ffff::b]:2000"))
-            assert refusal(limited.value) == (grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED")
-            # The next /64 is another client, with its own budget.
-            await stub.CreateMatch(create, metadata=gate_says("ipv6:[2001:db8:1:3::a]:1000"))
+        create = spb.CreateMatchRequest(config=pylos_config())
+        match_id = (
+            await stub.CreateMatch(create, metadata=gate_says("ipv6:[2001:db8:1:2::a]:1000"))
+        ).match.match_id
+        with pytest.raises(grpc.aio.AioRpcError) as limited:  # another address, the same /64
+            await stub.CreateMatch(create, metadata=gate_says("ipv6:[2001:db8:1:2:ffff::b]:2000"))
+        assert refusal(limited.value) == (grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED")
+        # The next /64 is another client, with its own budget.
+        await stub.CreateMatch(create, metadata=gate_says("ipv6:[2001:db8:1:3::a]:1000"))
 
-            request = spb.WatchMatchRequest(match_id=match_id)
-            held = [
-                stub.WatchMatch(request, metadata=gate_says(f"ipv6:[2001:db8:1:2::{n}]:{3000 + n}"))
-                for n in (1, 2)
-            ]
-            for call in held:
-                await asyncio.wait_for(call.read(), 10)
-            assert server.guard.calls_from("ipv6:[2001:db8:1:2::]/64") == 2
-            third = stub.WatchMatch(request, metadata=gate_says("ipv6:[2001:db8:1:2::3]:3003"))
-            with pytest.raises(grpc.aio.AioRpcError) as refused:
-                await third.read()
-            assert refusal(refused.value) == (grpc.StatusCode.RESOURCE_EXHAUSTED, "TOO_MANY_STREAMS")
-            other = stub.WatchMatch(request, metadata=gate_says("ipv6:[2001:db8:1:3::1]:3001"))
-            await asyncio.wait_for(other.read(), 10)
-            for call in (*held, other):
-                call.cancel()
-    finally:
-        await server.stop()
-        server.remove_gate_dir()
+        request = spb.WatchMatchRequest(match_id=match_id)
+        held = [
+            stub.WatchMatch(request, metadata=gate_says(f"ipv6:[2001:db8:1:2::{n}]:{3000 + n}"))
+            for n in (1, 2)
+        ]
+        for call in held:
+            await asyncio.wait_for(call.read(), 10)
+        assert server.guard.calls_from("ipv6:[2001:db8:1:2::]/64") == 2
+        third = stub.WatchMatch(request, metadata=gate_says("ipv6:[2001:db8:1:2::3]:3003"))
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await third.read()
+        assert refusal(refused.value) == (grpc.StatusCode.RESOURCE_EXHAUSTED, "TOO_MANY_STREAMS")
+        other = stub.WatchMatch(request, metadata=gate_says("ipv6:[2001:db8:1:3::1]:3001"))
+        await asyncio.wait_for(other.read(), 10)
+        for call in (*held, other):
+            call.cancel()
 
 
 def test_each_ipv6_address_counts_alone_at_prefix_length_128() -> None:

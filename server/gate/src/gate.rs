@@ -313,87 +313,85 @@ impl Gate {
 
     /// Serves a set-up connection until it closes, or, when `may_move`, until a call on it
     /// has been forwarded: then it is handed back to be moved to the serving loop.
-    async fn drive(self: &Arc<Self>, link: Link, may_move: bool) -> Option<Link> {
+    async fn drive(self: &Arc<Self>, mut link: Link, may_move: bool) -> Option<Link> {
         let idle = self.cfg.max_connection_idle;
         let keepalive = self.cfg.keepalive.max(Duration::from_millis(1));
         let keepalive_timeout = self.cfg.keepalive_timeout.max(Duration::from_millis(1));
         let grace = self.cfg.max_connection_age_grace.max(Duration::from_millis(1));
-        #[rustfmt::skip]
-        let Link { mut conn, mut ping_pong, state, peer, address, _connected, _counted, far, age_at, mut cut_at, mut going_away, mut aged, mut ping_sent } = link;
+        let far = link.far;
         let at_most = |d: Duration| if d >= LONGEST { far } else { Instant::now() + d };
         loop {
-            if may_move && state.forwarded_once() {
-                #[rustfmt::skip]
-                return Some(Link { conn, ping_pong, state, peer, address, _connected, _counted, far, age_at, cut_at, going_away, aged, ping_sent });
+            if may_move && link.state.forwarded_once() {
+                return Some(link);
             }
-            let idle_at = if idle.is_zero() || going_away || state.active() > 0 {
+            let idle_at = if idle.is_zero() || link.going_away || link.state.active() > 0 {
                 far
             } else {
-                (state.idle_since() + idle).min(far)
+                (link.state.idle_since() + idle).min(far)
             };
-            let ping_at = match ping_sent {
+            let ping_at = match link.ping_sent {
                 Some(sent) => sent + keepalive_timeout,
-                None => (state.last_read() + keepalive).min(far),
+                None => (link.state.last_read() + keepalive).min(far),
             };
             tokio::select! {
-                accepted = conn.accept() => match accepted {
+                accepted = link.conn.accept() => match accepted {
                     Some(Ok((request, respond))) => {
-                        let active = state.call_started();
-                        tokio::spawn(self.clone().handle(address.clone(), peer.clone(), state.clone(), active, request, respond));
+                        let active = link.state.call_started();
+                        tokio::spawn(self.clone().handle(link.address.clone(), link.peer.clone(), link.state.clone(), active, request, respond));
                     }
                     Some(Err(e)) => {
-                        self.log.debug(&format!("connection from {peer} ended: {e}"));
+                        self.log.debug(&format!("connection from {} ended: {e}", link.peer));
                         break;
                     }
                     None => break,
                 },
-                _ = state.wake.notified() => {
-                    if state.too_many_pings.load(Ordering::Relaxed) && !going_away {
+                _ = link.state.wake.notified() => {
+                    if link.state.too_many_pings.load(Ordering::Relaxed) && !link.going_away {
                         self.log.refusal("TOO_MANY_PINGS", || format!(
-                            "closed a connection from {address}: too_many_pings"));
-                        conn.abrupt_shutdown(Reason::ENHANCE_YOUR_CALM);
-                        going_away = true;
-                        cut_at = cut_at.min(Instant::now() + DRAIN_WAIT);
-                    } else if state.oversize_headers.load(Ordering::Relaxed) && !going_away {
+                            "closed a connection from {}: too_many_pings", link.address));
+                        link.conn.abrupt_shutdown(Reason::ENHANCE_YOUR_CALM);
+                        link.going_away = true;
+                        link.cut_at = link.cut_at.min(Instant::now() + DRAIN_WAIT);
+                    } else if link.state.oversize_headers.load(Ordering::Relaxed) && !link.going_away {
                         self.log.refusal("HEADER_LIST_TOO_LARGE", || format!(
-                            "closed a connection from {address}: a header block over {MAX_HEADER_LIST_BYTES} bytes"));
-                        conn.abrupt_shutdown(Reason::PROTOCOL_ERROR);
-                        going_away = true;
-                        cut_at = cut_at.min(Instant::now() + DRAIN_WAIT);
+                            "closed a connection from {}: a header block over {MAX_HEADER_LIST_BYTES} bytes", link.address));
+                        link.conn.abrupt_shutdown(Reason::PROTOCOL_ERROR);
+                        link.going_away = true;
+                        link.cut_at = link.cut_at.min(Instant::now() + DRAIN_WAIT);
                     }
                 }
                 _ = sleep_until(idle_at.into()) => {
-                    if state.active() == 0 && Instant::now() >= state.idle_since() + idle {
-                        conn.graceful_shutdown();
-                        going_away = true;
-                        cut_at = cut_at.min(Instant::now() + DRAIN_WAIT);
+                    if link.state.active() == 0 && Instant::now() >= link.state.idle_since() + idle {
+                        link.conn.graceful_shutdown();
+                        link.going_away = true;
+                        link.cut_at = link.cut_at.min(Instant::now() + DRAIN_WAIT);
                     }
                 }
-                _ = sleep_until(age_at.into()), if !aged => {
-                    aged = true;
-                    conn.graceful_shutdown();
-                    going_away = true;
-                    cut_at = cut_at.min(at_most(grace));
+                _ = sleep_until(link.age_at.into()), if !link.aged => {
+                    link.aged = true;
+                    link.conn.graceful_shutdown();
+                    link.going_away = true;
+                    link.cut_at = link.cut_at.min(at_most(grace));
                 }
-                _ = sleep_until(ping_at.into()) => match ping_sent {
-                    Some(sent) if state.last_read_ms() < state.ms(sent) => {
-                        self.log.debug(&format!("closed a connection from {peer}: a ping went unanswered"));
+                _ = sleep_until(ping_at.into()) => match link.ping_sent {
+                    Some(sent) if link.state.last_read_ms() < link.state.ms(sent) => {
+                        self.log.debug(&format!("closed a connection from {}: a ping went unanswered", link.peer));
                         break;
                     }
-                    Some(_) => ping_sent = None,
-                    None if Instant::now() >= state.last_read() + keepalive
-                        && ping_pong.send_ping(Ping::opaque()).is_ok() => ping_sent = Some(Instant::now()),
+                    Some(_) => link.ping_sent = None,
+                    None if Instant::now() >= link.state.last_read() + keepalive
+                        && link.ping_pong.send_ping(Ping::opaque()).is_ok() => link.ping_sent = Some(Instant::now()),
                     None => {}
                 },
-                _ = poll_fn(|cx| ping_pong.poll_pong(cx)), if ping_sent.is_some() => ping_sent = None,
-                _ = sleep_until(cut_at.into()) => break,
-                _ = self.closing.wait(), if !going_away => {
-                    going_away = true;
-                    if state.active() > 0 {
+                _ = poll_fn(|cx| link.ping_pong.poll_pong(cx)), if link.ping_sent.is_some() => link.ping_sent = None,
+                _ = sleep_until(link.cut_at.into()) => break,
+                _ = self.closing.wait(), if !link.going_away => {
+                    link.going_away = true;
+                    if link.state.active() > 0 {
                         break;
                     }
-                    conn.graceful_shutdown();
-                    cut_at = cut_at.min(Instant::now() + STOP_FLUSH_WAIT);
+                    link.conn.graceful_shutdown();
+                    link.cut_at = link.cut_at.min(Instant::now() + STOP_FLUSH_WAIT);
                 }
             }
         }
