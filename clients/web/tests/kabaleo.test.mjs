@@ -112,7 +112,8 @@ test("two browsers and a bot play Kabaleo while a third browser watches", { time
         cancelled = true;
         const move = `${choice.colour}${choice.stack}`;
         const items = await page.$$eval("ol.moves li", (lis) => lis.map((li) => ({ cls: li.className, text: li.textContent })));
-        const mine = items.filter((i) => i.text.includes(`: ${move}`)).pop();
+        // The whole move, not a prefix: "R1" must not find a later "random (bot): R12".
+        const mine = items.filter((i) => new RegExp(`: ${move}( |$)`).test(i.text)).pop();
         assert.equal(mine.cls, "cancelled", JSON.stringify(items));
         assert.match(mine.text, /cancelled/);
         await shot(page, "kabaleo-cancellation");
