@@ -117,7 +117,11 @@ def _bot(args: argparse.Namespace) -> int:
         return exits.USAGE
     try:
         options = {k: _parse_value(v) for k, _, v in (o.partition("=") for o in args.bot_option)}
-        bot = load_bot(args.bot, options, BOTS)
+        # a seat handed over by an organiser (a tournament's per-game program) comes with the
+        # seed it suggests for a built-in bot's randomness, so a replayed tournament replays it
+        handed = args.token and ":" not in args.bot
+        seed = os.environ.get("ZIGGURAT_BOT_SEED", "0") if handed else "0"
+        bot = load_bot(args.bot, _seeded(options, int(seed) if seed.isdigit() else 0), BOTS)
     except (BotLoadError, TypeError) as error:
         print(f"error: {error}", file=sys.stderr)
         return exits.USAGE

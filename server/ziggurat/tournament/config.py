@@ -273,7 +273,7 @@ def parse_config(data: dict[str, Any], base_dir: Path) -> TournamentConfig:
         options=_frozen(options),
         rounds=top.integer("rounds", 1, minimum=1),
         concurrency=top.integer("concurrency", 1, minimum=1),
-        duplicate=top.boolean("duplicate", True) if has_hidden_deal else False,
+        duplicate=top.boolean("duplicate", False) if has_hidden_deal else False,
         openings=openings,
         openings_path=openings_path,
         time_control=_time_control(top.sub("time_control")),
@@ -284,7 +284,37 @@ def parse_config(data: dict[str, Any], base_dir: Path) -> TournamentConfig:
         sandbox=_sandbox(top.sub("sandbox")),
     )
     top.done()
+    if config.duplicate:
+        _check_duplicate(config)
     return config
+
+
+def _check_duplicate(config: TournamentConfig) -> None:
+    """Duplicate deals only for participants that cannot remember across the rotations of a deal.
+
+    The rotations of a deal share its secret objectives: a participant that plays two of them
+    from one process (a remote bot, a keep_alive program) knows every objective from the first
+    move, and one that keeps anything between them (an unconfined program writing a file) knows
+    in the second rotation what was a rival's secret in the first. Allowed: built-in bots (each
+    of their games is played by a fresh process of its own in a duplicate tournament) and
+    ``command``/``stdio`` programs launched per game in the sandbox (no network, a private work
+    directory and ``/tmp`` per game, the tournament's socket serving only the program's own seat).
+    """
+    for i, p in enumerate(config.participants):
+        if p.kind == "remote":
+            why = "a remote bot plays every rotation of a deal in one process"
+        elif p.kind == "command" and p.keep_alive:
+            why = "a keep_alive program plays every rotation of a deal in one process"
+        elif p.kind in ("command", "stdio") and not config.sandbox.enabled:
+            why = "with [sandbox] enabled = false a program can keep files from one rotation for the next"
+        else:
+            continue
+        raise ConfigError(
+            f"participants[{i}]: duplicate = true needs participants that cannot remember across the "
+            f"rotations of a deal, and {p.name!r} can: {why}, so it would know every objective of the "
+            "deal from its first rotation on. Use built-in bots or per-game command/stdio programs "
+            "in the sandbox, or set duplicate = false"
+        )
 
 
 def _participants(top: _Table, game: str, base_dir: Path) -> tuple[Participant, ...]:

@@ -429,13 +429,19 @@ class TournamentRunner:
             replays.append((row.index, attempt, spec_to_dict(fresh)))
         self.store.replay(self.tournament_id, replays, "cut off")
 
+    def _hosted(self, participant: Participant) -> bool:
+        """A built-in bot played by one host process for the whole tournament (a remote bot the
+        tournament launches). In a duplicate tournament each of its games gets a fresh process
+        instead (:meth:`seatings`): one process playing two rotations of a deal would know it."""
+        return participant.kind == "builtin" and not self.config.duplicate
+
     def _preregister(self, server: ZigguratServer) -> None:
         """Every name the tournament's bots play under belongs to its token before anyone connects:
         the tokens the organiser issued to remote participants, its own for what it launches."""
         for participant in self.config.participants:
             if participant.kind == "remote":
                 server.bots.preregister(participant.name, participant.token_sha256)
-            elif participant.kind == "builtin" or participant.keep_alive:
+            elif self._hosted(participant) or participant.keep_alive:
                 server.bots.preregister(self.bot_name(participant), hash_token(self.bot_token(participant)))
 
     def _launch_participants(self, address: str, sandbox: Sandbox | None, program_address: str) -> None:
@@ -445,7 +451,7 @@ class TournamentRunner:
                 "ZIGGURAT_BOT_NAME": self.bot_name(participant),
                 "ZIGGURAT_BOT_TOKEN": self.bot_token(participant),
             }
-            if participant.kind == "builtin":
+            if self._hosted(participant):
                 argv = [
                     sys.executable,
                     "-m",
@@ -502,7 +508,14 @@ class TournamentRunner:
         out: dict[str, Seating] = {}
         for p in self.config.participants:
             cwd = str(p.cwd) if p.cwd else None
-            if p.kind in ("builtin", "remote") or (p.kind == "command" and p.keep_alive):
+            if p.kind == "builtin" and not self._hosted(p):
+                # a fresh `ziggurat bot NAME` process per game, on the seat the environment names;
+                # our own code, so not confined (it remembers nothing: it writes nothing)
+                argv = [sys.executable, "-m", "ziggurat.cli.main", "bot", str(p.builtin)]
+                for key, value in p.options.items():
+                    argv += ["--bot-option", f"{key}={value}"]
+                out[p.name] = Seating("command", argv=tuple(argv), trusted=True)
+            elif p.kind in ("builtin", "remote") or (p.kind == "command" and p.keep_alive):
                 out[p.name] = Seating("bot", bot_name=self.bot_name(p))
             elif p.kind == "command":
                 out[p.name] = Seating("command", argv=p.argv, cwd=cwd, env=dict(p.env), read_only=p.read_only)
