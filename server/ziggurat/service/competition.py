@@ -46,7 +46,7 @@ from ziggurat.service.botnames import bot_key
 from ziggurat.service.match import hash_token
 from ziggurat.service.peer import Peers
 from ziggurat.service.servicer import bearer_token
-from ziggurat.service.status_guard import end_call
+from ziggurat.service.status_guard import close_requests, end_call
 from ziggurat.store.sqlite import Store
 from ziggurat.web.connect import CallContext
 from ziggurat.web.limits import connect_error
@@ -98,7 +98,7 @@ def _row(socket: Rule, grpc_port: Rule, web: Rule) -> dict[Listener, Rule]:
 
 
 _REFUSED_EVERYWHERE = _row(Rule.REFUSED, Rule.REFUSED, Rule.REFUSED)
-_ADMIN_ROW = _row(Rule.REFUSED, Rule.REFUSED, Rule.NOT_SERVED)
+_ADMIN_ROW = _row(Rule.REFUSED, Rule.REFUSED, Rule.NOT_SERVED)  # also what the web port never serves
 
 POLICY: Mapping[str, Mapping[Listener, Rule]] = {
     # Playing its seats: the servicer checks the seat token, as everywhere.
@@ -125,10 +125,11 @@ POLICY: Mapping[str, Mapping[Listener, Rule]] = {
     # The live page's service.
     _TOURNAMENT + "ListTournaments": _row(Rule.REFUSED, Rule.AUDIENCE, Rule.AUDIENCE),
     _TOURNAMENT + "GetTournament": _row(Rule.REFUSED, Rule.AUDIENCE, Rule.AUDIENCE),
-    # Plumbing: health checks for everyone; reflection (the schema, public anyway) for the ports.
+    # Plumbing: health checks for everyone (not the list of services); reflection (the schema,
+    # public anyway) for the ports.
     _HEALTH + "Check": _row(Rule.OPEN, Rule.OPEN, Rule.NOT_SERVED),
     _HEALTH + "Watch": _row(Rule.OPEN, Rule.OPEN, Rule.NOT_SERVED),
-    _HEALTH + "List": _row(Rule.OPEN, Rule.OPEN, Rule.NOT_SERVED),
+    _HEALTH + "List": _ADMIN_ROW,
     _REFLECTION + "ServerReflectionInfo": _row(Rule.REFUSED, Rule.OPEN, Rule.NOT_SERVED),
 }
 
@@ -241,8 +242,13 @@ else:  # the stubs are generic, the runtime class is not
 
 class CompetitionInterceptor(_Interceptor):
     """The gRPC path's check: every call of a competition server passes :meth:`Competition.check`
-    before its handler runs (innermost interceptor: the guard has admitted it, and the status
-    guard has refused undecodable requests and watches this one's statuses too)."""
+    before its handler runs.
+
+    It sits right after the guard (which has admitted the call) and before the status guard, so
+    that a refused request stream is closed down to gRPC's own receiver (past the status
+    guard's unstarted wrapper, which would leave that receiver never awaited); an undecodable
+    request is passed on for the status guard to refuse.
+    """
 
     def __init__(self, competition: Competition, peers: Peers) -> None:
         self.competition = competition
@@ -289,8 +295,10 @@ class CompetitionInterceptor(_Interceptor):
     def _refusal(
         self, method: str, request: Any, context: Context, request_streaming: bool
     ) -> errors.ApiError | None:
+        if not request_streaming and not isinstance(request, Message):
+            return None  # bytes that do not decode: the status guard next refuses them (MALFORMED_REQUEST)
         listener = listener_of(self.peers.of(context))
-        message = None if request_streaming or not isinstance(request, Message) else request
+        message = None if request_streaming else request
         return self.competition.check(method, listener, bearer_token(context), message)
 
     def _checked(self, method: str, inner: Callable[..., Any], request_streaming: bool) -> Callable[..., Any]:
@@ -299,7 +307,7 @@ class CompetitionInterceptor(_Interceptor):
             async def streaming(request: Any, context: Context) -> AsyncIterator[Any]:
                 refusal = self._refusal(method, request, context, request_streaming)
                 if refusal is not None:
-                    await end_call(context, refusal)
+                    await _refuse(context, refusal, request if request_streaming else None)
                     return
                 async for response in inner(request, context):
                     yield response
@@ -309,11 +317,19 @@ class CompetitionInterceptor(_Interceptor):
         async def single(request: Any, context: Context) -> Any:
             refusal = self._refusal(method, request, context, request_streaming)
             if refusal is not None:
-                await end_call(context, refusal)
+                await _refuse(context, refusal, request if request_streaming else None)
                 return None
             return await inner(request, context)
 
         return single
+
+
+async def _refuse(context: Context, refusal: errors.ApiError, requests: object) -> None:
+    """End a refused call; a request stream it never read is closed (else gRPC's receiver of
+    its messages is left unawaited: see :func:`~ziggurat.service.status_guard.close_requests`)."""
+    if requests is not None:
+        await close_requests(requests)
+    await end_call(context, refusal)
 
 
 class CompetitionConnectInterceptor:
@@ -324,7 +340,7 @@ class CompetitionConnectInterceptor:
         self.competition = competition
 
     def _check(self, request: Any, ctx: Any) -> None:
-        info = ctx.method()
+        info = ctx.method
         method = f"/{info.service_name}/{info.name}"
         # The web port's call context answers what bearer_token reads (invocation_metadata).
         token = bearer_token(cast(Context, CallContext(ctx)))

@@ -289,11 +289,11 @@ class ZigguratServer:
         self.failure: str | None = None
         self.on_failure: Callable[[], None] | None = None
         # The guard is outermost: it admits or refuses a call before anything else runs; a
-        # competition server's policy is innermost, right before the handler.
+        # competition server's policy comes next, before any handler runs.
         self.competition = Competition(self.store) if options.competition else None
         interceptors: list[Any] = [self.guard, StatusGuard()]
         if self.competition is not None:
-            interceptors.append(CompetitionInterceptor(self.competition, self.peers))
+            interceptors.insert(1, CompetitionInterceptor(self.competition, self.peers))
         self.server = grpc.aio.server(interceptors=interceptors, options=grpc_options(options))
         self.port = 0
         self.http_port: int | None = None
