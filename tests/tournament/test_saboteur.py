@@ -10,10 +10,13 @@ attacking (``--seed`` and deterministic built-in bots make the runs comparable).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.tournament.fixtures.harness import (
     FIXTURES,
@@ -35,7 +38,7 @@ game = "pylos"
 concurrency = 2
 
 [options]
-max_moves = 24
+max_moves = 12
 
 [time_control]
 per_move_ms = 30000
@@ -120,6 +123,8 @@ async def _run(tmp_path: Path, name: str, *, mode: str, sandboxed: bool) -> tupl
         reason = await asyncio.wait_for(runner.run(), 150)
     finally:
         keeper.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await keeper
     assert reason == "completed"
     store = Store(db)
     try:
@@ -164,6 +169,7 @@ def _expected(attempt: dict[str, Any]) -> str:
     return REFUSED
 
 
+@pytest.mark.slow
 async def test_a_saboteur_changes_nothing_on_any_listener(tmp_path: Path) -> None:
     honest, _ = await _run(tmp_path, "honest", mode="honest", sandboxed=True)
     inside, inside_logs = await _run(tmp_path, "inside", mode="attack", sandboxed=True)
