@@ -133,11 +133,6 @@ POLICY: Mapping[str, Mapping[Listener, Rule]] = {
     _REFLECTION + "ServerReflectionInfo": _row(Rule.REFUSED, Rule.OPEN, Rule.NOT_SERVED),
 }
 
-# The rules that read the request (its match id or bot name): the others are decided from the
-# listener and the metadata alone.
-_READS_REQUEST = frozenset({Rule.OWN_SEAT, Rule.SEAT_OR_AUDIENCE, Rule.REGISTERED_BOT})
-
-
 def rule_for(method: str, listener: Listener) -> Rule:
     """The rule of ``method`` (``/package.Service/Method``) on ``listener``; a method the table
     does not name is refused."""
@@ -221,7 +216,9 @@ class Competition:
 def _why(method: str, listener: Listener) -> str:
     if method.startswith(_TOURNAMENT) or method == _MATCH + "ListMatches":
         return "a participant reads only its own seats' matches"
-    if method.startswith(_HEALTH) or method.startswith(_REFLECTION):
+    if method.startswith(_HEALTH):
+        return "its health checks are Check and Watch"
+    if method.startswith(_REFLECTION):
         return "a participant's program needs only its own seats"
     if listener == Listener.SOCKET:
         return (
