@@ -133,6 +133,7 @@ POLICY: Mapping[str, Mapping[Listener, Rule]] = {
     _REFLECTION + "ServerReflectionInfo": _row(Rule.REFUSED, Rule.OPEN, Rule.NOT_SERVED),
 }
 
+
 def rule_for(method: str, listener: Listener) -> Rule:
     """The rule of ``method`` (``/package.Service/Method``) on ``listener``; a method the table
     does not name is refused."""
