@@ -202,7 +202,7 @@ async def _play_here(job: WorkerJob) -> WorkerGame:
         server = ZigguratServer(options)
         address = f"127.0.0.1:{await server.start()}"
         for entrant in job.entrants:
-            if entrant.bot_name:  # built-in and keep_alive: the only names ConnectBot accepts
+            if entrant.kind == "builtin" or entrant.keep_alive:  # the only names ConnectBot accepts
                 server.preregister_bot(entrant.bot_name, hash_token(entrant.bot_token))
         client = ZigguratClient(address)
         helpers = _Helpers(log_dir)
