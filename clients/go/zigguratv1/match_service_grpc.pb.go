@@ -79,6 +79,7 @@ const (
 //	MISSING_TOKEN (UNAUTHENTICATED): the call needs a token and none was sent.
 //	ADMIN_DISABLED (PERMISSION_DENIED): the server has no operator token (--admin-token-file).
 //	BAD_TOKEN (PERMISSION_DENIED): the token gives no right here (forged, or another match's).
+//	NOT_ALLOWED_IN_COMPETITION (PERMISSION_DENIED): a competition server refuses this call on this listener to this caller (docs/tournaments.md).
 //	RATE_LIMITED (RESOURCE_EXHAUSTED): too many requests from this seat or address; slow down.
 //	TOO_MANY_MATCHES (RESOURCE_EXHAUSTED): the server hosts its maximum number of live matches.
 //	TOO_MANY_STREAMS (RESOURCE_EXHAUSTED): the match, the seat or the caller's address already has the most open streams it may have.
@@ -314,6 +315,7 @@ func (c *matchServiceClient) AddBot(ctx context.Context, in *AddBotRequest, opts
 //	MISSING_TOKEN (UNAUTHENTICATED): the call needs a token and none was sent.
 //	ADMIN_DISABLED (PERMISSION_DENIED): the server has no operator token (--admin-token-file).
 //	BAD_TOKEN (PERMISSION_DENIED): the token gives no right here (forged, or another match's).
+//	NOT_ALLOWED_IN_COMPETITION (PERMISSION_DENIED): a competition server refuses this call on this listener to this caller (docs/tournaments.md).
 //	RATE_LIMITED (RESOURCE_EXHAUSTED): too many requests from this seat or address; slow down.
 //	TOO_MANY_MATCHES (RESOURCE_EXHAUSTED): the server hosts its maximum number of live matches.
 //	TOO_MANY_STREAMS (RESOURCE_EXHAUSTED): the match, the seat or the caller's address already has the most open streams it may have.

@@ -49,6 +49,7 @@ from ziggurat.service.access import Access
 from ziggurat.service.admin_servicer import AdminServicer
 from ziggurat.service.bot_servicer import BotServicer
 from ziggurat.service.bots import BotRegistry
+from ziggurat.service.competition import Competition, CompetitionConnectInterceptor, CompetitionInterceptor
 from ziggurat.service.gate import (
     BINARY_NAME,
     SHUTDOWN_MARGIN_S,
@@ -160,6 +161,9 @@ class ServeOptions:
     gate: bool = False
     gate_binary: str | None = None
     log_level: str = "info"
+    # A tournament's own server (set by the tournament runner, never by ``ziggurat serve``):
+    # only what participants and spectators need, per listener (ziggurat.service.competition).
+    competition: bool = False
 
     @property
     def tls(self) -> bool:
@@ -284,8 +288,13 @@ class ZigguratServer:
         # Why the server stopped on its own (the gate exited), and whom to tell (run() stops).
         self.failure: str | None = None
         self.on_failure: Callable[[], None] | None = None
-        # The guard is outermost: it admits or refuses a call before anything else runs.
-        self.server = grpc.aio.server(interceptors=(self.guard, StatusGuard()), options=grpc_options(options))
+        # The guard is outermost: it admits or refuses a call before anything else runs; a
+        # competition server's policy comes next, before any handler runs.
+        self.competition = Competition(self.store) if options.competition else None
+        interceptors: list[Any] = [self.guard, StatusGuard()]
+        if self.competition is not None:
+            interceptors.insert(1, CompetitionInterceptor(self.competition, self.peers))
+        self.server = grpc.aio.server(interceptors=interceptors, options=grpc_options(options))
         self.port = 0
         self.http_port: int | None = None
         self.web: WebServer | None = None
@@ -293,6 +302,13 @@ class ZigguratServer:
         self.advertiser: Advertiser | None = None
         self.extra_services: list[ExtraService] = []
         self.trimmer = memory.Trimmer(self.guard.open_calls)
+
+    def preregister_bot(self, name: str, token_hash: str) -> None:
+        """Bind bot ``name`` to the hash of a token the organiser issued; on a competition server
+        it is also one of the only names ConnectBot accepts."""
+        self.bots.preregister(name, token_hash)
+        if self.competition is not None:
+            self.competition.allow_bot(name)
 
     def add_service(self, extra: ExtraService) -> None:
         """Serve another service (a host's, e.g. a tournament's read-only one) on gRPC and, with
@@ -391,7 +407,10 @@ class ZigguratServer:
             bindings = browser_bindings(servicer, bot_servicer)
             bindings += [Binding(extra.service, extra.servicer) for extra in self.extra_services]
             # The web port keeps the gRPC port's limits (docs/operations.md, "The web port").
-            app = WebApp(bindings, interceptors=[GuardInterceptor(self.guard)])
+            web_interceptors: list[Any] = [GuardInterceptor(self.guard)]
+            if self.competition is not None:
+                web_interceptors.append(CompetitionConnectInterceptor(self.competition))
+            app = WebApp(bindings, interceptors=web_interceptors)
             self.web = WebServer(
                 BodyDeadline(app, self.options.first_message_timeout),
                 self._web_socket,

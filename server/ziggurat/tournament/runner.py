@@ -300,6 +300,8 @@ class TournamentRunner:
                 grace_seconds=SERVER_GRACE_SECONDS,
                 unix_socket=str(socket_dir / SOCKET_NAME) if socket_dir is not None else None,
                 http_port=self.http_port,
+                # participants play their own seats and nothing else (docs/tournaments.md)
+                competition=True,
             )
         )
         server.add_service(
@@ -440,9 +442,9 @@ class TournamentRunner:
         the tokens the organiser issued to remote participants, its own for what it launches."""
         for participant in self.config.participants:
             if participant.kind == "remote":
-                server.bots.preregister(participant.name, participant.token_sha256)
+                server.preregister_bot(participant.name, participant.token_sha256)
             elif self._hosted(participant) or participant.keep_alive:
-                server.bots.preregister(self.bot_name(participant), hash_token(self.bot_token(participant)))
+                server.preregister_bot(self.bot_name(participant), hash_token(self.bot_token(participant)))
 
     def _launch_participants(self, address: str, sandbox: Sandbox | None, program_address: str) -> None:
         """Start the built-in bots and ``keep_alive`` programs (bot tokens in the environment)."""

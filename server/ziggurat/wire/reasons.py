@@ -79,6 +79,10 @@ class Reason(enum.Enum):
         grpc.StatusCode.PERMISSION_DENIED,
         "the token gives no right here (forged, or another match's)",
     )
+    NOT_ALLOWED_IN_COMPETITION = (
+        grpc.StatusCode.PERMISSION_DENIED,
+        "a competition server refuses this call on this listener to this caller (docs/tournaments.md)",
+    )
     RATE_LIMITED = (_EXHAUSTED, "too many requests from this seat or address; slow down")
     TOO_MANY_MATCHES = (_EXHAUSTED, "the server hosts its maximum number of live matches")
     TOO_MANY_STREAMS = (
