@@ -391,7 +391,11 @@ class ZigguratServer:
             bindings = browser_bindings(servicer, bot_servicer)
             bindings += [Binding(extra.service, extra.servicer) for extra in self.extra_services]
             # The web port keeps the gRPC port's limits (docs/operations.md, "The web port").
-            app = WebApp(bindings, interceptors=[GuardInterceptor(self.guard)])
+            app = WebApp(
+                bindings,
+                interceptors=[GuardInterceptor(self.guard)],
+                max_message_bytes=self.options.max_message_bytes,
+            )
             self.web = WebServer(
                 BodyDeadline(app, self.options.first_message_timeout),
                 self._web_socket,
