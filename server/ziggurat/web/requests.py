@@ -10,8 +10,8 @@
   (``application/grpc-web*``) is served: it carries its trailers in the body.
 * **The size limit** (``--max-message-bytes``, 64 KiB by default) holds here as on the gRPC
   port: a request whose message is larger is refused with RESOURCE_EXHAUSTED and the message
-  gRPC itself gives (``Received message larger than max (N vs. LIMIT)``, no ErrorInfo), before
-  more than the limit is read. The size is the body's (``content-length`` when sent, else
+  gRPC itself gives (``SERVER: Received message larger than max (N vs. LIMIT)``, no
+  ErrorInfo), before more than the limit is read. The size is the body's (``content-length`` when sent, else
   what has arrived): the message's protobuf bytes with ``application/proto``, its JSON text
   with ``application/json``; a stream's body (``application/connect+…``) has a 5-byte
   envelope before its one message, which is not counted.
@@ -68,7 +68,9 @@ async def refuse_grpc(send: Send) -> None:
 
 def too_large(size: int, limit: int) -> ConnectError:
     """The refusal of a request message of ``size`` bytes, worded as gRPC words it."""
-    return ConnectError(Code.RESOURCE_EXHAUSTED, f"Received message larger than max ({size} vs. {limit})")
+    return ConnectError(
+        Code.RESOURCE_EXHAUSTED, f"SERVER: Received message larger than max ({size} vs. {limit})"
+    )
 
 
 def limited_body(scope: Scope, receive: Receive, limit: int) -> Receive:
