@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import argparse
 import http.client
+import json
 import time
 from collections.abc import Callable
 
 import grpc
-from _baseline import ServerProcess, Summary, load_average, pylos_config, print_table, verdict
+from _baseline import ServerProcess, Summary, load_average, print_table, pylos_config, verdict
 
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.v1 import match_service_pb2_grpc as sgrpc
@@ -75,11 +76,12 @@ def main() -> None:
         stub = sgrpc.MatchServiceStub(channel)
         match_id = stub.CreateMatch(spb.CreateMatchRequest(config=pylos_config())).match.match_id
         request = spb.GetMatchRequest(match_id=match_id)
+        as_json = json.dumps({"matchId": match_id}).encode()
         connection = http.client.HTTPConnection(host, int(port), timeout=10)
         callers: dict[str, Callable[[], None]] = {
             "gRPC": lambda: stub.GetMatch(request) and None,
             "web (Connect, proto)": web_caller(connection, request.SerializeToString(), "application/proto"),
-            "web (Connect, JSON)": web_caller(connection, b'{"matchId": "%s"}' % match_id.encode(), "application/json"),
+            "web (Connect, JSON)": web_caller(connection, as_json, "application/json"),
         }
         samples: dict[str, list[float]] = {name: [] for name in callers}
         for call in callers.values():

@@ -5,7 +5,10 @@ gRPC server calls (:class:`~ziggurat.service.servicer.MatchServicer`, the bot an
 servicers), with a small adapter in place of the gRPC call context (metadata, peer, abort).
 What reaches a browser is therefore built by the same handlers from the same per-seat view
 (:mod:`ziggurat.service.render`), and a refusal carries the same status code and
-``google.rpc.ErrorInfo`` (reason, domain ``ziggurat``) as a Connect error detail.
+``google.rpc.ErrorInfo`` (reason, domain ``ziggurat``) as a Connect error detail, readable as
+JSON too (:mod:`ziggurat.web.details`). Requests are decoded as strictly as the gRPC port
+decodes them (:mod:`ziggurat.web.codecs`), and held to the same size limit; a gRPC content
+type is refused as a gRPC client understands (:mod:`ziggurat.web.requests`).
 
 The endpoint table is derived from the service descriptors instead of generated Python
 stubs: each served method is under its usual path (``/ziggurat.v1.MatchService/GetMatch``,
