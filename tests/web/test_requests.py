@@ -7,6 +7,7 @@ would send them.
 
 from __future__ import annotations
 
+import gzip
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -102,3 +103,22 @@ async def test_a_body_over_the_limit_is_refused_before_it_is_read_and_the_connec
             "application/proto",
         )
         assert created.status == 200, created
+
+
+@pytest.mark.parametrize("codec", ["proto", "json"])
+async def test_a_gzip_body_is_inflated_and_one_that_is_not_gzip_is_malformed(web: Http, codec: str) -> None:
+    request = spb.GetMatchRequest(match_id="nope")
+    body = request.SerializeToString() if codec == "proto" else b'{"matchId": "nope"}'
+    kind, gzipped = f"application/{codec}", {"content-encoding": "gzip"}
+    answer = refusal(await web.post(GET_MATCH, gzip.compress(body), kind, gzipped), stream=False)
+    assert answer is not None and answer.reason == "MATCH_NOT_FOUND", answer
+    answer = refusal(await web.post(GET_MATCH, b"not gzip at all", kind, gzipped), stream=False)
+    assert answer is not None and (answer.code, answer.reason) == ("INVALID_ARGUMENT", "MALFORMED_REQUEST"), (
+        answer
+    )
+    assert "Error" not in answer.message and "zlib" not in answer.message, answer
+    # 500 bytes that inflate past the 1000-byte limit: refused, not inflated without end.
+    bomb = gzip.compress(spb.GetMatchRequest(match_id="m" * 100_000).SerializeToString())
+    assert len(bomb) < 1000
+    answer = refusal(await web.post(GET_MATCH, bomb, "application/proto", gzipped), stream=False)
+    assert answer is not None and (answer.code, answer.reason) == ("RESOURCE_EXHAUSTED", None), answer

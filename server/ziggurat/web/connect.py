@@ -39,7 +39,7 @@ from ziggurat.v1 import bot_service_pb2 as bpb
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.web.codecs import BinaryCodec, JsonCodec, Raw
 from ziggurat.web.details import to_connect_error
-from ziggurat.web.requests import Receive, Scope, Send, limited_body, refuse_grpc, wants_grpc
+from ziggurat.web.requests import Gzip, Receive, Scope, Send, limited_body, refuse_grpc, wants_grpc
 
 SERVICE = spb.DESCRIPTOR.services_by_name["MatchService"]
 BOT_SERVICE = bpb.DESCRIPTOR.services_by_name["BotService"]
@@ -177,6 +177,7 @@ class ConnectServices(ConnectASGIApplication[Sequence[Binding]]):
             interceptors=interceptors,
             # connectrpc's own cap stays as a backstop for compressed bodies (what they inflate to).
             read_max_bytes=max_message_bytes or None,
+            compressions=[Gzip()],
             codecs=[BinaryCodec(), JsonCodec()],
         )
 

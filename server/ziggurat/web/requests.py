@@ -14,7 +14,9 @@
   ErrorInfo), before more than the limit is read. The size is the body's (``content-length`` when sent, else
   what has arrived): the message's protobuf bytes with ``application/proto``, its JSON text
   with ``application/json``; a stream's body (``application/connect+…``) has a 5-byte
-  envelope before its one message, which is not counted.
+  envelope before its one message, which is not counted. A compressed body
+  (``content-encoding: gzip``) is held to the limit once inflated, and one that is not gzip
+  is MALFORMED_REQUEST (:class:`Gzip`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from connectrpc.code import Code
+from connectrpc.compression.gzip import GzipCompression
 from connectrpc.errors import ConnectError
+
+from ziggurat.web.details import connect_error
+from ziggurat.wire import errors
+from ziggurat.wire.reasons import Reason
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -94,3 +101,22 @@ def limited_body(scope: Scope, receive: Receive, limit: int) -> Receive:
         return message
 
     return limited
+
+
+class Gzip(GzipCompression):
+    """connectrpc's gzip, but a body that is not gzip is MALFORMED_REQUEST with no zlib text
+    (connectrpc answered ``decompress: Error -3 while decompressing data: incorrect header
+    check``); one that inflates past the size limit stays RESOURCE_EXHAUSTED."""
+
+    def decompress(self, data: bytes | bytearray | memoryview, read_max_bytes: int | None = None) -> bytes:
+        """The inflated body."""
+        try:
+            return super().decompress(data, read_max_bytes)
+        except ConnectError:
+            raise
+        except Exception:  # zlib.error, EOFError, OSError: whatever a hostile body makes gzip raise
+            raise connect_error(
+                errors.refuse(
+                    Reason.MALFORMED_REQUEST, "the request body is not valid gzip (content-encoding)"
+                )
+            ) from None
