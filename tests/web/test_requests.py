@@ -7,6 +7,7 @@ would send them.
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import json
 import logging
@@ -122,3 +123,21 @@ async def test_a_gzip_body_is_inflated_and_one_that_is_not_gzip_is_malformed(web
     assert len(bomb) < 1000
     answer = refusal(await web.post(GET_MATCH, bomb, "application/proto", gzipped), stream=False)
     assert answer is not None and (answer.code, answer.reason) == ("RESOURCE_EXHAUSTED", None), answer
+
+
+async def test_a_chunked_body_is_cut_off_once_it_passes_the_limit(web: Http) -> None:
+    """Without a content-length the body is counted as it arrives: refused past the limit."""
+
+    def post_chunked() -> tuple[int, bytes]:
+        chunks = iter([b"\x0a\xe0\x07" + b"m" * 500, b"m" * 500, b"m" * 500])  # 1,503 bytes in three chunks
+        web.connection.request(
+            "POST", GET_MATCH, body=chunks, headers={"content-type": "application/proto"}, encode_chunked=True
+        )
+        response = web.connection.getresponse()
+        return response.status, response.read()
+
+    status, body = await asyncio.to_thread(post_chunked)
+    error = json.loads(body)
+    assert (status, error["code"]) == (429, "resource_exhausted"), body
+    assert error["message"].startswith("SERVER: Received message larger than max (")
+    assert error["message"].endswith(" vs. 1000)")
