@@ -548,6 +548,7 @@ JSON_ONLY: dict[str, JsonCase] = {
     "nested-past-python's-limit": JsonCase("ListMatches", b"[" * 60_000, "MALFORMED_REQUEST", TRUNCATED),
     "nested-40-deep": JsonCase("ListMatches", DEEP, "MALFORMED_REQUEST", TRUNCATED),
     "invalid-utf8": JsonCase("GetMatch", b'{"matchId": "\xff\xfe"}', "MALFORMED_REQUEST", INVALID_UTF8),
+    "utf16": JsonCase("GetMatch", '{"matchId": "x"}'.encode("utf-16"), "MALFORMED_REQUEST", INVALID_UTF8),
     "wrong-type": JsonCase("ListMatches", b'{"pageSize": "many"}', "MALFORMED_REQUEST", TRUNCATED),
     "number-for-a-string": JsonCase("GetMatch", b'{"matchId": 5}', "MALFORMED_REQUEST", TRUNCATED),
 }

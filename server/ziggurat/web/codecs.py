@@ -104,7 +104,7 @@ class JsonCodec:
     def decode(self, data: bytes | bytearray, message_class: type[Any]) -> Any:
         """A request: a JSON object of the message's fields; refusals as the module says."""
         try:
-            value = json.loads(bytes(data))
+            value = json.loads(bytes(data).decode("utf-8"))  # UTF-8 only, as protobuf JSON is
         except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested past Python's limit
             raise _malformed(message_class, JSON_WHY) from None
         if not isinstance(value, dict) or _depth(value) > MAX_JSON_DEPTH:
