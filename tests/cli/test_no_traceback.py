@@ -87,6 +87,9 @@ def _case(
 OFFLINE = {
     "no command": _case("", USAGE, "required: COMMAND"),
     "unknown command": _case("frobnicate", USAGE, "invalid choice"),
+    "play with an empty name": _case(
+        "play --name= --server 127.0.0.1:9", USAGE, "a player name cannot be empty"
+    ),
     "tournament toml syntax error": _case(
         "tournament run {tmp}/t.toml --db {tmp}/t.db",
         USAGE,

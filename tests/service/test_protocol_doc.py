@@ -41,7 +41,7 @@ def test_documented_limits_are_the_code_s() -> None:
     server_rate, server_burst = bots.REGISTRATIONS_PER_SERVER
     expected = {
         "size of one request message": f"{MAX_MESSAGE_BYTES // 1024} KiB",
-        "player or bot name": f"{match.MAX_NAME} printable characters",
+        "player or bot name": f"1 to {match.MAX_NAME} printable characters",
         "move text": f"{match.MAX_MOVE_TEXT} characters",
         "requests per seat": per_second,
         "matches created per client address": per_second,

@@ -210,9 +210,9 @@ def seat_state(record_standing: str, presence: str) -> str:
 
 def _join(plan: _Plan, command: Join) -> None:
     settings, state = plan.settings, plan.state
-    name = command.name.strip() or "anonymous"
-    if len(name) > MAX_NAME or not name.isprintable():
-        raise errors.invalid("BAD_NAME", f"player_name must be at most {MAX_NAME} printable characters")
+    name = command.name.strip()
+    if not name or len(name) > MAX_NAME or not name.isprintable():
+        raise errors.invalid("BAD_NAME", f"player_name must be 1 to {MAX_NAME} printable characters")
     if state.status == "finished":
         # Cancelled or expired before it filled: seats may be open, but nobody can take them.
         raise errors.precondition("GAME_OVER", "the match is over: it can no longer be joined")

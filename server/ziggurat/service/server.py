@@ -410,7 +410,9 @@ class ZigguratServer:
             web_interceptors: list[Any] = [GuardInterceptor(self.guard)]
             if self.competition is not None:
                 web_interceptors.append(CompetitionConnectInterceptor(self.competition))
-            app = WebApp(bindings, interceptors=web_interceptors)
+            app = WebApp(
+                bindings, interceptors=web_interceptors, max_message_bytes=self.options.max_message_bytes
+            )
             self.web = WebServer(
                 BodyDeadline(app, self.options.first_message_timeout),
                 self._web_socket,
