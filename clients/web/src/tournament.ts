@@ -118,13 +118,15 @@ function renderCrosstable(section: HTMLElement, t: Tournament): void {
   );
 }
 
+/** A game by its index (0-based): the one number of a game everywhere (docs/tournaments.md, "Game numbers"). */
 function gameLine(g: TournamentGame): string {
-  return `Game ${g.index + 1}${g.round > 1 ? ` (round ${g.round})` : ""}: ${g.seats.join(" vs ")}`;
+  return `Game ${g.index}${g.round > 1 ? ` (round ${g.round})` : ""}: ${g.seats.join(" vs ")}`;
 }
 
 /** Who won a finished game: "greedy won", "draw", or the order of a Kabaleo table. */
 function resultText(g: TournamentGame): string {
   const winners = g.seats.filter((_, i) => g.ranks[i] === 1);
+  if (winners.length === 0) return "no winner: every seat forfeited";  // ranked last together
   if (winners.length === g.seats.length) return "draw";
   if (g.seats.length === 2) return `${winners[0]} won`;
   const order = g.seats.map((name, i) => ({ name, rank: g.ranks[i] ?? 0 })).sort((a, b) => a.rank - b.rank);
