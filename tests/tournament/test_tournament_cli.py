@@ -363,14 +363,18 @@ def test_one_numbering_double_forfeits_and_standings_from_the_export(tmp_path: P
     forfeit their games of the second against each other (double forfeits). The lines, the export,
     the replay and the standings agree, and the standings recomputed from the file are the run's."""
     crasher = toml_list([PYTHON, str(FIXTURES / "grpc_bot.py"), "crash:1"])
-    body = FORFEITS + "".join(f"\n[[participants]]\nname = '{n}'\ncommand = {crasher}\n" for n in ("c1", "c2"))
+    body = FORFEITS + "".join(
+        f"\n[[participants]]\nname = '{n}'\ncommand = {crasher}\n" for n in ["c1", "c2"]
+    )
     config = write_config(tmp_path, body)
     db = tmp_path / "t.db"
     run = cli(*RUN[3:], str(config), "--db", str(db), "--quiet", cwd=tmp_path, timeout=120)
     assert run.returncode == 0, run.stderr
     for text in ("Traceback", "Exception ignored", "Event loop is closed"):
         assert text not in run.stderr, run.stderr
-    tournament_id = next(line.split()[2] for line in run.stderr.splitlines() if line.startswith("tournament id "))
+    tournament_id = next(
+        line.split()[2] for line in run.stderr.splitlines() if line.startswith("tournament id ")
+    )
     jsonl, summary_json = tmp_path / "games.jsonl", tmp_path / "summary.json"
     exported = cli(
         "tournament", "export", tournament_id, "--db", str(db), "--jsonl", str(jsonl), "--json",
@@ -387,7 +391,9 @@ def test_one_numbering_double_forfeits_and_standings_from_the_export(tmp_path: P
     assert one.returncode == 0 and one.stdout.startswith("== game 3 "), one.stderr
     missing = cli("replay", str(jsonl), "--game", "12", cwd=tmp_path)
     assert missing.returncode == 2 and missing.stdout == ""
-    assert missing.stderr.splitlines() == [f"error: no game 12 in {jsonl} (it holds games 0 to 11; games are numbered from 0)"]
+    assert missing.stderr.splitlines() == [
+        f"error: no game 12 in {jsonl} (it holds games 0 to 11; games are numbered from 0)"
+    ]
 
     # the double forfeits: no match, no winner, 0 points each, printed 0-0
     double = [r for r in records if r["verdicts"] == ["disqualified", "disqualified"]]
@@ -405,7 +411,8 @@ def test_one_numbering_double_forfeits_and_standings_from_the_export(tmp_path: P
     recomputed = format_standings(standings(names, records, disqualified(records, 1)))
     assert recomputed in run.stdout
     summary = json.loads(summary_json.read_text())
-    assert [row["name"] for row in summary["standings"]] == [row.name for row in standings(names, records, {"c1", "c2"})]
+    order = [row.name for row in standings(names, records, {"c1", "c2"})]
+    assert [row["name"] for row in summary["standings"]] == order
     totals = dict.fromkeys(names, 0.0)
     for record in records:
         for name, points in zip(record["seats"], record["points"], strict=True):

@@ -351,7 +351,9 @@ def _require_active(state: MatchState) -> None:
 def _require_undecided(settings: Settings, state: MatchState) -> None:
     """A match whose end is held stays active once its game is decided: nothing is left to play."""
     if state.end_held and settings.rules.outcome(state.game) is not None:
-        raise errors.precondition("GAME_OVER", "the game is over (its end is held until the organiser reveals it)")
+        raise errors.precondition(
+            "GAME_OVER", "the game is over (its end is held until the organiser reveals it)"
+        )
 
 
 def _snapshot(plan: _Plan) -> tuple[str, ...]:

@@ -360,7 +360,7 @@ def _pair_round(
     else:
         # fewest byes first, then lowest placed first; every player is a candidate, so that a
         # second bye is given before a pairing is repeated (stable sort: placings kept)
-        candidates = sorted(reversed(standings), key=lambda n: bye_count[n])
+        candidates = [*sorted(reversed(standings), key=lambda n: bye_count[n])]
     budget = [SEARCH_BUDGET]
     for repeats in range(len(standings) // 2 + 1):
         for bye in candidates:
