@@ -91,7 +91,7 @@ function renderStandings(section: HTMLElement, t: Tournament, finished: boolean)
       h("thead", {}, h("tr", {}, h("th", {}, "#"), h("th", {}, "Participant"), h("th", {}, "Games"), h("th", {}, "Points"), h("th", {}, "Score"), h("th", {}, "Rating"))),
       h("tbody", {}, t.standings.map((s) => h("tr", { "data-participant": s.participant, class: s.disqualified ? "disqualified" : "" },
         h("td", {}, s.rank),
-        h("td", {}, s.participant, s.disqualified ? " (disqualified)" : "", s.forfeits ? ` · ${s.forfeits} forfeit games (unrated)` : ""),
+        h("td", {}, s.participant, s.disqualified ? " (disqualified)" : "", s.forfeits ? ` · ${s.forfeits} forfeit games` : ""),
         h("td", {}, s.games),
         h("td", { class: "points" }, points(s.points)),
         h("td", {}, s.games ? `${((100 * s.points) / s.games).toFixed(1)} %` : "–"),
