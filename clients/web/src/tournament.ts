@@ -150,6 +150,6 @@ function renderGames(live: HTMLElement, done: HTMLElement, t: Tournament): void 
       h("span", {}, gameLine(g)), h("br"),
       h("span", { class: "result" }, resultText(g)), " ",
       h("span", { class: "hint" }, `(${terminationText(g.termination)}) `),
-      h("a", { href: `#/replay/${g.matchId}` }, "Replay")))));
+      g.matchId ? h("a", { href: `#/replay/${g.matchId}` }, "Replay") : h("span", { class: "hint" }, "not played")))));
   }
 }
