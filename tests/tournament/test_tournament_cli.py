@@ -18,6 +18,7 @@ from tests.tournament.fixtures.harness import (
     PYTHON,
     REPO,
     cli,
+    comparable,
     done_count,
     run_tournament,
     stored_games,
@@ -78,11 +79,6 @@ def kill_all(pids: list[int]) -> None:
     for pid in pids:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-
-
-def comparable(result: dict[str, object]) -> dict[str, object]:
-    """A game's result without what legitimately differs between runs (the match id)."""
-    return {k: v for k, v in result.items() if k != "match_id"}
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
