@@ -31,7 +31,7 @@ from typing import Any
 
 from ziggurat.rules.core import Termination
 from ziggurat.service.bots import BotRegistry
-from ziggurat.service.events import Ended, Forfeited, MovePlayed, Substituted
+from ziggurat.service.events import Ended, Forfeited, MovePlayed, Started, Substituted, TurnStarted
 from ziggurat.service.manager import MatchManager
 from ziggurat.service.match import Match
 from ziggurat.service.timecontrol import TimeControl
@@ -208,15 +208,45 @@ class _SeatJob:
 
 
 def game_result(spec: GameSpec, match: Match, reasons: Mapping[int, str]) -> dict[str, Any]:
-    """The stored form of a finished game: outcome, verdicts and everything to replay it."""
+    """The stored form of a finished game: outcome, verdicts, everything to replay it, and times.
+
+    Times come from the match's log (each event's server time, Unix ms): ``start_ms`` when the
+    match began (clocks start), ``end_ms`` when the game was decided (its last move or forfeit;
+    a rotation of a duplicate deal is released later), and per move ``time_ms`` (when the server
+    recorded it), ``spent_ms`` (from the start of the turn it answered; None for a move no turn
+    was offered for: an opening's, or one the server plays for a forfeited seat) and, with a
+    base clock, ``clock_ms`` (the seat's clock after it).
+    """
     outcome = match.outcome()
     assert outcome is not None
     moves: list[dict[str, Any]] = []
     verdicts = ["finished"] * len(spec.seats)
+    start_ms: int | None = None
+    end_ms: int | None = None
+    turn: tuple[int, int] | None = None  # (seat, time_ms) of the turn being played
     for entry in match.entries:
         event = entry.event
+        if isinstance(event, Started):
+            start_ms = end_ms = entry.time_ms
+        elif isinstance(event, TurnStarted):
+            turn = (event.seat, entry.time_ms)
+        elif isinstance(event, Ended) and end_ms is None:
+            end_ms = entry.time_ms  # aborted before it began
+        if isinstance(event, MovePlayed | Forfeited):
+            end_ms = entry.time_ms
         if isinstance(event, MovePlayed):
-            moves.append({"seat": event.seat + 1, "move": event.move, "substituted": event.substituted})
+            spent = entry.time_ms - turn[1] if turn is not None and turn[0] == event.seat else None
+            turn = None
+            move: dict[str, Any] = {
+                "seat": event.seat + 1,
+                "move": event.move,
+                "substituted": event.substituted,
+                "time_ms": entry.time_ms,
+                "spent_ms": spent,
+            }
+            if event.clock_ms is not None:
+                move["clock_ms"] = event.clock_ms
+            moves.append(move)
         elif isinstance(event, Substituted):
             verdicts[event.seat] = "timeout"
         elif isinstance(event, Forfeited):
@@ -226,6 +256,8 @@ def game_result(spec: GameSpec, match: Match, reasons: Mapping[int, str]) -> dic
                 verdicts[event.seat] = "illegal"
             else:
                 verdicts[event.seat] = reasons.get(event.seat, "finished")  # a bot may resign on its own
+            if turn is not None and turn[0] == event.seat:
+                turn = None
     for seat, reason in reasons.items():
         if verdicts[seat] == "finished":
             verdicts[seat] = reason
@@ -246,6 +278,37 @@ def game_result(spec: GameSpec, match: Match, reasons: Mapping[int, str]) -> dic
         "termination": outcome.termination.value,
         "ranks": list(outcome.ranks),
         "verdicts": verdicts,
+        "start_ms": start_ms,
+        "end_ms": end_ms,
+    }
+
+
+def forfeit_result(spec: GameSpec) -> dict[str, Any]:
+    """The stored form of a game every seat of which is forfeited (each participant disqualified).
+
+    Nobody shows up, so nothing is played and no match is made: a match would have to end with a
+    winner (the rules end a Pylos game at the first resignation), and a double forfeit has none.
+    Every seat ranks last; :func:`ziggurat.tournament.results.game_points` gives each 0.
+    """
+    seats = len(spec.seats)
+    return {
+        "index": spec.index,
+        "round": spec.round,
+        "match_id": None,
+        "game": spec.game,
+        "options": dict(spec.options),
+        "seats": list(spec.seats),
+        "opening": list(spec.opening),
+        "pair": spec.pair,
+        "deal": spec.deal,
+        "commitment": "",
+        "revealed_seed": "",
+        "moves": [],
+        "termination": Termination.RESIGNATION.value,
+        "ranks": [seats] * seats,
+        "verdicts": ["disqualified"] * seats,
+        "start_ms": None,
+        "end_ms": None,
     }
 
 

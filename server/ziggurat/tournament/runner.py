@@ -43,7 +43,7 @@ from ziggurat.tournament.executors import (
     check_ray_config,
     entrants_of,
 )
-from ziggurat.tournament.games import DealBarrier, GameHost, Seating, stop_process
+from ziggurat.tournament.games import DealBarrier, GameHost, Seating, forfeit_result, stop_process
 from ziggurat.tournament.progress import Progress
 from ziggurat.tournament.results import (
     disqualified,
@@ -621,9 +621,14 @@ class TournamentRunner:
                         def started(match_id: str, index: int = scheduled.index) -> None:
                             self.store.start_game(self.tournament_id, index, match_id)
 
-                        task = asyncio.create_task(
-                            executor.play(spec, disqualified=frozenset(self.disqualified), on_started=started)
-                        )
+                        if set(spec.seats) <= self.disqualified:  # nobody comes: nothing to play
+                            task = asyncio.create_task(_forfeited(spec))
+                        else:
+                            task = asyncio.create_task(
+                                executor.play(
+                                    spec, disqualified=frozenset(self.disqualified), on_started=started
+                                )
+                            )
                         running[task] = scheduled
                 if not running:
                     if stop_reason is None and self._schedule_more():
@@ -638,6 +643,7 @@ class TournamentRunner:
                     result = task.result()
                     result["attempt"] = finished.attempt
                     result["replaced"] = self.store.attempts(self.tournament_id, finished.index)
+                    result["points"] = game_points(result)  # recorded as the standings count it
                     self.store.finish_game(self.tournament_id, finished.index, result)
                     results.append(result)
                     _add_points(points, result)
@@ -664,6 +670,11 @@ class TournamentRunner:
             print(format_elo_table(names, pairwise_elo(names, final)), flush=True)
         print(f"tournament {self.tournament_id}: {reason}", flush=True)
         return reason
+
+
+async def _forfeited(spec: GameSpec) -> dict[str, Any]:
+    """The result of a game whose every seat is forfeited (see :func:`forfeit_result`)."""
+    return forfeit_result(spec)
 
 
 async def _cancel_all(tasks: dict[asyncio.Task[dict[str, Any]], GameRow]) -> None:
