@@ -18,6 +18,7 @@ from ziggurat.store.owner import DatabaseOwner
 from ziggurat.store.startup import StartupError, check_database_path
 from ziggurat.tournament.config import ConfigError
 from ziggurat.tournament.executors import EXECUTORS, require_ray
+from ziggurat.tournament.preflight import PreflightError
 from ziggurat.tournament.results import (
     crosstable,
     disqualified,
@@ -242,7 +243,8 @@ def _resume(args: argparse.Namespace) -> int:
 def _go(runner: TournamentRunner) -> int:
     try:
         asyncio.run(runner.run())
-    except (StartupError, SandboxUnavailable) as error:  # this machine cannot run it as configured
+    # this machine cannot run it as configured, or a program cannot start in its sandbox
+    except (StartupError, SandboxUnavailable, PreflightError) as error:
         print(f"error: {error}", file=sys.stderr)
         return exits.FAILED
     except KeyboardInterrupt:
