@@ -123,7 +123,8 @@ class CgroupTree:
     """Where one host makes sandbox groups: the base directory of each hierarchy used."""
 
     version: int
-    bases: tuple[Path, ...]  # v2: (base,); v1: one base per controller, in CONTROLLERS order
+    bases: tuple[Path, ...]  # v2: (base,); v1: one base per controller, in ``controllers`` order
+    controllers: tuple[str, ...] = CONTROLLERS  # whose limits are set (tests: fewer)
 
     def create(self, name: str, limits: CgroupLimits) -> Cgroup:
         """A new empty group called ``name`` with ``limits`` (an old one of that name is removed first)."""
@@ -137,7 +138,7 @@ class CgroupTree:
             for path in group.paths:
                 path.mkdir()
             if self.version == 2:
-                _write_v2_limits(group.paths[0], limits)
+                _write_v2_limits(group.paths[0], limits, self.controllers)
             else:
                 _write_v1_limits(group.paths, limits)
         except OSError as error:
@@ -155,7 +156,7 @@ class CgroupTree:
         for base in self.bases:
             base.mkdir(parents=True, exist_ok=True)
         if self.version == 2:
-            _enable(self.bases[0], _missing(self.bases[0]))
+            _enable(self.bases[0], self.controllers)
 
 
 def find_tree(
@@ -204,7 +205,7 @@ def _v2_tree(mount: Path, own: str, controllers: Sequence[str]) -> CgroupTree:
         _enable(base, controllers)
     except OSError as error:
         raise CgroupUnavailable(f"cannot make cgroup v2 groups below {group}: {error}") from None
-    return CgroupTree(2, (base,))
+    return CgroupTree(2, (base,), tuple(controllers))
 
 
 def _move_self_to_leaf(group: Path, controllers: Sequence[str]) -> None:
@@ -249,15 +250,18 @@ def _v1_tree(
         except OSError as error:
             raise CgroupUnavailable(f"cannot make cgroup v1 groups in {base.parent}: {error}") from None
         bases.append(base)
-    return CgroupTree(1, tuple(bases))
+    return CgroupTree(1, tuple(bases), tuple(controllers))
 
 
-def _write_v2_limits(path: Path, limits: CgroupLimits) -> None:
-    (path / "memory.max").write_text(str(limits.memory_bytes))
-    _write_if_there(path / "memory.swap.max", "0")
-    _write_if_there(path / "memory.oom.group", "1")  # an OOM kill takes the whole sandbox
-    (path / "pids.max").write_text(str(limits.processes))
-    (path / "cpu.max").write_text(f"{max(1000, round(limits.cpus * CPU_PERIOD_US))} {CPU_PERIOD_US}")
+def _write_v2_limits(path: Path, limits: CgroupLimits, controllers: Sequence[str]) -> None:
+    if "memory" in controllers:
+        (path / "memory.max").write_text(str(limits.memory_bytes))
+        _write_if_there(path / "memory.swap.max", "0")
+        _write_if_there(path / "memory.oom.group", "1")  # an OOM kill takes the whole sandbox
+    if "pids" in controllers:
+        (path / "pids.max").write_text(str(limits.processes))
+    if "cpu" in controllers:
+        (path / "cpu.max").write_text(f"{max(1000, round(limits.cpus * CPU_PERIOD_US))} {CPU_PERIOD_US}")
 
 
 def _write_v1_limits(paths: Iterable[Path], limits: CgroupLimits) -> None:
@@ -281,11 +285,6 @@ def _enable(group: Path, controllers: Iterable[str]) -> None:
     wanted = [c for c in controllers if c not in _words(group / "cgroup.subtree_control")]
     if wanted:
         (group / "cgroup.subtree_control").write_text(" ".join(f"+{c}" for c in wanted))
-
-
-def _missing(group: Path) -> list[str]:
-    """The controllers ``group`` offers but does not yet hand to its children."""
-    return sorted(_words(group / "cgroup.controllers") - _words(group / "cgroup.subtree_control"))
 
 
 def _words(path: Path) -> set[str]:

@@ -206,7 +206,7 @@ def _failure(entrant: Entrant, what: str, reason: str, tail: list[str]) -> str:
     if len(shown) > TAIL_CHARS:
         shown = "…" + shown[-TAIL_CHARS:]
     line = f"participant {entrant.name!r} {what} in its preflight: {reason}"
-    if shown:
+    if shown and "stderr ended with" not in reason:  # the stdio bridge's errors quote it already
         line += f"; its stderr ends: {shown}"
     return f"{line}; fix: {likely_fix(reason + ' ' + shown, entrant.seating.kind)}"
 
