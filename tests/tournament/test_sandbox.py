@@ -364,8 +364,8 @@ def test_programs_that_cannot_start_in_their_sandbox_stop_the_tournament_at_star
     error = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert len(error) == 1, done.stderr
     assert re.search(
-        r"participant 'shebang' did not answer the stdio handshake in its preflight: .*No such file or directory"
-        r".*fix: give its interpreter as an absolute path",
+        r"participant 'shebang' did not answer the stdio handshake in its preflight: "
+        r".*No such file or directory.*fix: give its interpreter as an absolute path",
         error[0],
     ), error[0]
     assert re.search(

@@ -99,14 +99,18 @@ def _held(lease: Path) -> bool:
 
 def _running_uids() -> set[int]:
     """The real and effective uids of every process (from /proc/PID/status: the owner of
-    /proc/PID is root for a while after a process changed its uid)."""
+    /proc/PID is root for a while after a process changed its uid). Plain ``open``: this runs
+    under the host-wide lock at every sandbox's start."""
     out: set[int] = set()
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
             continue
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            for line in (proc / "status").read_text().splitlines():
-                if line.startswith("Uid:"):
-                    out.update(int(word) for word in line.split()[1:3])
-                    break
+        try:
+            with open(f"/proc/{name}/status", "rb") as status:
+                for line in status:
+                    if line.startswith(b"Uid:"):
+                        out.update(int(word) for word in line.split()[1:3])
+                        break
+        except (OSError, ValueError):
+            continue
     return out
