@@ -136,7 +136,11 @@ class CgroupTree:
             group.remove()  # left by a run that was killed
         try:
             for path in group.paths:
-                path.mkdir()
+                try:
+                    path.mkdir()
+                except FileNotFoundError:  # another tournament just removed the base, empty
+                    self._ensure_bases()
+                    path.mkdir()
             if self.version == 2:
                 _write_v2_limits(group.paths[0], limits, self.controllers)
             else:

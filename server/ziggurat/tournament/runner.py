@@ -127,7 +127,9 @@ class _Launched:
     """A participant process launched once for the whole tournament, restarted when it dies.
 
     A confined one gets a new sandbox (``confine``) for each launch: a fresh work directory, a
-    control group, a sandbox user; the old one is removed when its process has exited.
+    control group, a sandbox user; the old one is removed when its process has exited. Nothing
+    it wrote survives a restart, so each launch is told how many came before it
+    (``ZIGGURAT_RESTARTS``).
     """
 
     def __init__(
@@ -140,7 +142,7 @@ class _Launched:
         *,
         exits: dict[str, int],
         bot_name: str,
-        confine: Callable[[], Confinement] | None = None,
+        confine: Callable[[dict[str, str]], Confinement] | None = None,
     ) -> None:
         self.name = name
         self.exits = exits  # shared with the GameHost: exits by bot name
@@ -161,10 +163,11 @@ class _Launched:
 
     async def _supervise(self) -> None:
         while True:
-            argv, env, cwd = self.argv, self.env, self.cwd
+            restarts = {"ZIGGURAT_RESTARTS": str(self.restarts)}
+            argv, env, cwd = self.argv, {**self.env, **restarts}, self.cwd
             if self.confine is not None:
                 try:
-                    self.confinement = self.confine()
+                    self.confinement = self.confine(restarts)
                 except (SandboxUnavailable, CgroupUnavailable) as error:
                     log.error("cannot launch %s: no sandbox: %s", self.name, error)
                     return
@@ -479,7 +482,7 @@ class TournamentRunner:
     def _launch_participants(self, address: str, sandbox: Sandbox | None, program_address: str) -> None:
         """Start the built-in bots and ``keep_alive`` programs (bot tokens in the environment)."""
         for participant in self.config.participants:
-            confine: Callable[[], Confinement] | None = None
+            confine: Callable[[dict[str, str]], Confinement] | None = None
             bot_env = {
                 "ZIGGURAT_BOT_NAME": self.bot_name(participant),
                 "ZIGGURAT_BOT_TOKEN": self.bot_token(participant),
@@ -507,7 +510,8 @@ class TournamentRunner:
                 if sandbox is not None:
                     # no ZIGGURAT_PARENT_PID: the sandbox dies with the tournament by itself
                     confine = functools.partial(
-                        sandbox.confine,
+                        _confine_launch,
+                        sandbox,
                         argv,
                         cwd=cwd,
                         env={**participant.env, **bot_env, "ZIGGURAT_SERVER": program_address},
@@ -722,6 +726,21 @@ class TournamentRunner:
             print(format_elo_table(names, pairwise_elo(names, final)), flush=True)
         print(f"tournament {self.tournament_id}: {reason}", flush=True)
         return reason
+
+
+def _confine_launch(
+    sandbox: Sandbox,
+    argv: list[str],
+    extra: dict[str, str],
+    *,
+    cwd: str | None,
+    env: dict[str, str],
+    label: str,
+    read_only: tuple[Path, ...],
+    hide: tuple[Path, ...],
+) -> Confinement:
+    """A new sandbox for one launch of a kept-alive program (``extra``: that launch's variables)."""
+    return sandbox.confine(argv, cwd=cwd, env={**env, **extra}, label=label, read_only=read_only, hide=hide)
 
 
 async def _cancel_all(tasks: dict[asyncio.Task[dict[str, Any]], GameRow]) -> None:
