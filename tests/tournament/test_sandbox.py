@@ -183,7 +183,7 @@ concurrency = 2
 champion = "house"
 
 [time_control]
-per_move_ms = 4000
+per_move_ms = 15000  # room on a loaded machine: the caps, not the clock, must stop them
 
 [disqualify]
 max_failures = 0

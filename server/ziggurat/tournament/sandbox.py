@@ -171,7 +171,7 @@ class Sandbox:
         usage = subprocess.run(["bwrap", "--help"], capture_output=True, text=True, check=False)
         if "--size" not in usage.stdout + usage.stderr:
             raise SandboxUnavailable(
-                f"this bubblewrap has no --size option (size-capped tmpfs): {INSTALL_HINT}"
+                f"this bubblewrap has no --size option (0.7 or later has it): {INSTALL_HINT}"
             )
         if self.policy.cgroups and self.tree is None:
             try:
