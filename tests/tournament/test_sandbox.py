@@ -24,7 +24,7 @@ from tests.tournament.fixtures.harness import (
     toml_list,
     write_config,
 )
-from ziggurat.tournament.cgroups import BASE_NAME
+from ziggurat.tournament.cgroups import BASE_NAME, CgroupUnavailable
 from ziggurat.tournament.sandbox import Sandbox, SandboxPolicy, SandboxUnavailable
 from ziggurat.tournament.store import TournamentStore
 from ziggurat.tournament.uids import UidLeases
@@ -357,6 +357,7 @@ def test_programs_that_cannot_start_in_their_sandbox_stop_the_tournament_at_star
     body = HEADER.replace("[sandbox]", "[sandbox]\npreflight_seconds = 3")
     body += "\n[[participants]]\nname = 'shebang'\nstdio = ['./shebang.sh']\n"
     body += "\n[[participants]]\nname = 'silent'\ncommand = ['sh', 'silent.sh']\n"
+    body += "\n[[participants]]\nname = 'sleeper'\ncommand = ['sh', 'silent.sh']\nkeep_alive = true\n"
     done = cli(
         "tournament", "run", str(write_config(tmp_path, body)), "--db", str(tmp_path / "t.db"), cwd=tmp_path
     )
@@ -373,5 +374,26 @@ def test_programs_that_cannot_start_in_their_sandbox_stop_the_tournament_at_star
         r"its stderr ends: cannot reach the server, giving up; fix: ",
         error[0],
     ), error[0]
+    assert re.search(
+        r"participant 'sleeper' did not connect as a bot in its preflight: not connected within 3 s; "
+        r"its stderr ends: cannot reach the server, giving up",
+        error[0],
+    ), error[0]
     assert done_count(tmp_path / "t.db") == 0
     assert TournamentStore(tmp_path / "t.db").all() == []  # nothing recorded: run it again once fixed
+
+
+def test_no_control_group_refuses_to_start_unless_opted_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(**_: object) -> None:
+        raise CgroupUnavailable("cgroup v2 at /sys/fs/cgroup/user.slice does not offer the memory controller")
+
+    monkeypatch.setattr("ziggurat.tournament.sandbox.find_tree", refuse)
+    with pytest.raises(
+        SandboxUnavailable, match=r"no control group can be made here \(cgroup v2 .*\): .*cgroups = false"
+    ):
+        Sandbox(SandboxPolicy()).check()
+    opted_out = Sandbox(SandboxPolicy(cgroups=False))
+    opted_out.check()  # the sandbox itself still works, without its total caps
+    confined = opted_out.confine(["true"], cwd=None, env={}, label="no-cgroup")
+    assert confined.cgroup is None and confined.argv[0] == "prlimit"
+    confined.close_now()

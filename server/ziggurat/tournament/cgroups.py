@@ -61,11 +61,11 @@ class Cgroup:
     paths: tuple[Path, ...]
 
     @property
-    def memory_path(self) -> Path:
-        """The directory holding the memory controller's files."""
+    def memory_path(self) -> Path | None:
+        """The directory holding the memory controller's files (None: no memory controller)."""
         if self.version == 2:
-            return self.paths[0]
-        return next(p for p in self.paths if _hierarchy_has(p, "memory.limit_in_bytes"))
+            return self.paths[0] if self.paths else None
+        return next((p for p in self.paths if _hierarchy_has(p, "memory.limit_in_bytes")), None)
 
     def wrap(self, argv: Sequence[str]) -> list[str]:
         """``argv`` preceded by the shell that moves itself into this group and then ``exec``-s it."""
@@ -83,6 +83,8 @@ class Cgroup:
     def oom_kills(self) -> int:
         """How many processes the kernel killed in this group for reaching its memory cap."""
         name = "memory.events" if self.version == 2 else "memory.oom_control"
+        if self.memory_path is None:
+            return 0
         try:
             lines = (self.memory_path / name).read_text().splitlines()
         except OSError:
