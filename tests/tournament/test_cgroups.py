@@ -115,10 +115,11 @@ def fake_v2(tmp_path: Path, own: str, procs: str = "") -> tuple[Path, Path, Path
 def test_v2_limits_and_controllers_are_written(tmp_path: Path) -> None:
     group, mountinfo, membership = fake_v2(tmp_path, "/")
     tree = find_tree(mountinfo=mountinfo, own=membership)
-    assert tree.version == 2 and tree.bases == (group / BASE_NAME,)
+    assert tree.version == 2 and tree.bases == (group,)  # at the top: beside the host's own groups
     assert (group / "cgroup.subtree_control").read_text() == "+memory +pids +cpu"
     made = tree.create("t1.seat1", LIMITS)
     path = made.paths[0]
+    assert path == group / "ziggurat-t1.seat1"
     assert (path / "memory.max").read_text() == str(64 << 20)
     assert (path / "pids.max").read_text() == "16"
     assert (path / "cpu.max").read_text() == "50000 100000"
@@ -128,8 +129,10 @@ def test_v2_limits_and_controllers_are_written(tmp_path: Path) -> None:
 def test_v2_delegated_group_moves_the_runner_to_a_leaf(tmp_path: Path) -> None:
     group, mountinfo, membership = fake_v2(tmp_path, "/user.slice/run-1.scope", procs=f"{os.getpid()}\n")
     tree = find_tree(mountinfo=mountinfo, own=membership)
-    assert tree.version == 2
+    assert tree.version == 2 and tree.bases == (group / BASE_NAME,)
     assert (group / "runner" / "cgroup.procs").read_text() == str(os.getpid())
+    assert (group / "cgroup.subtree_control").read_text() == "+memory +pids +cpu"
+    assert (group / BASE_NAME / "cpu.weight").read_text() == "10000"  # the runner does not starve them
 
 
 def test_v2_group_shared_with_other_processes_is_refused_saying_why(tmp_path: Path) -> None:

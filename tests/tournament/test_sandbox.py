@@ -24,7 +24,7 @@ from tests.tournament.fixtures.harness import (
     toml_list,
     write_config,
 )
-from ziggurat.tournament.cgroups import BASE_NAME, CgroupUnavailable
+from ziggurat.tournament.cgroups import PREFIX, CgroupUnavailable, find_tree
 from ziggurat.tournament.sandbox import Sandbox, SandboxPolicy, SandboxUnavailable
 from ziggurat.tournament.store import TournamentStore
 from ziggurat.tournament.uids import UidLeases
@@ -218,13 +218,9 @@ def verdicts_of(done: Finished) -> dict[str, list[str]]:
     return out
 
 
-def left_cgroups(prefix: str) -> list[Path]:
-    """Control groups of a tournament still on the host (any hierarchy, any depth)."""
-    out = []
-    for hierarchy in Path("/sys/fs/cgroup").iterdir():
-        for base in hierarchy.rglob(BASE_NAME):
-            out += [group for group in base.iterdir() if group.is_dir() and group.name.startswith(prefix)]
-    return out
+def left_cgroups(tournament_id: str) -> list[Path]:
+    """Control groups of a tournament still on the host (in every hierarchy it uses)."""
+    return [group for base in find_tree().bases for group in base.glob(f"{PREFIX}{tournament_id}.*")]
 
 
 @pytest.mark.slow

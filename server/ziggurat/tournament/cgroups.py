@@ -5,15 +5,16 @@ processes under a 4 GB address-space cap hold 12 GB. A control group bounds them
 kernel-side, however they fork. Two kinds of hosts exist and both are supported:
 
 * **cgroup v2** (the unified hierarchy, e.g. ``/sys/fs/cgroup`` on current distributions):
-  sandbox groups are made below the tournament's own group when the ``memory``, ``pids`` and
-  ``cpu`` controllers can be enabled for its children (as root at the top, or in a delegated
-  group). Limits: ``memory.max`` (+ ``memory.swap.max = 0``, ``memory.oom.group = 1``),
-  ``pids.max``, ``cpu.max``; everything is killed with ``cgroup.kill``.
+  sandbox groups are made at the top (as root) or in a delegated group (below
+  ``ziggurat/``, the runner moving into a ``runner`` leaf) when the ``memory``, ``pids`` and
+  ``cpu`` controllers can be enabled for their children. Limits: ``memory.max`` (with
+  ``memory.swap.max = 0`` and ``memory.oom.group = 1``), ``pids.max``, ``cpu.max``;
+  everything is killed with ``cgroup.kill``.
 * **cgroup v1** (hybrid hosts, e.g. ``/sys/fs/cgroup/{memory,pids,cpu}``): one group in each of
-  the three hierarchies, below the tournament's own. Limits: ``memory.limit_in_bytes`` (and
-  ``memory.memsw.limit_in_bytes`` where swap is accounted), ``pids.max``,
-  ``cpu.cfs_quota_us``/``cpu.cfs_period_us``; everything is killed by signalling each process
-  listed in ``cgroup.procs`` until none is left.
+  the three hierarchies, in the tournament's own (``ziggurat-ID.N.LABEL``). Limits:
+  ``memory.limit_in_bytes`` (and ``memory.memsw.limit_in_bytes`` where swap is accounted),
+  ``pids.max``, ``cpu.cfs_quota_us``/``cpu.cfs_period_us``; everything is killed by
+  signalling each process listed in ``cgroup.procs`` until none is left.
 
 A process joins its group before it can fork: the sandbox's command line starts with a tiny
 shell that writes its own pid into every ``cgroup.procs`` and then ``exec``-s the rest
@@ -32,7 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CONTROLLERS = ("memory", "pids", "cpu")
-BASE_NAME = "ziggurat"  # below the tournament's own group: where sandbox groups are made
+BASE_NAME = "ziggurat"  # in a delegated cgroup v2 group: where sandbox groups are made
+PREFIX = "ziggurat-"  # of every sandbox group's name
+BASE_CPU_WEIGHT = "10000"  # cgroup v2's highest: the sandboxes, each capped, are not starved by the runner
 CPU_PERIOD_US = 100_000
 REMOVE_SECONDS = 5.0  # how long removing a group waits for its killed processes to be gone
 _JOIN = (
@@ -127,13 +130,14 @@ class CgroupTree:
     version: int
     bases: tuple[Path, ...]  # v2: (base,); v1: one base per controller, in ``controllers`` order
     controllers: tuple[str, ...] = CONTROLLERS  # whose limits are set (tests: fewer)
+    made_base: bool = False  # the bases are ours (BASE_NAME), removed when empty
 
     def create(self, name: str, limits: CgroupLimits) -> Cgroup:
         """A new empty group called ``name`` with ``limits`` (an old one of that name is removed first)."""
-        if "/" in name or name in ("", ".", ".."):
+        if "/" in name or not name:
             raise ValueError(f"bad cgroup name {name!r}")
         self._ensure_bases()
-        group = Cgroup(self.version, tuple(base / name for base in self.bases))
+        group = Cgroup(self.version, tuple(base / (PREFIX + name) for base in self.bases))
         if any(path.exists() for path in group.paths):
             group.remove()  # left by a run that was killed
         try:
@@ -153,16 +157,18 @@ class CgroupTree:
         return group
 
     def close(self) -> None:
-        """Remove the base directories if no other tournament uses them any more."""
-        for base in self.bases:
-            with contextlib.suppress(OSError):
-                base.rmdir()
+        """Remove the base directory if it is ours and no other tournament uses it any more."""
+        if self.made_base:
+            for base in self.bases:
+                with contextlib.suppress(OSError):
+                    base.rmdir()
 
     def _ensure_bases(self) -> None:
+        if not self.made_base:
+            return
         for base in self.bases:
             base.mkdir(parents=True, exist_ok=True)
-        if self.version == 2:
-            _enable(self.bases[0], self.controllers)
+        _enable(self.bases[0], self.controllers)
 
 
 def find_tree(
@@ -202,16 +208,23 @@ def _v2_tree(mount: Path, own: str, controllers: Sequence[str]) -> CgroupTree:
             f"cgroup v2 at {group} does not offer the {', '.join(missing)} controller(s) "
             "(not delegated to this user, or bound to cgroup v1)"
         )
-    if group != mount:  # below the root, no process may live in a group that hands controllers down
-        _move_self_to_leaf(group, controllers)
-    base = group / BASE_NAME
     try:
+        if group == mount:  # the root may hold processes and hand controllers down at once
+            _enable(group, controllers)
+            return CgroupTree(2, (group,), tuple(controllers))
+        # below the root, no process may live in a group that hands controllers down: the
+        # runner moves to a leaf, the sandboxes go into a base beside it, weighted high enough
+        # that the runner does not starve them (each is capped by its own cpu.max anyway)
+        _move_self_to_leaf(group, controllers)
         _enable(group, controllers)
+        base = group / BASE_NAME
         base.mkdir(exist_ok=True)
         _enable(base, controllers)
+        if "cpu" in controllers:
+            (base / "cpu.weight").write_text(BASE_CPU_WEIGHT)
     except OSError as error:
         raise CgroupUnavailable(f"cannot make cgroup v2 groups below {group}: {error}") from None
-    return CgroupTree(2, (base,), tuple(controllers))
+    return CgroupTree(2, (base,), tuple(controllers), made_base=True)
 
 
 def _move_self_to_leaf(group: Path, controllers: Sequence[str]) -> None:
@@ -249,12 +262,12 @@ def _v1_tree(
         point = next((p for kind, names, p in mounts if kind == "cgroup" and controller in names), None)
         if point is None:
             raise CgroupUnavailable(f"no cgroup v1 hierarchy has the {controller} controller")
-        own = memberships.get(controller, "/")
-        base = point / own.lstrip("/") / BASE_NAME
-        try:
-            base.mkdir(exist_ok=True)
-        except OSError as error:
-            raise CgroupUnavailable(f"cannot make cgroup v1 groups in {base.parent}: {error}") from None
+        # in the tournament's own group, as siblings of its other children: on the cpu
+        # hierarchy each sandbox then weighs as much as any other group there, as it did as a
+        # session (autogroup) of its own before it had a group
+        base = point / memberships.get(controller, "/").lstrip("/")
+        if not os.access(base, os.W_OK):
+            raise CgroupUnavailable(f"cannot make cgroup v1 groups in {base}: permission denied")
         bases.append(base)
     return CgroupTree(1, tuple(bases), tuple(controllers))
 
