@@ -33,6 +33,7 @@ from ziggurat.stdio.bridge import BridgeSettings, HandshakeError, StdioBot
 from ziggurat.tournament.cgroups import CgroupUnavailable
 from ziggurat.tournament.games import READY_POLL_SECONDS, GameHost, Seating, stop_process
 from ziggurat.tournament.sandbox import Confinement, SandboxUnavailable
+from ziggurat.wire.errors import ApiError
 
 log = logging.getLogger("ziggurat.tournament")
 
@@ -110,15 +111,18 @@ async def _check_stdio(entrant: Entrant, host: GameHost, timeout: float) -> str:
 
 async def _check_command(entrant: Entrant, host: GameHost, setting: Setting, timeout: float) -> str:
     seating = entrant.seating
-    match = host.manager.create(
-        setting.game,
-        setting.seats,
-        dict(setting.options),
-        host.time_control,
-        "chosen",
-        seed=secrets.token_bytes(32),
-        held=True,
-    )
+    try:
+        match = host.manager.create(
+            setting.game,
+            setting.seats,
+            dict(setting.options),
+            host.time_control,
+            "chosen",
+            seed=secrets.token_bytes(32),
+            held=True,
+        )
+    except ApiError as error:
+        return f"participant {entrant.name!r}: no throwaway match for its preflight: {error}"
     tokens = [match.join(f"preflight-{seat + 1}", seat)[0] for seat in range(setting.seats)]
     seat_env = {
         "ZIGGURAT_MATCH": match.match_id,

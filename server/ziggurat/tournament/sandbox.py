@@ -272,7 +272,7 @@ class Sandbox:
             bind("--ro-bind", self.socket_dir, self.socket_dir)
         secret = [*self.hidden, *self.databases(_scanned(argv, cwd)), *_foreign(hide, own, named)]
         for path in dict.fromkeys(secret):
-            if any(path == v or v in path.parents for v in visible):
+            if inside(path):  # under anything bound in, the system directories included
                 if path.is_dir():
                     bwrap += ["--tmpfs", str(path)]
                 elif path.exists():
@@ -309,7 +309,7 @@ class Sandbox:
         """Every ziggurat database under ``roots`` (files or directories), with its ``-wal``,
         ``-shm`` and ``-journal`` files; results are kept per file until it changes."""
         out: list[Path] = []
-        for root in _outermost(p for p in roots if not _is_system(p)):
+        for root in _outermost(roots):
             for path in _files(root):
                 if self._is_ours(path):
                     out.append(path)
