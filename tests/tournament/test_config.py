@@ -264,3 +264,40 @@ def test_duplicate_deals_take_built_in_bots_and_sandboxed_per_game_programs(
     data["duplicate"] = True
     data["participants"][1] = {"name": "fresh", **participant}
     assert parse_config(data, Path("/x")).duplicate
+
+
+def test_sandbox_keys_and_their_defaults() -> None:
+    policy = parse_config(base(), Path("/x")).sandbox
+    assert (policy.total_memory_mb, policy.total_processes, policy.cpus) == (4096, 128, 1.0)
+    assert (policy.workdir_mb, policy.tmp_mb, policy.preflight_seconds) == (256, 64, 30.0)
+    assert policy.cgroups is True
+    data = base()
+    data["sandbox"] = {
+        "total_memory_mb": 512,
+        "total_processes": 32,
+        "cpus": 0.5,
+        "workdir_mb": 16,
+        "tmp_mb": 8,
+        "preflight_seconds": 5,
+        "cgroups": False,
+    }
+    policy = parse_config(data, Path("/x")).sandbox
+    assert (policy.total_memory_mb, policy.total_processes, policy.cpus) == (512, 32, 0.5)
+    assert (policy.workdir_mb, policy.tmp_mb, policy.preflight_seconds, policy.cgroups) == (16, 8, 5.0, False)
+    assert policy.limits.memory_bytes == 512 << 20
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("cpus", 0, r"sandbox\.cpus: a number of CPUs from 0\.01 to 1024"),
+        ("preflight_seconds", 0, r"sandbox\.preflight_seconds: seconds, more than 0"),
+        ("total_processes", 2, r"sandbox\.total_processes: must be a whole number >= 8"),
+        ("cgroups", "no", r"sandbox\.cgroups: must be true or false"),
+    ],
+)
+def test_bad_sandbox_keys(key: str, value: object, message: str) -> None:
+    data = base()
+    data["sandbox"] = {key: value}
+    with pytest.raises(ConfigError, match=message):
+        parse_config(data, Path("/x"))

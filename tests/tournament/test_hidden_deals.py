@@ -110,7 +110,10 @@ class Outsider:
         server = self.runner.server
         assert server is not None
         rows = self.runner.store.games(self.runner.tournament_id)
-        deal = next(row.spec["deal"] for row in rows if row.match_id == match_id)
+        deals = [row.spec["deal"] for row in rows if row.match_id == match_id]
+        if not deals:  # not a game of the schedule: a preflight's throwaway match, aborted unplayed
+            return
+        deal = deals[0]
         unfinished = [
             row.match_id
             for row in rows

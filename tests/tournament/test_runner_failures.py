@@ -43,7 +43,6 @@ def verdicts_by_name(results: list[dict[str, object]]) -> dict[str, list[str]]:
 
 
 async def test_verdicts_of_misbehaving_participants(tmp_path: Path) -> None:
-    marker = "phoenix-lived"  # in the program's own writable directory
     body = """
 name = "misbehaving"
 seed = "e2e-misbehaving"
@@ -76,7 +75,7 @@ builtin = "random"
     body += participant("cheat-sh", "stdio", ["sh", str(FIXTURES / "stdio_illegal.sh")])
     body += participant("quitter-sh", "stdio", ["sh", str(FIXTURES / "stdio_crash.sh")])
     body += participant("dropper", "command", [PYTHON, REMOTE_BOT, "drop"], "keep_alive = true")
-    body += participant("phoenix", "command", [PYTHON, REMOTE_BOT, "crash-once", marker], "keep_alive = true")
+    body += participant("phoenix", "command", [PYTHON, REMOTE_BOT, "crash-once"], "keep_alive = true")
     config = write_config(tmp_path, body)
     db = tmp_path / "t.db"
     done = await run_tournament(config, db, timeout=80)

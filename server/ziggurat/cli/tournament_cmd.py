@@ -19,6 +19,7 @@ from ziggurat.store.owner import DatabaseOwner
 from ziggurat.store.startup import StartupError, check_database_path
 from ziggurat.tournament.config import ConfigError
 from ziggurat.tournament.executors import EXECUTORS, require_ray
+from ziggurat.tournament.preflight import PreflightError
 from ziggurat.tournament.results import (
     crosstable,
     disqualified,
@@ -268,7 +269,8 @@ async def _run_to_the_end(runner: TournamentRunner) -> str:
 def _go(runner: TournamentRunner) -> int:
     try:
         asyncio.run(_run_to_the_end(runner))
-    except (StartupError, SandboxUnavailable) as error:  # this machine cannot run it as configured
+    # this machine cannot run it as configured, or a program cannot start in its sandbox
+    except (StartupError, SandboxUnavailable, PreflightError) as error:
         print(f"error: {error}", file=sys.stderr)
         return exits.FAILED
     except KeyboardInterrupt:

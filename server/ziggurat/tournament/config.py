@@ -528,12 +528,27 @@ def _sandbox(t: _Table | None) -> SandboxPolicy:
     if t is None:
         return SandboxPolicy()
     default = SandboxPolicy()
+    cpus = t.number("cpus", default.cpus)
+    preflight = t.number("preflight_seconds", default.preflight_seconds)
     policy = SandboxPolicy(
         enabled=t.boolean("enabled", True),
         cpu_seconds=t.integer("cpu_seconds", default.cpu_seconds, minimum=1),
         memory_mb=t.integer("memory_mb", default.memory_mb, minimum=16),
         max_processes=t.integer("max_processes", default.max_processes, minimum=1),
         max_file_mb=t.integer("max_file_mb", default.max_file_mb, minimum=1),
+        cgroups=t.boolean("cgroups", True),
+        total_memory_mb=t.integer("total_memory_mb", default.total_memory_mb, minimum=16),
+        total_processes=t.integer("total_processes", default.total_processes, minimum=8),
+        cpus=cpus,
+        workdir_mb=t.integer("workdir_mb", default.workdir_mb, minimum=1),
+        tmp_mb=t.integer("tmp_mb", default.tmp_mb, minimum=1),
+        preflight_seconds=preflight,
     )
+    if not 0.01 <= cpus <= 1024:
+        raise ConfigError(f"{t.key('cpus')}: a number of CPUs from 0.01 to 1024, not {cpus}")
+    if not 0 < preflight <= 3600:
+        raise ConfigError(
+            f"{t.key('preflight_seconds')}: seconds, more than 0 and at most 3600, not {preflight}"
+        )
     t.done()
     return policy

@@ -36,7 +36,8 @@ from ziggurat.service.manager import MatchManager
 from ziggurat.service.match import Match
 from ziggurat.service.timecontrol import TimeControl
 from ziggurat.stdio.bridge import BridgeSettings, HandshakeError, StdioBot, play_seat
-from ziggurat.tournament.sandbox import Sandbox
+from ziggurat.tournament.cgroups import CgroupUnavailable
+from ziggurat.tournament.sandbox import Confinement, Sandbox, SandboxUnavailable
 from ziggurat.tournament.schedule import GameSpec
 from ziggurat.v1 import bot_service_pb2 as bpb
 from ziggurat.wire.codec import config_to_proto
@@ -64,6 +65,7 @@ class Seating:
     env: Mapping[str, str] = field(default_factory=dict)
     read_only: tuple[Path, ...] = ()  # more paths a sandboxed program may read
     trusted: bool = False  # ziggurat's own code (a built-in bot's per-game process): never confined
+    hide: tuple[Path, ...] = ()  # other participants' files, which its sandbox must not show
 
 
 @dataclass
@@ -427,31 +429,41 @@ async def _run_program(job: _SeatJob) -> None:
     }
     label = f"{match.match_id}-seat{seat + 1}"
     argv, env, cwd = list(seating.argv), {**os.environ, **seating.env}, seating.cwd
+    confined: Confinement | None = None
     if host.sandbox is not None and not seating.trusted:
-        confined = host.sandbox.confine(
-            argv,
-            cwd=cwd,
-            env={**seating.env, **seat_env, "ZIGGURAT_SERVER": host.program_address},
-            label=label,
-            read_only=seating.read_only,
-        )
+        confined = _confine(job, label, {**seating.env, **seat_env, "ZIGGURAT_SERVER": host.program_address})
+        if confined is None:
+            return
         argv, env, cwd = confined.argv, confined.env, None
     else:
         env.update(seat_env, ZIGGURAT_SERVER=host.address)
     log_path = host.log_dir / f"{label}.log"
     with log_path.open("ab") as output:
+
+        def note(line: str) -> None:
+            log.warning("%s: %s", label, line)
+            output.write(f"ziggurat: {line}\n".encode())
+            output.flush()
+
         try:
-            process = await asyncio.create_subprocess_exec(
-                *argv, cwd=cwd, env=env, stdout=output, stderr=output, start_new_session=True
-            )
-        except OSError as error:
-            log.warning("cannot start %s: %s", seating.argv[0], error)
-            job.give_up("crashed")
-            return
-        try:
-            code = await process.wait()
+            try:
+                process = await asyncio.create_subprocess_exec(
+                    *argv, cwd=cwd, env=env, stdout=output, stderr=output, start_new_session=True
+                )
+            except OSError as error:
+                log.warning("cannot start %s: %s", seating.argv[0], error)
+                job.give_up("crashed")
+                return
+            watch = asyncio.create_task(confined.watch_memory(note)) if confined is not None else None
+            try:
+                code = await process.wait()
+            finally:
+                if watch is not None:
+                    watch.cancel()
+                await asyncio.shield(stop_process(process))
         finally:
-            await asyncio.shield(stop_process(process))
+            if confined is not None:
+                await asyncio.shield(confined.close())
     if match.status != "finished":
         log.warning(
             "%s exited (%s) before match %s ended: seat %d resigned",
@@ -461,6 +473,28 @@ async def _run_program(job: _SeatJob) -> None:
             seat + 1,
         )
         job.give_up("crashed")
+
+
+def _confine(job: _SeatJob, label: str, env: Mapping[str, str]) -> Confinement | None:
+    """The seat's program in a new sandbox; None (the seat resigned, ``crashed``) when no sandbox
+    can be made now (e.g. every sandbox user is taken): the tournament goes on."""
+    assert job.host.sandbox is not None
+    seating = job.seating
+    try:
+        return job.host.sandbox.confine(
+            list(seating.argv),
+            cwd=seating.cwd,
+            env=env,
+            label=label,
+            read_only=seating.read_only,
+            hide=seating.hide,
+        )
+    except (SandboxUnavailable, CgroupUnavailable) as error:
+        log.error(
+            "%s: no sandbox for seat %d of %s: %s", seating.argv[0], job.seat + 1, job.match.match_id, error
+        )
+        job.give_up("crashed")
+        return None
 
 
 async def stop_process(process: asyncio.subprocess.Process) -> None:
@@ -490,16 +524,21 @@ async def _run_stdio(job: _SeatJob) -> None:
     """
     host, seating = job.host, job.seating
     argv, env, cwd = list(seating.argv), dict(seating.env), seating.cwd
+    label = f"{job.match.match_id}-seat{job.seat + 1}"
+    confined: Confinement | None = None
     if host.sandbox is not None:
-        confined = host.sandbox.confine(
-            argv,
-            cwd=cwd,
-            env=env,
-            label=f"{job.match.match_id}-seat{job.seat + 1}",
-            read_only=seating.read_only,
-        )
+        confined = _confine(job, label, env)
+        if confined is None:
+            return
         argv, env, cwd = confined.argv, confined.env, None
+    notes: list[str] = []
+
+    def note(line: str) -> None:
+        log.warning("%s: %s", label, line)
+        notes.append(f"ziggurat: {line}")
+
     bot = StdioBot(argv, settings=BridgeSettings(max_illegal=host.max_illegal), env=env, cwd=cwd)
+    watch = asyncio.create_task(confined.watch_memory(note)) if confined is not None else None
     try:
         try:
             await bot.start()
@@ -518,9 +557,13 @@ async def _run_stdio(job: _SeatJob) -> None:
                 job.reasons.setdefault(job.seat, bot.verdict.value)
             await asyncio.shield(bot.close())
     finally:
+        if watch is not None:
+            watch.cancel()
         bot.process.kill()  # even when cancelled during close(): nothing outlives its game
-        tail = list(bot.process.stderr_tail)
+        if confined is not None:
+            await asyncio.shield(confined.close())
+        tail = [*bot.process.stderr_tail, *notes]
         if tail:
-            log_path = host.log_dir / f"{job.match.match_id}-seat{job.seat + 1}.log"
+            log_path = host.log_dir / f"{label}.log"
             with log_path.open("a", encoding="utf-8") as output:
                 output.writelines(line + "\n" for line in tail)
