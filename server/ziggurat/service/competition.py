@@ -49,7 +49,7 @@ from ziggurat.service.servicer import bearer_token
 from ziggurat.service.status_guard import close_requests, end_call
 from ziggurat.store.sqlite import Store
 from ziggurat.web.connect import CallContext
-from ziggurat.web.limits import connect_error
+from ziggurat.web.details import connect_error
 from ziggurat.wire import errors
 from ziggurat.wire.reasons import Reason
 
