@@ -229,3 +229,54 @@ async def test_the_invite_command_sends_the_creator_token_and_never_takes_it_as_
         invited = await asyncio.to_thread(_invite, server.address, "guarded", match.match_id, env_token=token)
         assert invited.returncode == 0, invited.stderr
         assert f"of match {match.match_id}" in invited.stdout
+
+
+async def test_bot_create_writes_the_creator_token_that_bot_invite_reads(tmp_path: Path) -> None:
+    """``ziggurat bot random --create pylos --creator-token-file F`` then ``ziggurat bot invite NAME
+    --match ID --creator-token-file F``: the token goes from one command to the other in an
+    owner-only file, never through the command line, and the invited bot plays the match out."""
+    async with _server_and_remote_bot(tmp_path, "cli-robo", "cli-secret") as (server, client, _):
+        token_file = tmp_path / "creator.token"
+        creator = subprocess.Popen(
+            [
+                *CLI,
+                "random",
+                "--server",
+                server.address,
+                "--create",
+                "pylos",
+                "--creator-token-file",
+                str(token_file),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert creator.stdout is not None
+            first = await asyncio.to_thread(creator.stdout.readline)
+            assert first.startswith("created match "), first
+            match_id = first.split()[2]
+            assert token_file.stat().st_mode & 0o777 == 0o600
+            assert token_file.read_text().strip() not in first
+            invited = await asyncio.to_thread(
+                _invite, server.address, "cli-robo", match_id, token_file=token_file
+            )
+            assert invited.returncode == 0, invited.stderr
+            out, err = await asyncio.to_thread(creator.communicate, timeout=120)
+            assert creator.returncode == 0, err
+            assert f"match {match_id} over" in out
+        finally:
+            if creator.poll() is None:
+                creator.kill()
+        assert {s.player_name for s in (await client.record(match_id)).seats} == {"random", "cli-robo"}
+        # A file that cannot be written stops --create before any match exists.
+        nowhere = ["--creator-token-file", str(tmp_path / "missing" / "t")]
+        unwritable = subprocess.run(
+            [*CLI, "random", "--server", server.address, "--create", "pylos", *nowhere],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert unwritable.returncode == 2
+        assert unwritable.stderr.startswith("error: cannot write the creator token file "), unwritable.stderr

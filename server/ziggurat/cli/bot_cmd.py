@@ -79,7 +79,8 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--creator-token-file",
         metavar="FILE",
-        help="with BOT = invite: file holding the match's creator token (default: $ZIGGURAT_CREATOR_TOKEN)",
+        help="with BOT = invite: file holding the match's creator token (default: $ZIGGURAT_CREATOR_TOKEN); "
+        "with --create: the file to write the created match's creator token to (owner-only)",
     )
     parser.add_argument("--max-matches", type=int, default=1, help="remote bot: matches at once (default 1)")
     parser.add_argument(
@@ -136,6 +137,15 @@ def _bot(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return exits.USAGE
+    if args.create and args.creator_token_file:
+        try:  # before the match exists: a file that cannot be written is a usage error, nothing created
+            _write_secret(args.creator_token_file, "")
+        except OSError as error:
+            print(
+                f"error: cannot write the creator token file {args.creator_token_file}: {error}",
+                file=sys.stderr,
+            )
+            return exits.USAGE
     try:
         return asyncio.run(_remote(args, options) if args.remote else _seat(args, bot))
     except (ZigguratError, InvalidConfigError) as error:
@@ -166,6 +176,8 @@ async def _seat(args: argparse.Namespace, bot: Bot) -> int:
             time_control = match_pb2.TimeControl(per_move_ms=args.per_move_ms)
             match = await client.create_match(config, time_control=time_control)
             match_id = match.match_id
+            if args.creator_token_file:
+                _write_secret(args.creator_token_file, client.creator_tokens[match_id])
             print(f"created match {match_id} (commitment {match.seed_commitment})", flush=True)
         if args.token and not args.create:
             handle = MatchHandle(match_id, args.seat, args.token)
@@ -217,6 +229,13 @@ def _invite(args: argparse.Namespace) -> int:
     except ZigguratError as error:
         print(f"error: {error}", file=sys.stderr)
         return exits.FAILED
+
+
+def _write_secret(path: str, token: str) -> None:
+    """Write ``token`` to a new file only its owner may read (what ``bot invite`` reads back)."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+        out.write(f"{token}\n" if token else "")
 
 
 def _creator_token(path: str | None) -> str:
