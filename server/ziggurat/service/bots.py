@@ -22,8 +22,9 @@ the organisers and players who want it: at most :attr:`BotRegistry.max_pending` 
 expires after :attr:`BotRegistry.invitation_ttl_s` (its match is cancelled, the bot released),
 and an organiser's seat (:meth:`BotRegistry.assign`) never waits for one: pending invitations
 do not count in :attr:`BotConnection.free`, and the oldest ones are withdrawn (their matches
-cancelled) when the bot would otherwise play more than its ``max_matches``. Cancelling is an
-``Aborted`` event committed to the match's log before the registry forgets the invitation.
+cancelled) when the bot would otherwise play more than its ``max_matches``. Cancelling ends the
+match as aborted (its ``Ended`` event committed to the match's log, as CancelMatch does) before
+the registry forgets the invitation.
 """
 
 from __future__ import annotations
@@ -59,7 +60,6 @@ class Invitation:
     bot: str  # the bot's name
     match: Match
     seat: int  # 0-based
-    since: float  # time.monotonic() of the invitation
 
     @property
     def played(self) -> bool:
@@ -236,7 +236,7 @@ class BotRegistry:
 
     def invite(self, connection: BotConnection, assignment: bpb.Assignment, match: Match) -> Invitation:
         """Hand the seat of an invitation (checked with :meth:`invitable`) to the bot."""
-        invitation = Invitation(connection.name, match, assignment.seat - 1, time.monotonic())
+        invitation = Invitation(connection.name, match, assignment.seat - 1)
         connection.invitations[match.match_id] = invitation
         connection.active.add(match.match_id)
         connection.queue.put_nowait(assignment)
