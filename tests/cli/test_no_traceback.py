@@ -196,7 +196,15 @@ OFFLINE = {
         "cannot load the bot",
         {"b.py": b"raise RuntimeError('broken bot module')\n"},
     ),
-    "bot invite server down": _case(f"bot invite x --match abc --server {DOWN}", FAILED, "UNAVAILABLE"),
+    "bot invite server down": _case(
+        f"bot invite x --match abc --server {DOWN}",
+        FAILED,
+        "UNAVAILABLE",
+        env={"ZIGGURAT_CREATOR_TOKEN": "some-creator-token"},
+    ),
+    "bot invite without a creator token": _case(
+        f"bot invite x --match abc --server {DOWN}", USAGE, "needs the match's creator token"
+    ),
     "bridge server down": _case(
         f"bridge --server {DOWN} --match abc --token t -- sh {ROOT}/examples/stdio/random_bot.sh",
         FAILED,
@@ -210,7 +218,10 @@ OFFLINE = {
 ONLINE = {
     "bot unknown match": _case("bot random --match nosuchmatch --server {server}", FAILED, "MATCH_NOT_FOUND"),
     "bot invite unknown match": _case(
-        "bot invite x --match nosuchmatch --server {server}", FAILED, "NOT_FOUND"
+        "bot invite x --match nosuchmatch --server {server}",
+        FAILED,
+        "NOT_FOUND",
+        env={"ZIGGURAT_CREATOR_TOKEN": "some-creator-token"},
     ),
     "watch unknown match": _case("watch nosuchmatch --server {server}", FAILED, "no match nosuchmatch"),
     "verify saving into a missing directory": _case(

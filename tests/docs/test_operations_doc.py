@@ -34,6 +34,8 @@ LIMIT_OPTIONS = {
     "rate",
     "max_matches",
     "waiting_ttl",
+    "max_pending_invitations",
+    "invitation_ttl",
     "grace",
 }
 

@@ -49,6 +49,12 @@ def test_documented_limits_are_the_code_s() -> None:
         "waiting TTL: time a waiting match may go without a join": ttl,
         "matches per ListMatches page": f"{servicer.MAX_PAGE} (default page {servicer.DEFAULT_PAGE})",
         "matches a remote bot takes at once": f"{bot_servicer.MAX_MATCHES_PER_BOT}",
+        "invitations (`InviteBot`) one remote bot may have waiting to be played": (
+            f"{defaults['max_pending_invitations']} (`--max-pending-invitations`)"
+        ),
+        "time an invitation may wait to be played": (
+            f"{defaults['invitation_ttl']:.0f} seconds (`--invitation-ttl`)"
+        ),
         "new remote-bot names": (
             f"{address_burst:.0f} at once per address then one every {1 / address_rate:.0f} s; "
             f"{server_burst:.0f} at once per server then {server_rate:.0f} per second"
@@ -66,6 +72,8 @@ def test_documented_limits_are_the_code_s() -> None:
     assert defaults["max_streams_per_seat"] == options.max_streams_per_seat
     assert defaults["max_matches"] == options.max_live_matches
     assert defaults["waiting_ttl"] == DEFAULT_WAITING_TTL_S == options.waiting_ttl_s
+    assert defaults["max_pending_invitations"] == options.max_pending_invitations
+    assert defaults["invitation_ttl"] == options.invitation_ttl_s
     assert _limits() == expected
 
 

@@ -48,7 +48,7 @@ from ziggurat.service import memory
 from ziggurat.service.access import Access
 from ziggurat.service.admin_servicer import AdminServicer
 from ziggurat.service.bot_servicer import BotServicer
-from ziggurat.service.bots import BotRegistry
+from ziggurat.service.bots import DEFAULT_INVITATION_TTL_S, DEFAULT_MAX_PENDING_INVITATIONS, BotRegistry
 from ziggurat.service.competition import Competition, CompetitionConnectInterceptor, CompetitionInterceptor
 from ziggurat.service.gate import (
     BINARY_NAME,
@@ -131,6 +131,10 @@ class ServeOptions:
     # Match lifetime and access (docs/protocol.md): waiting matches with no seat taken for
     # this long are cancelled; files holding the operator token and the create token.
     waiting_ttl_s: float = DEFAULT_WAITING_TTL_S
+    # Invitations (BotService.InviteBot): how many one bot may have waiting to be played, and
+    # how long one may wait before its match is cancelled and the bot released.
+    max_pending_invitations: int = DEFAULT_MAX_PENDING_INVITATIONS
+    invitation_ttl_s: float = DEFAULT_INVITATION_TTL_S
     admin_token_file: str | None = None
     create_token_file: str | None = None
     # Limits (docs/operations.md lists each, what happens when it is reached, and its tests).
@@ -268,7 +272,11 @@ class ZigguratServer:
         self.manager.shards = self.shards
         self.own_port = 0  # a worker's own port (clients are sent there for its matches)
         self.lister: ShardLister | None = None
-        self.bots = BotRegistry(self.store)
+        self.bots = BotRegistry(
+            self.store,
+            max_pending=options.max_pending_invitations,
+            invitation_ttl_s=options.invitation_ttl_s,
+        )
         self.house_bots: HouseBotSeater = house_bots(self.manager) if house_bots else NoHouseBots()
         self.health = health_aio.HealthServicer()
         # Each call's client address; with --gate, calls the gate forwards carry it.

@@ -94,6 +94,11 @@ class Reason(enum.Enum):
         "this address has as many connections in use as the server allows (--max-connections-per-address)",
     )
     TOO_MANY_BOTS = (_EXHAUSTED, "the server already plays its maximum number of built-in bots")
+    TOO_MANY_INVITATIONS = (
+        _EXHAUSTED,
+        "the named bot already has as many invitations waiting to be played as the server allows "
+        "(--max-pending-invitations)",
+    )
     BAD_SEQ = (grpc.StatusCode.OUT_OF_RANGE, "the resume point after_seq is beyond the match's log")
     # UNAVAILABLE: nothing changed; the same request may succeed later.
     STORE_UNAVAILABLE = (
