@@ -196,7 +196,8 @@ def test_ray_kabaleo_with_stdio_program_via_cli(tmp_path: Path, ray_head: RayHea
         return _by_index([row.result for row in stored_games(db, tournament) if row.result])
 
     local_results, ray_results = results(local_db), results(ray_db)
-    assert sorted(ray_results) == sorted(local_results) == list(range(12))  # 4 tables x 3 rotations
+    # 4 tables, one game each: duplicate deals take no program on Ray (they run unconfined there)
+    assert sorted(ray_results) == sorted(local_results) == list(range(4))
     for index, result in ray_results.items():
         assert result["verdicts"] == ["finished"] * 3, result
         reference = local_results[index]
@@ -263,6 +264,19 @@ def test_ray_refuses_remote_participants(tmp_path: Path, capsys: pytest.CaptureF
     assert code == 2
     err = capsys.readouterr().err
     assert "remote participants (outsider)" in err and "--executor local" in err
+    assert not (tmp_path / "t.db").exists() or not _tournaments(tmp_path / "t.db")
+
+
+def test_ray_refuses_duplicate_deals_with_programs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shell = toml_list(["sh", str(REPO / "examples" / "stdio" / "random_bot.sh")])
+    body = KABALEO.format(shell=shell).replace("concurrency = 2\n", "concurrency = 2\nduplicate = true\n")
+    config = write_config(tmp_path, body)
+    code = ziggurat_main(
+        ["tournament", "run", str(config), "--db", str(tmp_path / "t.db"), "--executor", "ray"]
+    )
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "runs programs unconfined" in err and "(random-sh)" in err and "duplicate = false" in err
     assert not (tmp_path / "t.db").exists() or not _tournaments(tmp_path / "t.db")
 
 

@@ -128,13 +128,16 @@ async def _run(tmp_path: Path, name: str, *, mode: str, sandboxed: bool) -> tupl
     assert reason == "completed"
     store = Store(db)
     try:
-        created = len(store.match_ids())
+        matches = {match_id: store.load(match_id) for match_id in store.match_ids()}
     finally:
         store.close()
     games = [row.result for row in stored_games(db, runner.tournament_id) if row.result is not None]
     assert len(games) == 6
     # Only the organiser's matches exist: not one was created, over any listener, by anyone else.
-    assert created == len(games)
+    # Besides the games' own, the preflight's one throwaway match (seats "preflight-N", aborted).
+    others = [m for match_id, m in matches.items() if match_id not in {g["match_id"] for g in games}]
+    assert len(others) == 1 and others[0] is not None and others[0].status == "finished"
+    assert all(name.startswith("preflight-") for _, name, _ in others[0].seat_rows)
     return games, runner.log_dir
 
 

@@ -30,6 +30,10 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tournaments"
 
 
 def make(game: str = "pylos", n: int = 4, **extra: Any) -> TournamentConfig:
+    """A configuration of ``n`` built-in bots; Kabaleo with duplicate deals unless told otherwise
+    (the configuration's own default is ``false``: these tests are about the deals' schedule)."""
+    if game == "kabaleo":
+        extra.setdefault("duplicate", True)
     data: dict[str, Any] = {
         "name": "t",
         "seed": extra.pop("seed", "s"),

@@ -196,6 +196,7 @@ game = "kabaleo"
 seats = 3
 rounds = 2
 concurrency = 3
+duplicate = true
 
 [time_control]
 per_move_ms = 5000

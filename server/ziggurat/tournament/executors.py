@@ -120,6 +120,14 @@ def check_ray_config(config: TournamentConfig) -> None:
             f"--executor ray cannot seat remote participants ({', '.join(remote)}): they connect to "
             "the tournament's server, but Ray games run on the workers' servers; use --executor local"
         )
+    programs = [p.name for p in config.participants if p.kind in ("command", "stdio")]
+    if config.duplicate and programs:
+        # Ray workers run programs unconfined: one could keep a file from one rotation of a
+        # deal for the next, which duplicate deals must rule out (docs/tournaments.md)
+        raise ValueError(
+            f"--executor ray runs programs unconfined, so duplicate deals cannot take them "
+            f"({', '.join(programs)}): use --executor local, or duplicate = false"
+        )
 
 
 @dataclass(frozen=True)
