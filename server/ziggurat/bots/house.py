@@ -25,6 +25,7 @@ ever answers the running turn).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 from collections.abc import Callable
@@ -65,14 +66,31 @@ class HouseBots:
         self.tasks: set[asyncio.Task[None]] = set()
         self._executor: ThreadPoolExecutor | None = None
         self._search_pool: SearchPool | None = None
+        self._warming: asyncio.Task[None] | None = None
+
+    @property
+    def search_pool(self) -> SearchPool | None:
+        """The worker processes of the search bots (None until the first is needed)."""
+        return self._search_pool
+
+    def _pool(self) -> SearchPool:
+        if self._search_pool is None:
+            self._search_pool = SearchPool(self.limit, keep_idle=os.cpu_count() or 1)
+        return self._search_pool
+
+    def _warm_up(self) -> None:
+        """Start the search workers' forkserver and one worker in the background (server start):
+        the first search bot seated is then ready in milliseconds, not after the second or so
+        a fresh interpreter takes to load the bots, which a short clock would not forgive."""
+        with contextlib.suppress(RuntimeError):  # no running loop: nothing to warm for
+            task = asyncio.get_running_loop().create_task(self._pool().warm(1), name="search pool warm-up")
+            self._warming = task
 
     def _build(self, bot_name: str, make_bot: Callable[[str], Any]) -> Any:
         """The bot for one seat: a search bot is a session in a worker process, others in-process."""
         if bot_name not in SEARCH_BOTS:
             return make_bot(bot_name)
-        if self._search_pool is None:
-            self._search_pool = SearchPool(self.limit, keep_idle=os.cpu_count() or 1)
-        return self._search_pool.open(bot_name)
+        return self._pool().open(bot_name)
 
     def catalogue(self) -> list[HouseBotInfo]:
         """Every built-in bot, by name."""
@@ -101,6 +119,7 @@ class HouseBots:
         Which bot plays a seat is in the log; a seat it no longer holds (resigned, timed out)
         is left alone.
         """
+        self._warm_up()
         infos, make_bot = _catalogue()
         restored = 0
         for match in list(self.manager.live.values()):
@@ -136,6 +155,9 @@ class HouseBots:
         if self._executor is not None:
             self._executor.shutdown(wait=False, cancel_futures=True)
             self._executor = None
+        if self._warming is not None:
+            self._warming.cancel()
+            await asyncio.gather(self._warming, return_exceptions=True)
         if self._search_pool is not None:
             await self._search_pool.close()
             self._search_pool = None
@@ -147,7 +169,7 @@ class HouseBots:
         history: list[str] = []
         try:
             if isinstance(bot, PooledBot):
-                await bot.start()  # build it in its worker now, not on the first turn's clock
+                bot.prepare()  # build it in its worker now, not on the first turn's clock
             async for entries, _ in match.batches(subscriber):
                 for entry in entries:
                     event = render_event(match, entry, seat)
@@ -172,6 +194,9 @@ class HouseBots:
                                 legal_moves=tuple(event.turn_started.legal_moves),
                                 time_left_ms=event.turn_started.time_left_ms,
                                 history=tuple(history),
+                                # the server's clock for this turn runs from here, whenever
+                                # the bot reads it (after its worker's start, say)
+                                received=match.turn_started,
                             ),
                         )
         except asyncio.CancelledError:

@@ -23,6 +23,11 @@ each search runs in a worker process whose only job is searching:
   learnt of the turn), so time spent queueing or waiting for a core is off its budget
   and a search never answers later than it would have in-process.
 * The collector is paused around a search only in the worker (:func:`_choose`).
+* A safety net: if the worker has not answered when half of the turn's time (after a
+  100 ms network margin) is gone — its process was still starting, or the machine is
+  so loaded that it got no core — the host answers a random legal move itself (seeded by
+  the bot's seed) and logs a warning, rather than lose the game on time. A search's own
+  budget is at most a quarter of that time, so on a working host this never happens.
 * Released sessions are dropped from their worker; idle workers beyond ``keep_idle``
   exit. A worker that dies (killed, out of memory) fails the move it was thinking
   about — the host resigns that seat as for any bot failure — and is never used again.
@@ -36,9 +41,12 @@ import asyncio
 import collections
 import contextlib
 import itertools
+import logging
 import multiprocessing
 import os
+import random
 import threading
+import time
 import weakref
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -47,6 +55,13 @@ from typing import Any
 
 from ziggurat.bots.common import gc_paused
 from ziggurat_client.bot import Turn
+
+log = logging.getLogger("ziggurat.bots.workers")
+
+FALLBACK_SHARE = 0.5
+"""Share of the turn's time (after the margin) the host waits for its worker before it answers
+a random legal move itself."""
+FALLBACK_MARGIN_MS = 100
 
 SEARCH_BOTS = frozenset({"mcts", "alphabeta"})
 """The built-in bots that search for their whole budget, hence think in worker processes."""
@@ -151,6 +166,7 @@ class SearchPool:
         self._numbers = itertools.count(1)
         self._released: collections.deque[tuple[_Worker, int]] = collections.deque()
         self._closed = False
+        self.fallbacks = 0  # moves its bots' hosts answered themselves (a worker too late)
 
     @property
     def workers(self) -> int:
@@ -220,6 +236,12 @@ class SearchPool:
         self._workers.clear()
 
 
+def _forget(searching: asyncio.Future[str]) -> None:
+    """A search answered too late: its move is dropped (and its failure, if any, was logged)."""
+    if not searching.cancelled() and searching.exception() is not None:
+        log.info("a search answered too late failed too: %s", searching.exception())
+
+
 class PooledBot:
     """A built-in search bot whose every move is searched in a worker process of its pool.
 
@@ -237,6 +259,9 @@ class PooledBot:
         self._session = session
         self._options = options
         self._opened: Future[None] | None = None
+        seed = options.get("seed")
+        self._fallback = random.Random(seed if isinstance(seed, int) else None)
+        self.fallbacks = 0  # moves the host answered itself (the worker was too late)
         self._release = weakref.finalize(self, pool._release, worker, session)
 
     @property
@@ -255,8 +280,34 @@ class PooledBot:
                 self._opened = self._worker.submit(_open, self._session, self.name, self._options)
         await self._wait(self._opened)
 
+    def prepare(self) -> None:
+        """Start :meth:`start` in the background (a failure shows again on the first move)."""
+        starting = asyncio.ensure_future(self.start())
+        starting.add_done_callback(lambda done: done.cancelled() or done.exception())
+
     async def choose(self, turn: Turn) -> str:
-        """The bot's move for ``turn``, searched in its worker within the turn's budget."""
+        """The bot's move for ``turn``, searched in its worker within the turn's budget (or, if
+        the worker is too late for the clock, a random legal move: see the module docstring)."""
+        searching = asyncio.ensure_future(self._search(turn))
+        if not turn.time_left_ms:
+            return await searching
+        usable = max(0, turn.time_left_ms - FALLBACK_MARGIN_MS) / 1000
+        wait = turn.received + usable * FALLBACK_SHARE - time.monotonic()
+        try:
+            return await asyncio.wait_for(asyncio.shield(searching), max(0.0, wait))
+        except TimeoutError:
+            searching.add_done_callback(_forget)
+            self.fallbacks += 1
+            self._pool.fallbacks += 1
+            log.warning(
+                "%s: no move from its search worker %.0f ms into the turn (ply %d): a random legal move",
+                self.name,
+                1000 * turn.seconds_since_received(),
+                turn.ply,
+            )
+            return turn.legal_moves[self._fallback.randrange(len(turn.legal_moves))]
+
+    async def _search(self, turn: Turn) -> str:
         await self.start()
         move: str = await self._wait(self._worker.submit(_choose, self._session, turn))
         return move
