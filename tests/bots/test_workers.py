@@ -71,12 +71,13 @@ async def test_a_search_runs_in_a_worker_and_never_touches_the_hosts_collector(p
 
 async def test_seats_at_once_get_workers_of_their_own(pool: SearchPool) -> None:
     bots = [pool.open("alphabeta", {"seed": i, "max_seconds": 0.3}) for i in range(4)]
+    await asyncio.gather(*(bot.start() for bot in bots))
     turn = _opening(time_left_ms=time_left_for_budget(0.3))
     started = time.monotonic()
     moves = await asyncio.gather(*(bot.choose(replace(turn, received=time.monotonic())) for bot in bots))
     took = time.monotonic() - started
     assert all(move in turn.legal_moves for move in moves)
-    assert len({bot.pid for bot in bots}) == 4
+    assert len({bot.pid for bot in bots}) == 4 and pool.fallbacks == 0
     # Four searches of 0.27 s each, side by side: far less than the 1.1 s of a queue.
     assert took < 0.9, took
 
