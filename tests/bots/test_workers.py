@@ -7,9 +7,12 @@ import asyncio
 import gc
 import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -58,6 +61,7 @@ async def test_pooled_bots_replay_the_in_process_game_from_their_seeds(pool: Sea
 
 async def test_a_search_runs_in_a_worker_and_never_touches_the_hosts_collector(pool: SearchPool) -> None:
     bot = pool.open("mcts", {"seed": 1, "max_seconds": 0.4})
+    await bot.start()
     turn = _opening(time_left_ms=time_left_for_budget(0.4))
     searching = asyncio.ensure_future(bot.choose(turn))
     samples = []
@@ -66,7 +70,7 @@ async def test_a_search_runs_in_a_worker_and_never_touches_the_hosts_collector(p
         await asyncio.sleep(0.002)
     assert searching.result() in turn.legal_moves
     assert len(samples) > 20 and all(samples)
-    assert bot.pid is not None and bot.pid != os.getpid()
+    assert bot.pid is not None and bot.pid != os.getpid() and pool.fallbacks == 0
 
 
 async def test_seats_at_once_get_workers_of_their_own(pool: SearchPool) -> None:
@@ -140,3 +144,38 @@ async def test_a_bad_option_is_the_constructors_error(pool: SearchPool) -> None:
     with pytest.raises(TypeError, match="no_such_option"):
         await bot.choose(_opening())
     assert isinstance(bot, PooledBot)
+
+
+def test_workers_exit_when_their_host_is_killed(tmp_path: Path) -> None:
+    script = tmp_path / "host.py"
+    script.write_text(
+        "import asyncio, sys\n"
+        "from ziggurat.bots.workers import SearchPool\n"
+        "async def main():\n"
+        "    pool = SearchPool(2)\n"
+        "    await pool.warm()\n"
+        "    print(*pool.pids(), flush=True)\n"
+        "    await asyncio.sleep(60)\n"
+        "if __name__ == '__main__':\n"
+        "    asyncio.run(main())\n"
+    )
+    host = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert host.stdout is not None
+        workers = [int(pid) for pid in host.stdout.readline().split()]
+        assert len(workers) == 2
+    finally:
+        host.kill()
+        host.wait()
+    deadline = time.monotonic() + 30
+    while any(_alive(pid) for pid in workers):
+        assert time.monotonic() < deadline, "a search worker outlived its host"
+        time.sleep(0.1)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

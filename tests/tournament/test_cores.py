@@ -50,6 +50,8 @@ def test_timed_searches_beyond_the_cores_are_named_with_the_concurrency_that_fit
     assert search_budget(config, 0.5) == pytest.approx(0.2025)
     assert "each gets about 0.67 of a core, 0.14 s of CPU for a 0.20 s move — no move is late" in line
     assert line.endswith("concurrency = 2 fits the cores")
+    documented = (Path(__file__).parents[2] / "docs" / "tournaments.md").read_text()
+    assert f"\ntournament ID: warning: {line}\n" in documented
 
 
 def test_untimed_or_search_free_tournaments_are_not_checked(tmp_path: Path) -> None:

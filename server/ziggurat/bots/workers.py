@@ -29,8 +29,9 @@ each search runs in a worker process whose only job is searching:
   the bot's seed) and logs a warning, rather than lose the game on time. A search's own
   budget is at most a quarter of that time, so on a working host this never happens.
 * Released sessions are dropped from their worker; idle workers beyond ``keep_idle``
-  exit. A worker that dies (killed, out of memory) fails the move it was thinking
-  about — the host resigns that seat as for any bot failure — and is never used again.
+  exit, and every worker exits within a second of its host's death (kill -9 included).
+  A worker that dies (killed, out of memory) fails the move it was thinking about — the
+  host resigns that seat as for any bot failure — and is never used again.
 
 ``greedy`` and ``random`` decide in microseconds to milliseconds and stay in-process.
 """
@@ -72,6 +73,30 @@ PRELOAD = "ziggurat.bots.worker_preload"
 
 _sessions: dict[int, Any] = {}
 """In a worker: the bots it holds, by session number."""
+
+
+HOST_CHECK_SECONDS = 1.0
+
+
+def _watch_host(host: int) -> None:
+    """Worker initialiser: exit when the host process is gone.
+
+    A pool worker holds both ends of its own task pipe, so it never sees an end of file when
+    its host dies without shutting it down (kill -9, a crash); and a forkserver lives as long as
+    any of its children. Without this watch they would outlive the host for good.
+    """
+
+    def watch() -> None:
+        while True:
+            time.sleep(HOST_CHECK_SECONDS)
+            try:
+                os.kill(host, 0)
+            except ProcessLookupError:
+                os._exit(0)
+            except PermissionError:  # pragma: no cover - a pid reused by another user's process
+                os._exit(0)
+
+    threading.Thread(target=watch, name="host-watch", daemon=True).start()
 
 
 def _worker_pid() -> int:
@@ -122,7 +147,9 @@ class _Worker:
     """One worker process (a one-process executor: its searches run one after another)."""
 
     def __init__(self, context: BaseContext) -> None:
-        self.executor = ProcessPoolExecutor(max_workers=1, mp_context=context)
+        self.executor = ProcessPoolExecutor(
+            max_workers=1, mp_context=context, initializer=_watch_host, initargs=(os.getpid(),)
+        )
         self.sessions: set[int] = set()
         self.broken = False
         self.pid: int | None = None
