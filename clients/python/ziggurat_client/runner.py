@@ -29,6 +29,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from time import monotonic
 from typing import Any
 
 import grpc
@@ -214,7 +215,7 @@ class SeatRunner:
             mine = event.turn_started.seat == self.handle.seat
             self._pending = event.turn_started if mine else None
             self._pending_time_ms, self._pending_live = event.time_ms, live
-            self._pending_received = time.monotonic()
+            self._pending_received = monotonic()
         elif kind == "match_ended":
             self._pending = None
             return event.match_ended
@@ -260,7 +261,7 @@ class SeatRunner:
             server_now = int(time.time() * 1000) - self._server_offset_ms
             elapsed = max(0, server_now - self._pending_time_ms)
             time_left = max(1, time_left - elapsed)
-            received = time.monotonic()  # the clock reading just computed is as of now
+            received = monotonic()  # the clock reading just computed is as of now
         return Turn(
             game=game,
             options=options,
