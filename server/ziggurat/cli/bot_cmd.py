@@ -9,7 +9,7 @@ for programs it launches, are the defaults of the matching options.
 
 The built-in search bots (mcts, alphabeta) think in worker processes
 (:mod:`ziggurat.bots.workers`), one per match this process plays at once (``--max-matches``),
-started before it connects: the seats it plays never queue behind one another's searches,
+started as it connects: the seats it plays never queue behind one another's searches,
 and this process's event loop keeps answering the server while they think.
 """
 
@@ -229,12 +229,18 @@ async def _remote(args: argparse.Namespace, options: dict[str, Any]) -> int:
         print(f"bot token for {name!r} (keep it to reconnect under this name): {token}", flush=True)
     games = [g for g in args.games.split(",") if g]
     pool: SearchPool | None = None
+    warming: asyncio.Task[None] | None = None
     if args.bot in SEARCH_BOTS:  # one worker per match at once: no search waits for another
         pool = SearchPool(max(1, args.max_matches))
-        await pool.warm()
+        # Started beside the connection, not before it: a loaded machine may take seconds to
+        # start them, and a tournament starts a game without a bot that has not connected.
+        warming = asyncio.create_task(pool.warm())
     try:
         return await _serve_remote(args, options, pool, name=name, token=token, games=games)
     finally:
+        if warming is not None:
+            warming.cancel()
+            await asyncio.gather(warming, return_exceptions=True)
         if pool is not None:
             await pool.close()
 
