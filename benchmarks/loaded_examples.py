@@ -81,7 +81,8 @@ def prepare(example: Path, directory: Path, openings: int | None) -> Path:
         subset = directory / f"openings-{openings}.txt"
         subset.write_text("\n".join(kept) + "\n")
         text = re.sub(r'^openings = ".*"$', f'openings = "{subset}"', text, flags=re.MULTILINE)
-    path = EXAMPLES / f".bench-{example.stem}-{os.getpid()}.toml"  # beside the example: its relative paths hold
+    # beside the example, so that its relative paths hold
+    path = EXAMPLES / f".bench-{example.stem}-{os.getpid()}.toml"
     path.write_text(text)
     return path
 
