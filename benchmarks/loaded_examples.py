@@ -72,8 +72,8 @@ HEADER = (
 )
 
 
-def prepare(example: Path, directory: Path, openings: int | None) -> Path:
-    """The example, copied beside its own files (relative paths resolve as shipped)."""
+def prepare(example: Path, directory: Path, openings: int | None) -> str:
+    """The example's text (with ``--openings K``, pointing at a file of its first K openings)."""
     text = example.read_text()
     if openings is not None and "openings" in text:
         lines = (EXAMPLES / "pylos-openings.txt").read_text().splitlines()
@@ -81,26 +81,19 @@ def prepare(example: Path, directory: Path, openings: int | None) -> Path:
         subset = directory / f"openings-{openings}.txt"
         subset.write_text("\n".join(kept) + "\n")
         text = re.sub(r'^openings = ".*"$', f'openings = "{subset}"', text, flags=re.MULTILINE)
-    # beside the example, so that its relative paths hold
-    path = EXAMPLES / f".bench-{example.stem}-{os.getpid()}.toml"
-    path.write_text(text)
-    return path
+    return text
 
 
 async def run(example: Path, load: str, openings: int | None, directory: Path) -> Figures:
-    config_path = prepare(example, directory, openings)
-    try:
-        db = directory / f"{example.stem}-{load.split(maxsplit=1)[0]}.db"
-        runner = TournamentRunner(
-            db, config_text=config_path.read_text(), config_path=config_path, show_progress=False
-        )
-        builtins = {p.name for p in load_config(config_path).participants if p.kind == "builtin"}
-        started = time.perf_counter()
-        with contextlib.redirect_stdout(io.StringIO()):
-            reason = await runner.run()
-        figures = Figures(example.stem, load, wall=time.perf_counter() - started)
-    finally:
-        config_path.unlink()
+    text = prepare(example, directory, openings)
+    db = directory / f"{example.stem}-{load.split(maxsplit=1)[0]}.db"
+    # The example's own path: its relative paths (the stdio program) resolve as shipped.
+    runner = TournamentRunner(db, config_text=text, config_path=example, show_progress=False)
+    builtins = {p.name for p in load_config(example).participants if p.kind == "builtin"}
+    started = time.perf_counter()
+    with contextlib.redirect_stdout(io.StringIO()):
+        reason = await runner.run()
+    figures = Figures(example.stem, load, wall=time.perf_counter() - started)
     if reason != "completed":
         raise RuntimeError(f"{example.stem}: {reason}")
     store = TournamentStore(db)
@@ -124,12 +117,13 @@ def busy_loops(count: int) -> list[subprocess.Popen[bytes]]:
 async def main(args: argparse.Namespace) -> None:
     logging.basicConfig(level="ERROR")
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    examples = sorted(p for p in EXAMPLES.glob("*.toml") if not p.name.startswith("."))
+    examples = sorted(EXAMPLES.glob("*.toml"))
     load_now = os.getloadavg()[0]
     print(f"{cores} cores; Pylos openings: {args.openings or 'all'}; load average now {load_now:.1f}")
     print(HEADER)
-    with tempfile.TemporaryDirectory(prefix="ziggurat-loaded-") as tmp:
-        for example in examples:
+    with tempfile.TemporaryDirectory(prefix="ziggurat-loaded-") as scratch:
+        tmp = args.keep or scratch
+        for example in [e for e in examples if args.only in e.stem]:
             if args.baseline:
                 print((await run(example, "baseline", args.openings, Path(tmp))).row(), flush=True)
             spinners = busy_loops(args.load * cores)
@@ -150,4 +144,6 @@ if __name__ == "__main__":
     parser.add_argument("--load", type=int, default=2, help="busy-loop processes per core (default 2)")
     parser.add_argument("--openings", type=int, default=None, help="Pylos: first K openings only")
     parser.add_argument("--no-baseline", dest="baseline", action="store_false", help="loaded runs only")
+    parser.add_argument("--only", default="", help="only the examples whose name contains this")
+    parser.add_argument("--keep", default="", help="keep databases and logs in this directory")
     asyncio.run(main(parser.parse_args()))

@@ -9,7 +9,7 @@ for programs it launches, are the defaults of the matching options.
 
 The built-in search bots (mcts, alphabeta) think in worker processes
 (:mod:`ziggurat.bots.workers`), one per match this process plays at once (``--max-matches``),
-started as it connects: the seats it plays never queue behind one another's searches,
+started before it connects (for at most 30 s): the seats it plays never queue behind one another's searches,
 and this process's event loop keeps answering the server while they think.
 """
 
@@ -36,6 +36,9 @@ from ziggurat_client.client import MatchHandle, ZigguratClient, ZigguratError
 from ziggurat_client.loader import BotLoadError, load_bot
 from ziggurat_client.remote import RemoteBot
 from ziggurat_client.runner import SeatRunner
+
+WARM_UP_SECONDS = 30.0
+"""How long ``--remote`` waits for its search workers before it connects anyway."""
 
 
 def register(commands: Any) -> None:
@@ -232,9 +235,13 @@ async def _remote(args: argparse.Namespace, options: dict[str, Any]) -> int:
     warming: asyncio.Task[None] | None = None
     if args.bot in SEARCH_BOTS:  # one worker per match at once: no search waits for another
         pool = SearchPool(max(1, args.max_matches))
-        # Started beside the connection, not before it: a loaded machine may take seconds to
-        # start them, and a tournament starts a game without a bot that has not connected.
+        # Ready before it takes seats (a tournament starts a game once its bots are connected),
+        # but connected after WARM_UP_SECONDS whatever: on a machine so loaded that starting
+        # the workers takes longer, its first moves are answered by the host (see workers.py)
+        # rather than the games starting without it.
         warming = asyncio.create_task(pool.warm())
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(warming), WARM_UP_SECONDS)
     try:
         return await _serve_remote(args, options, pool, name=name, token=token, games=games)
     finally:
