@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -11,6 +13,7 @@ import pytest
 
 from tests.service.conftest import RunningServer, kabaleo_config, pylos_config, random_chooser
 from ziggurat.bots.house import HouseBots
+from ziggurat.bots.workers import SearchPool
 from ziggurat.service.server import ServeOptions, ZigguratServer
 from ziggurat.v1 import game_pb2, match_pb2
 from ziggurat.v1 import match_service_pb2 as spb
@@ -136,3 +139,81 @@ def _reason(error: grpc.aio.AioRpcError) -> str:
                 if detail.Unpack(info):
                     return str(info.reason)
     return ""
+
+
+NORMAL_PYLOS_ENDS = {
+    game_pb2.TERMINATION_PYRAMID_COMPLETE,
+    game_pb2.TERMINATION_NO_LEGAL_MOVE,
+    game_pb2.TERMINATION_REPETITION,
+    game_pb2.TERMINATION_MOVE_LIMIT,
+}
+
+
+async def _bot_match(client: ZigguratClient, bots: tuple[str, str], per_move_ms: int, max_moves: int) -> str:
+    """A Pylos match of two built-in bots under a forfeit-on-timeout clock; its id."""
+    match = await client.create_match(
+        pylos_config(max_moves=max_moves),
+        time_control=match_pb2.TimeControl(
+            per_move_ms=per_move_ms, on_timeout=match_pb2.TIMEOUT_POLICY_FORFEIT
+        ),
+    )
+    for bot in bots:
+        await _add_bot(client, match.match_id, bot)
+    return match.match_id
+
+
+async def _finished(client: ZigguratClient, match_ids: list[str], within: float) -> None:
+    deadline = asyncio.get_running_loop().time() + within
+    while True:
+        states = [await client.get_match(match_id) for match_id in match_ids]
+        if all(s.status == match_pb2.MATCH_STATUS_FINISHED for s in states):
+            return
+        assert asyncio.get_running_loop().time() < deadline, "the bots' matches did not finish"
+        await asyncio.sleep(0.1)
+
+
+async def _workers_up(server: RunningServer) -> SearchPool:
+    """The server's search pool once its warm-up (started with the server) is done."""
+    house = server.server.house_bots
+    assert isinstance(house, HouseBots)
+    for _ in range(600):
+        if house.search_pool is not None and house.search_pool.pids():
+            return house.search_pool
+        await asyncio.sleep(0.05)
+    raise AssertionError("the search workers did not start")
+
+
+async def test_the_servers_collector_stays_on_while_its_bots_search(
+    client: ZigguratClient, server: RunningServer
+) -> None:
+    pool = await _workers_up(server)
+    match_id = await _bot_match(client, ("mcts", "alphabeta"), per_move_ms=2000, max_moves=6)
+    samples: list[bool] = []
+    while (await client.get_match(match_id)).status != match_pb2.MATCH_STATUS_FINISHED:
+        for _ in range(50):  # the server runs on this very loop: sample its collector
+            samples.append(gc.isenabled())
+            await asyncio.sleep(0.002)
+    assert len(samples) > 100 and all(samples)
+    record = await client.record(match_id)
+    assert not record.forfeits and record.outcome.termination == game_pb2.TERMINATION_MOVE_LIMIT
+    assert len(record.moves) == 6  # both bots searched: 3 moves each, none by the clock
+    assert not any(m.substituted for m in record.moves)
+    assert pool.fallbacks == 0  # every move came from a search in a worker
+    assert os.getpid() not in pool.pids()
+
+
+async def test_twelve_timed_search_bots_at_once_never_run_out_of_time(
+    client: ZigguratClient, server: RunningServer
+) -> None:
+    await _workers_up(server)
+    # Six matches at once, mcts against alphabeta, 1 s a move (0.2 s searches): before the bots
+    # had workers of their own, their searches queued on one thread with deadlines from the
+    # search's start, so the sixth in line answered after 1.3 s (and with 12 mcts bots at 3 s a
+    # move, 24 of 28 moves ran out of time).
+    match_ids = [await _bot_match(client, ("mcts", "alphabeta"), 1000, 20) for _ in range(6)]
+    await _finished(client, match_ids, within=180)
+    for match_id in match_ids:
+        record = await client.record(match_id)
+        assert record.outcome.termination in NORMAL_PYLOS_ENDS, record.outcome
+        assert not record.forfeits, record.forfeits
+        assert len(record.moves) >= 16 and not any(m.substituted for m in record.moves)

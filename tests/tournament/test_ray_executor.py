@@ -267,7 +267,9 @@ def test_ray_refuses_remote_participants(tmp_path: Path, capsys: pytest.CaptureF
     assert not (tmp_path / "t.db").exists() or not _tournaments(tmp_path / "t.db")
 
 
-def test_ray_refuses_duplicate_deals_with_programs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_ray_refuses_duplicate_deals_with_programs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     shell = toml_list(["sh", str(REPO / "examples" / "stdio" / "random_bot.sh")])
     body = KABALEO.format(shell=shell).replace("concurrency = 2\n", "concurrency = 2\nduplicate = true\n")
     config = write_config(tmp_path, body)
@@ -292,3 +294,23 @@ def test_without_ray_the_cli_says_how_to_install_it(
     )
     assert code == 2
     assert RAY_MISSING in capsys.readouterr().err
+
+
+async def test_a_ray_worker_plays_search_bots_in_worker_processes_of_one_kept_pool() -> None:
+    """On a Ray worker, whose game server runs in the same process, a built-in search bot
+    thinks in the worker process's search pool (kept from game to game); others in-process."""
+    from ziggurat.bots.workers import PooledBot
+    from ziggurat.tournament import executors
+    from ziggurat.v1 import bot_service_pb2 as bpb
+
+    pool = executors._search_pool()
+    assert executors._search_pool() is pool
+    assignment = bpb.Assignment(bot_seed=5)
+    mcts = executors.Entrant(name="m", kind="builtin", builtin="mcts", options={"max_seconds": 0.1})
+    searching = executors._builtin(mcts, assignment, pool)
+    assert isinstance(searching, PooledBot) and searching.name == "mcts"
+    await searching.start()  # built in a worker process with the organiser's seed
+    assert searching.pid is not None and searching.pid != os.getpid()
+    greedy = executors.Entrant(name="g", kind="builtin", builtin="greedy")
+    assert not isinstance(executors._builtin(greedy, assignment, pool), PooledBot)
+    searching.close()

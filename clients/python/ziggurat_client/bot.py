@@ -8,6 +8,7 @@ state from it (the server distribution's ``ziggurat.bots.positions`` does).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
@@ -28,6 +29,10 @@ class Turn:
     legal_moves: tuple[str, ...]
     time_left_ms: int = 0  # 0 = untimed
     history: tuple[str, ...] = field(default=())  # moves played so far, in order
+    # time.monotonic() when this seat learnt of the turn (its TurnStarted arrived): the clock
+    # read time_left_ms then, so whatever a bot spends after it — queueing for a core included
+    # — is already off its time. Same machine only (a monotonic clock is not shared).
+    received: float = field(default_factory=time.monotonic, compare=False)
 
     @property
     def position(self) -> str:
@@ -42,6 +47,10 @@ class Turn:
             return default
         usable = max(0.0, self.time_left_ms - margin_ms) / 1000
         return max(0.005, min(default, usable * share))
+
+    def seconds_since_received(self) -> float:
+        """How long ago this seat learnt of the turn: already off its clock."""
+        return time.monotonic() - self.received
 
 
 @runtime_checkable

@@ -29,6 +29,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from time import monotonic
 from typing import Any
 
 import grpc
@@ -117,6 +118,7 @@ class SeatRunner:
         self._pending: match_pb2.TurnStartedEvent | None = None
         self._pending_time_ms = 0  # server time of the pending TurnStarted
         self._pending_live = False  # received while caught up (its clock reading is fresh)
+        self._pending_received = 0.0  # time.monotonic() when the pending TurnStarted arrived
         # This machine's clock minus the server's, from the newest PlayResponse.server_time_ms
         # (0 until one comes, or from a server without it): a backlog turn's elapsed time is
         # then measured on the server's clock, whatever this machine's clock says.
@@ -213,6 +215,7 @@ class SeatRunner:
             mine = event.turn_started.seat == self.handle.seat
             self._pending = event.turn_started if mine else None
             self._pending_time_ms, self._pending_live = event.time_ms, live
+            self._pending_received = monotonic()
         elif kind == "match_ended":
             self._pending = None
             return event.match_ended
@@ -251,12 +254,14 @@ class SeatRunner:
         assert self._config is not None
         game, seats, options = self._config
         time_left = turn_event.time_left_ms
+        received = self._pending_received  # a live turn's clock read time_left_ms on arrival
         if time_left and not self._pending_live:
             # Read from the backlog: the clock has been running since the event (both
             # instants on the server's clock).
             server_now = int(time.time() * 1000) - self._server_offset_ms
             elapsed = max(0, server_now - self._pending_time_ms)
             time_left = max(1, time_left - elapsed)
+            received = monotonic()  # the clock reading just computed is as of now
         return Turn(
             game=game,
             options=options,
@@ -267,6 +272,7 @@ class SeatRunner:
             legal_moves=tuple(turn_event.legal_moves),
             time_left_ms=time_left,
             history=tuple(self.history),
+            received=received,
         )
 
     async def _choose(self, turn_event: match_pb2.TurnStartedEvent) -> str:

@@ -18,7 +18,7 @@ from collections import Counter
 from typing import Final
 
 from ziggurat.bots import pylos_eval
-from ziggurat.bots.common import Deadline, gc_paused, make_rng
+from ziggurat.bots.common import Deadline, make_rng
 from ziggurat.bots.positions import pylos_state_for_turn
 from ziggurat.bots.pylos_eval import WIN, Move, evaluate, generate, notation, order_key, play
 from ziggurat.rules.pylos import PylosState, Variant
@@ -60,8 +60,7 @@ class AlphaBetaBot:
         if len(turn.legal_moves) == 1:
             return turn.legal_moves[0]
         state = pylos_state_for_turn(turn)
-        with gc_paused():
-            return self.search(state, Deadline(turn, self.max_seconds))
+        return self.search(state, Deadline(turn, self.max_seconds))
 
     def search(self, state: PylosState, deadline: Deadline) -> str:
         """Iterative deepening from ``state`` within ``deadline``."""
@@ -111,7 +110,7 @@ class AlphaBetaBot:
         self, light: int, dark: int, side: int, depth: int, alpha: int, beta: int, ply: int
     ) -> int:
         self.nodes += 1
-        if self.nodes % _CHECK_EVERY == 0 and time.perf_counter() >= self._end:
+        if self.nodes % _CHECK_EVERY == 0 and time.monotonic() >= self._end:
             raise _Timeout
         key = _key(light, dark, side)
         if key in self._path or self._seen.get(key, 0) >= 2:

@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ziggurat.bots.common import rank_reward
+from ziggurat.bots.common import gc_paused, rank_reward
 from ziggurat.rules.core import Outcome
 from ziggurat.rules.registry import get_rules
 from ziggurat.wire.codec import view_to_proto
@@ -103,7 +103,9 @@ def play_game(
     while (seat := rules.to_move(state)) is not None:
         turn = turn_for(game, options, state, history, time_left_ms=time_left_ms)
         started = time.perf_counter()
-        move = _answer(bots[seat].choose(turn))
+        with gc_paused():  # the arena is all this process does (a coroutine bot runs after it)
+            result = bots[seat].choose(turn)
+        move = _answer(result)
         took = time.perf_counter() - started
         if move not in turn.legal_moves:
             raise ValueError(f"bot {bots[seat].name!r} (seat {seat + 1}) played illegal move {move!r}")

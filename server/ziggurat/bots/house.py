@@ -4,9 +4,14 @@ Why in-process: a person in the lobby wants an opponent now, without starting a
 second program. The bot follows the match like any seat does — every event it
 sees is rendered by :func:`ziggurat.service.render.render_event` for its own seat, so
 it learns exactly what a remote bot in that seat would and nothing more — and plays
-through :meth:`Match.submit`, the path every move takes. Thinking runs on one worker
-thread so search bots never stall the event loop that serves everyone else, and the
-number of bots at once is capped.
+through :meth:`Match.submit`, the path every move takes. The number of bots at once is capped.
+
+Search bots (``mcts``, ``alphabeta``) think in worker processes (:mod:`ziggurat.bots.workers`):
+each seat's bot lives in a worker of the server's search pool, one worker per search bot
+in play (idle workers beyond the machine's cores exit), so a search never runs on the
+server's event loop, never queues behind another bot's search, and never touches the
+server's garbage collector. Its deadline counts from the turn's start as the server's clock
+does. ``random`` and ``greedy`` decide in milliseconds, on one thread beside the loop.
 
 The service layer knows this only through the
 :class:`~ziggurat.service.house_bots.HouseBotSeater` protocol; ``ziggurat serve`` hands
@@ -20,11 +25,14 @@ ever answers the running turn).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from ziggurat.bots.workers import SEARCH_BOTS, PooledBot, SearchPool
 from ziggurat.service.house_bots import HouseBotInfo
 from ziggurat.service.manager import MatchManager
 from ziggurat.service.match import Match
@@ -57,6 +65,32 @@ class HouseBots:
         self.limit = limit
         self.tasks: set[asyncio.Task[None]] = set()
         self._executor: ThreadPoolExecutor | None = None
+        self._search_pool: SearchPool | None = None
+        self._warming: asyncio.Task[None] | None = None
+
+    @property
+    def search_pool(self) -> SearchPool | None:
+        """The worker processes of the search bots (None until the first is needed)."""
+        return self._search_pool
+
+    def _pool(self) -> SearchPool:
+        if self._search_pool is None:
+            self._search_pool = SearchPool(self.limit, keep_idle=os.cpu_count() or 1)
+        return self._search_pool
+
+    def _warm_up(self) -> None:
+        """Start the search workers' forkserver and one worker in the background (server start):
+        the first search bot seated is then ready in milliseconds, not after the second or so
+        a fresh interpreter takes to load the bots, which a short clock would not forgive."""
+        with contextlib.suppress(RuntimeError):  # no running loop: nothing to warm for
+            task = asyncio.get_running_loop().create_task(self._pool().warm(1), name="search pool warm-up")
+            self._warming = task
+
+    def _build(self, bot_name: str, make_bot: Callable[[str], Any]) -> Any:
+        """The bot for one seat: a search bot is a session in a worker process, others in-process."""
+        if bot_name not in SEARCH_BOTS:
+            return make_bot(bot_name)
+        return self._pool().open(bot_name)
 
     def catalogue(self) -> list[HouseBotInfo]:
         """Every built-in bot, by name."""
@@ -74,7 +108,7 @@ class HouseBots:
             raise errors.precondition("BOT_GAME", f"the built-in bot {bot_name!r} does not play {match.game}")
         if len(self.tasks) >= self.limit:
             raise errors.exhausted("TOO_MANY_BOTS", "the server already plays its maximum number of bots")
-        bot = make_bot(bot_name)
+        bot = self._build(bot_name, make_bot)
         _, joined = match.join(f"{bot_name} (bot)", seat, house_bot=bot_name)
         self._start(match, joined, bot_name, bot)
         return joined
@@ -85,6 +119,7 @@ class HouseBots:
         Which bot plays a seat is in the log; a seat it no longer holds (resigned, timed out)
         is left alone.
         """
+        self._warm_up()
         infos, make_bot = _catalogue()
         restored = 0
         for match in list(self.manager.live.values()):
@@ -101,7 +136,7 @@ class HouseBots:
                         record.house_bot,
                     )
                     continue
-                self._start(match, seat, record.house_bot, make_bot(record.house_bot))
+                self._start(match, seat, record.house_bot, self._build(record.house_bot, make_bot))
                 restored += 1
         if restored:
             log.info("restored %d built-in bots in unfinished matches", restored)
@@ -120,6 +155,12 @@ class HouseBots:
         if self._executor is not None:
             self._executor.shutdown(wait=False, cancel_futures=True)
             self._executor = None
+        if self._warming is not None:
+            self._warming.cancel()
+            await asyncio.gather(self._warming, return_exceptions=True)
+        if self._search_pool is not None:
+            await self._search_pool.close()
+            self._search_pool = None
 
     async def _play(self, match: Match, seat: int, bot: Any) -> None:
         subscriber = match.subscribe(0, seat)
@@ -127,6 +168,8 @@ class HouseBots:
         view = game_pb2.GameView()
         history: list[str] = []
         try:
+            if isinstance(bot, PooledBot):
+                bot.prepare()  # build it in its worker now, not on the first turn's clock
             async for entries, _ in match.batches(subscriber):
                 for entry in entries:
                     event = render_event(match, entry, seat)
@@ -151,6 +194,9 @@ class HouseBots:
                                 legal_moves=tuple(event.turn_started.legal_moves),
                                 time_left_ms=event.turn_started.time_left_ms,
                                 history=tuple(history),
+                                # the server's clock for this turn runs from here, whenever
+                                # the bot reads it (after its worker's start, say)
+                                received=match.turn_started,
                             ),
                         )
         except asyncio.CancelledError:
@@ -158,15 +204,20 @@ class HouseBots:
         except Exception:  # a bot bug must not take the server down; its clock runs on
             log.exception("built-in bot in match %s seat %d stopped", match.match_id, seat + 1)
         finally:
+            if isinstance(bot, PooledBot):
+                bot.close()
             match.unsubscribe(subscriber)
             match.disconnect(seat)
 
     async def _move(self, match: Match, seat: int, bot: Any, turn: Turn) -> None:
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="house-bot")
-        loop = asyncio.get_running_loop()
-        result = await loop.run_in_executor(self._executor, bot.choose, turn)
-        move = result if isinstance(result, str) else await result
+        if isinstance(bot, PooledBot):
+            move = await bot.choose(turn)
+        else:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="house-bot")
+            loop = asyncio.get_running_loop()
+            result = await loop.run_in_executor(self._executor, bot.choose, turn)
+            move = result if isinstance(result, str) else await result
         if match.status != "active":
             return
         try:

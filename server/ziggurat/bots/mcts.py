@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 from ziggurat.bots import pylos_eval
-from ziggurat.bots.common import Deadline, gc_paused, make_rng, rank_reward
+from ziggurat.bots.common import Deadline, make_rng, rank_reward
 from ziggurat.bots.greedy import GreedyBot
 from ziggurat.bots.positions import KabaleoDeterminiser, kabaleo_determiniser, pylos_state_for_turn
 from ziggurat.rules.core import Outcome
@@ -73,9 +73,7 @@ class MctsBot:
         """Search until the budget or the cap is reached; play the most visited move."""
         if len(turn.legal_moves) == 1:
             return turn.legal_moves[0]
-        deadline = Deadline(turn, self.max_seconds)
-        with gc_paused():
-            return self._search(turn, deadline)
+        return self._search(turn, Deadline(turn, self.max_seconds))
 
     def _search(self, turn: Turn, deadline: Deadline) -> str:
         rules = get_rules(turn.game)

@@ -6,6 +6,11 @@ as a remote bot (``--remote``) and play every seat the server hands out. The
 ZIGGURAT_SERVER / ZIGGURAT_MATCH / ZIGGURAT_TOKEN / ZIGGURAT_SEAT and
 ZIGGURAT_BOT_NAME / ZIGGURAT_BOT_TOKEN environment variables, which ziggurat sets
 for programs it launches, are the defaults of the matching options.
+
+The built-in search bots (mcts, alphabeta) think in worker processes
+(:mod:`ziggurat.bots.workers`), one per match this process plays at once (``--max-matches``),
+started before it connects (for at most 30 s): the seats it plays never queue behind one another's searches,
+and this process's event loop keeps answering the server while they think.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import sys
 from typing import Any
 
 from ziggurat.bots import BOTS, GAMES_OF
+from ziggurat.bots.workers import SEARCH_BOTS, SearchPool
 from ziggurat.cli import exits
 from ziggurat.cli.gameopts import add_game_options, game_options
 from ziggurat.rules.core import InvalidConfigError
@@ -31,6 +37,9 @@ from ziggurat_client.client import MatchHandle, ZigguratClient, ZigguratError
 from ziggurat_client.loader import BotLoadError, load_bot
 from ziggurat_client.remote import RemoteBot
 from ziggurat_client.runner import SeatRunner
+
+WARM_UP_SECONDS = 30.0
+"""How long ``--remote`` waits for its search workers before it connects anyway."""
 
 
 def register(commands: Any) -> None:
@@ -151,7 +160,7 @@ def _bot(args: argparse.Namespace) -> int:
             )
             return exits.USAGE
     try:
-        return asyncio.run(_remote(args, options) if args.remote else _seat(args, bot))
+        return asyncio.run(_remote(args, options) if args.remote else _seat(args, bot, options))
     except (ZigguratError, InvalidConfigError) as error:
         print(f"error: {error}", file=sys.stderr)
         return exits.FAILED
@@ -172,7 +181,18 @@ def _one_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}".splitlines()[0][:300]
 
 
-async def _seat(args: argparse.Namespace, bot: Bot) -> int:
+async def _seat(args: argparse.Namespace, bot: Bot, options: dict[str, Any]) -> int:
+    if args.bot not in SEARCH_BOTS:
+        return await _play_seat(args, bot)
+    pool = SearchPool(1)
+    try:
+        await pool.warm()
+        return await _play_seat(args, pool.open(args.bot, options))
+    finally:
+        await pool.close()
+
+
+async def _play_seat(args: argparse.Namespace, bot: Bot) -> int:
     async with ZigguratClient(args.server) as client:
         match_id = args.match
         if args.create:
@@ -267,10 +287,44 @@ async def _remote(args: argparse.Namespace, options: dict[str, Any]) -> int:
     if not args.bot_token:
         print(f"bot token for {name!r} (keep it to reconnect under this name): {token}", flush=True)
     games = [g for g in args.games.split(",") if g]
+    pool: SearchPool | None = None
+    warming: asyncio.Task[None] | None = None
+    if args.bot in SEARCH_BOTS:  # one worker per match at once: no search waits for another
+        pool = SearchPool(max(1, args.max_matches))
+        # Ready before it takes seats (a tournament starts a game once its bots are connected),
+        # but connected after WARM_UP_SECONDS whatever: on a machine so loaded that starting
+        # the workers takes longer, its first moves are answered by the host (see workers.py)
+        # rather than the games starting without it.
+        warming = asyncio.create_task(pool.warm())
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(warming), WARM_UP_SECONDS)
+    try:
+        return await _serve_remote(args, options, pool, name=name, token=token, games=games)
+    finally:
+        if warming is not None:
+            warming.cancel()
+            await asyncio.gather(warming, return_exceptions=True)
+        if pool is not None:
+            await pool.close()
+
+
+async def _serve_remote(
+    args: argparse.Namespace,
+    options: dict[str, Any],
+    pool: SearchPool | None,
+    *,
+    name: str,
+    token: str,
+    games: list[str],
+) -> int:
+    def make_bot(assignment: Any) -> Bot:
+        seeded = _seeded(options, assignment.bot_seed)
+        return pool.open(args.bot, seeded) if pool is not None else load_bot(args.bot, seeded, BOTS)
+
     async with ZigguratClient(args.server) as client:
         remote = RemoteBot(
             client,
-            lambda assignment: load_bot(args.bot, _seeded(options, assignment.bot_seed), BOTS),
+            make_bot,
             name=name,
             token=token,
             games=games,

@@ -590,6 +590,12 @@ class Match:
             raise decision.refusal
         return decision
 
+    @property
+    def turn_started(self) -> float:
+        """``time.monotonic()`` when the running turn's clock started: its ``time_left_ms`` is as of
+        then (the server's built-in bots count their thinking time from it)."""
+        return self._turn_started
+
     def _context(self) -> Context:
         turn = self.current.turn
         elapsed = int((time.monotonic() - self._turn_started) * 1000) if turn is not None else 0

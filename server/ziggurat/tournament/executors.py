@@ -9,8 +9,9 @@ standings either way.
   against the tournament's own server, with the participants the runner launched.
 * :class:`RayExecutor` (``--executor ray``, extra ``ziggurat[ray]``) sends each game
   to a Ray worker as a task. The worker is self-sufficient: it starts a throw-away
-  server (temporary database, loopback, random port), plays built-in bots in-process
-  as remote bots, launches ``command``/``stdio`` programs *there*, plays the game
+  server (temporary database, loopback, random port), plays built-in bots as remote
+  bots (the search bots think in worker processes, :mod:`ziggurat.bots.workers`, never on
+  the worker's server loop), launches ``command``/``stdio`` programs *there*, plays the game
   with the very same ``play_game``, and returns the result together with the
   match's stored row and event log. The driver imports that match into the
   tournament database, so records, replays and ``ziggurat verify`` work from the
@@ -40,6 +41,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ziggurat.bots import make_bot
+from ziggurat.bots.workers import SEARCH_BOTS, SearchPool
 from ziggurat.service.match import hash_token
 from ziggurat.service.server import ServeOptions, ZigguratServer
 from ziggurat.service.timecontrol import TimeControl
@@ -240,6 +242,7 @@ class _Helpers:
 
     def __init__(self, log_dir: Path) -> None:
         self.log_dir = log_dir
+        self.pool = _search_pool()
         self.tasks: list[asyncio.Task[None]] = []
         self.processes: list[asyncio.subprocess.Process] = []
         self.pending: list[Entrant] = []
@@ -249,7 +252,7 @@ class _Helpers:
         if entrant.kind == "builtin":
             remote = RemoteBot(
                 client,
-                lambda assignment: _builtin(entrant, assignment),
+                lambda assignment: _builtin(entrant, assignment, self.pool),
                 name=entrant.bot_name,
                 token=entrant.bot_token,
             )
@@ -293,11 +296,26 @@ class _Helpers:
             await stop_process(process)
 
 
-def _builtin(entrant: Entrant, assignment: bpb.Assignment) -> Bot:
-    """A built-in bot for one seat, seeded by the organiser as ``ziggurat bot --remote`` does."""
+_POOL: list[SearchPool] = []
+MAX_SEATS = 4  # a game has at most 4 seats, hence at most 4 search bots of one game
+
+
+def _search_pool() -> SearchPool:
+    """The search pool of this Ray worker, kept for every game it plays (a worker process
+    plays one game at a time): its forkserver and workers are started once, not per game."""
+    if not _POOL:
+        _POOL.append(SearchPool(MAX_SEATS))
+    return _POOL[0]
+
+
+def _builtin(entrant: Entrant, assignment: bpb.Assignment, pool: SearchPool | None) -> Bot:
+    """A built-in bot for one seat, seeded by the organiser as ``ziggurat bot --remote`` does
+    (a search bot as a session of the worker processes' ``pool``)."""
     options = dict(entrant.options)
     if assignment.bot_seed and "seed" not in options:
         options["seed"] = assignment.bot_seed
+    if pool is not None and entrant.builtin in SEARCH_BOTS:
+        return pool.open(entrant.builtin, options)
     return make_bot(entrant.builtin, **options)
 
 

@@ -37,6 +37,7 @@ from ziggurat.service.server import ExtraService, ServeOptions, ZigguratServer
 from ziggurat.tournament import sealed
 from ziggurat.tournament.cgroups import CgroupUnavailable
 from ziggurat.tournament.config import ConfigError, Participant, TournamentConfig, parse_config
+from ziggurat.tournament.cores import oversubscription, usable_cores
 from ziggurat.tournament.executors import (
     EXECUTORS,
     Executor,
@@ -361,6 +362,9 @@ class TournamentRunner:
         print(
             f"tournament {self.tournament_id}: {config.name} — server {address}", file=sys.stderr, flush=True
         )
+        crowded = oversubscription(config, usable_cores()) if self.executor != "ray" else None
+        if crowded is not None:  # games on Ray run on the workers' cores, not this machine's
+            print(f"tournament {self.tournament_id}: warning: {crowded}", file=sys.stderr, flush=True)
         if server.http_port is not None:
             page_host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
             self.page_url = f"http://{page_host}:{server.http_port}/#/tournament/{self.tournament_id}"
