@@ -19,6 +19,7 @@ LIMIT_OPTIONS = {
     "max_message_bytes",
     "max_streams_per_connection",
     "max_streams_per_address",
+    "max_streams",
     "max_connections_per_address",
     "max_open_connections_per_address",
     "ipv6_prefix_length",
@@ -33,6 +34,8 @@ LIMIT_OPTIONS = {
     "max_streams_per_seat",
     "rate",
     "max_matches",
+    "max_matches_per_address",
+    "create_rate",
     "waiting_ttl",
     "grace",
 }

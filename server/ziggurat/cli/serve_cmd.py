@@ -199,6 +199,16 @@ def _limits(parser: argparse.ArgumentParser) -> None:
         help=f"calls open at once from one IP address (default {d.max_streams_per_address})",
     )
     group.add_argument(
+        "--max-streams",
+        type=_count,
+        default=d.max_streams,
+        metavar="N",
+        help=(
+            f"calls open at once from all clients together, on every port (default {d.max_streams}; "
+            f"beyond: SERVER_BUSY)"
+        ),
+    )
+    group.add_argument(
         "--max-open-connections-per-address",
         type=_count,
         action=_GateOnly,
@@ -217,6 +227,26 @@ def _limits(parser: argparse.ArgumentParser) -> None:
         help=(
             f"IPv6 clients count as one address per this prefix, for every per-address cap and "
             f"the per-address create rate (1-128; 128: each address alone; default {d.ipv6_prefix_length})"
+        ),
+    )
+    group.add_argument(
+        "--max-matches-per-address",
+        type=_count,
+        default=d.max_matches_per_address,
+        metavar="N",
+        help=(
+            f"live (waiting or active) matches one IP address may have created "
+            f"(default {d.max_matches_per_address}; beyond: TOO_MANY_MATCHES_CREATED)"
+        ),
+    )
+    group.add_argument(
+        "--create-rate",
+        type=_rate,
+        default=d.create_rate,
+        metavar="PER_SECOND",
+        help=(
+            f"matches one IP address may create (and built-in bots it may seat) per second, "
+            f"bursts of twice as many (default {d.create_rate:g}; 0 = no limit)"
         ),
     )
     group.add_argument(
@@ -268,6 +298,16 @@ def _limits(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help=f"a new connection must finish its set-up within this (default {d.handshake_timeout:g})",
     )
+
+
+def _rate(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError("must be 0 or more per second")
+    return value
 
 
 def _ipv6_prefix(text: str) -> int:
@@ -365,6 +405,8 @@ def _serve(args: argparse.Namespace) -> int:
         rate_per_seat=args.rate,
         burst_per_seat=max(1.0, 2 * args.rate),
         max_live_matches=args.max_matches,
+        max_matches_per_address=args.max_matches_per_address,
+        create_rate=args.create_rate,
         max_streams_per_match=max(1, args.max_streams_per_match),
         max_streams_per_seat=max(1, args.max_streams_per_seat),
         mdns=args.mdns,
@@ -378,6 +420,7 @@ def _serve(args: argparse.Namespace) -> int:
         max_streams_per_connection=args.max_streams_per_connection,
         max_connections_per_address=args.max_connections_per_address,
         max_streams_per_address=args.max_streams_per_address,
+        max_streams=args.max_streams,
         first_message_timeout=args.first_message_timeout,
         keepalive_time=args.keepalive,
         keepalive_timeout=args.keepalive_timeout,

@@ -60,7 +60,7 @@ from ziggurat.service.gate import (
 )
 from ziggurat.service.guard import Guard, GuardLimits
 from ziggurat.service.house_bots import HouseBotFactory, HouseBotSeater, NoHouseBots
-from ziggurat.service.manager import DEFAULT_WAITING_TTL_S, MatchManager
+from ziggurat.service.manager import DEFAULT_MAX_MATCHES_PER_ADDRESS, DEFAULT_WAITING_TTL_S, MatchManager
 from ziggurat.service.match import StreamLimits
 from ziggurat.service.mdns import Advertiser
 from ziggurat.service.peer import Peers, new_secret
@@ -112,6 +112,10 @@ class ServeOptions:
     rate_per_seat: float = 200.0
     burst_per_seat: float = 400.0
     max_live_matches: int = 20_000
+    # Live matches one client address may have created (0 = no cap), and the matches it may
+    # create per second (bursts of twice as many; 0 = no limit): its own rate, not rate_per_seat.
+    max_matches_per_address: int = DEFAULT_MAX_MATCHES_PER_ADDRESS
+    create_rate: float = 50.0
     # Open streams (Play and WatchMatch) at once: per match, and per seat of a match.
     max_streams_per_match: int = 2000
     max_streams_per_seat: int = 8
@@ -137,6 +141,7 @@ class ServeOptions:
     max_streams_per_connection: int = 10_000
     max_connections_per_address: int = 500  # connections with calls on them; 0 = no cap
     max_streams_per_address: int = 5_000  # calls open at once; 0 = no cap
+    max_streams: int = 20_000  # calls open at once from every address together; 0 = no cap
     first_message_timeout: float = 10.0  # seconds for a Play stream's first message; 0 = none
     keepalive_time: float = 30.0  # seconds between the server's pings on a quiet connection
     keepalive_timeout: float = 10.0  # a ping unanswered this long closes the connection
@@ -257,6 +262,7 @@ class ZigguratServer:
         self.manager = MatchManager(
             self.store,
             max_live_matches=options.max_live_matches,
+            max_matches_per_address=options.max_matches_per_address,
             waiting_ttl_s=options.waiting_ttl_s,
             stream_limits=StreamLimits(options.max_streams_per_match, options.max_streams_per_seat),
         )
@@ -276,6 +282,7 @@ class ZigguratServer:
                 max_connections_per_address=options.max_connections_per_address,
                 max_streams_per_address=options.max_streams_per_address,
                 first_message_timeout=options.first_message_timeout,
+                max_streams=options.max_streams,
             ),
             self.peers,
         )
@@ -348,6 +355,8 @@ class ZigguratServer:
             self.manager,
             rate=self.options.rate_per_seat,
             burst=self.options.burst_per_seat,
+            create_rate=self.options.create_rate,
+            create_burst=max(1.0, 2 * self.options.create_rate),
             access=self.access,
             house_bots=self.house_bots,
             peers=self.peers,

@@ -81,6 +81,11 @@ class Reason(enum.Enum):
     )
     RATE_LIMITED = (_EXHAUSTED, "too many requests from this seat or address; slow down")
     TOO_MANY_MATCHES = (_EXHAUSTED, "the server hosts its maximum number of live matches")
+    TOO_MANY_MATCHES_CREATED = (
+        _EXHAUSTED,
+        "the caller's address has as many live matches it created as the server allows "
+        "(--max-matches-per-address)",
+    )
     TOO_MANY_STREAMS = (
         _EXHAUSTED,
         "the match, the seat or the caller's address already has the most open streams it may have",
@@ -90,6 +95,10 @@ class Reason(enum.Enum):
         "this address has as many connections in use as the server allows (--max-connections-per-address)",
     )
     TOO_MANY_BOTS = (_EXHAUSTED, "the server already plays its maximum number of built-in bots")
+    SERVER_BUSY = (
+        _EXHAUSTED,
+        "the server holds as many calls from all clients together as it allows (--max-streams); retry later",
+    )
     BAD_SEQ = (grpc.StatusCode.OUT_OF_RANGE, "the resume point after_seq is beyond the match's log")
     # UNAVAILABLE: nothing changed; the same request may succeed later.
     STORE_UNAVAILABLE = (
