@@ -36,6 +36,7 @@ LIMIT_OPTIONS = {
     "max_matches",
     "max_matches_per_address",
     "create_rate",
+    "untimed_move_limit",
     "waiting_ttl",
     "grace",
 }

@@ -53,6 +53,9 @@ def test_documented_limits_are_the_code_s() -> None:
         ),
         "live (waiting or active) matches on the server": f"{defaults['max_matches']} (`--max-matches`)",
         "waiting TTL: time a waiting match may go without a join": ttl,
+        "time for a move in a match created untimed": (
+            f"{defaults['untimed_move_limit']:g} seconds (`--untimed-move-limit`)"
+        ),
         "matches per ListMatches page": f"{servicer.MAX_PAGE} (default page {servicer.DEFAULT_PAGE})",
         "matches a remote bot takes at once": f"{bot_servicer.MAX_MATCHES_PER_BOT}",
         "new remote-bot names": (

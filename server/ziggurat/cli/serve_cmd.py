@@ -19,6 +19,7 @@ from ziggurat.service.manager import DEFAULT_WAITING_TTL_S
 from ziggurat.service.server import ServeOptions, ServerFailed, ZigguratServer, bind_failure, run
 from ziggurat.service.shards import WorkerOptions, stray_shards
 from ziggurat.service.supervisor import Supervisor
+from ziggurat.service.timecontrol import MAX_MS
 from ziggurat.store.startup import StartupError
 
 DEFAULT_PORT = 50051
@@ -250,6 +251,16 @@ def _limits(parser: argparse.ArgumentParser) -> None:
         ),
     )
     group.add_argument(
+        "--untimed-move-limit",
+        type=_move_limit,
+        default=d.untimed_move_limit_s,
+        metavar="SECONDS",
+        help=(
+            f"the per-move limit of a match created with neither a move limit nor a clock, so that "
+            f"an abandoned one ends (default {d.untimed_move_limit_s:g}; 0 = such matches stay untimed)"
+        ),
+    )
+    group.add_argument(
         "--first-message-timeout",
         type=_seconds,
         default=d.first_message_timeout,
@@ -307,6 +318,13 @@ def _rate(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
     if not value >= 0:
         raise argparse.ArgumentTypeError("must be 0 or more per second")
+    return value
+
+
+def _move_limit(text: str) -> float:
+    value = _seconds(text)
+    if value * 1000 > MAX_MS:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_MS // 1000} seconds")
     return value
 
 
@@ -407,6 +425,7 @@ def _serve(args: argparse.Namespace) -> int:
         max_live_matches=args.max_matches,
         max_matches_per_address=args.max_matches_per_address,
         create_rate=args.create_rate,
+        untimed_move_limit_s=args.untimed_move_limit,
         max_streams_per_match=max(1, args.max_streams_per_match),
         max_streams_per_seat=max(1, args.max_streams_per_seat),
         mdns=args.mdns,

@@ -69,6 +69,7 @@ from ziggurat.service.servicer import MatchServicer, method_handlers
 from ziggurat.service.shard_listing import ShardLister
 from ziggurat.service.shards import WorkerOptions, advertised_address, bind_own
 from ziggurat.service.status_guard import StatusGuard
+from ziggurat.service.timecontrol import DEFAULT_UNTIMED_MOVE_LIMIT_S
 from ziggurat.store.owner import DatabaseOwner
 from ziggurat.store.sqlite import Store
 from ziggurat.store.startup import StartupError, check_database_path
@@ -116,6 +117,8 @@ class ServeOptions:
     # create per second (bursts of twice as many; 0 = no limit): its own rate, not rate_per_seat.
     max_matches_per_address: int = DEFAULT_MAX_MATCHES_PER_ADDRESS
     create_rate: float = 50.0
+    # The per-move limit of matches created untimed (0: they stay untimed).
+    untimed_move_limit_s: float = DEFAULT_UNTIMED_MOVE_LIMIT_S
     # Open streams (Play and WatchMatch) at once: per match, and per seat of a match.
     max_streams_per_match: int = 2000
     max_streams_per_seat: int = 8
@@ -357,6 +360,7 @@ class ZigguratServer:
             burst=self.options.burst_per_seat,
             create_rate=self.options.create_rate,
             create_burst=max(1.0, 2 * self.options.create_rate),
+            untimed_move_limit_ms=int(self.options.untimed_move_limit_s * 1000),
             access=self.access,
             house_bots=self.house_bots,
             peers=self.peers,

@@ -104,6 +104,7 @@ class MatchServicer:
         burst: float = 400.0,
         create_rate: float = 50.0,
         create_burst: float = 100.0,
+        untimed_move_limit_ms: int = 0,
         access: Access | None = None,
         house_bots: HouseBotSeater | None = None,
         peers: Peers | None = None,
@@ -115,6 +116,8 @@ class MatchServicer:
         # Matches created (and built-in bots seated) per client address: a rate of its own, not
         # the per-seat move rate (which is 200/s so that a bot may play fast).
         self.create_limiter = RateLimiter(create_rate, create_burst)
+        # The per-move limit of a match created untimed (timecontrol.DEFAULT_UNTIMED_MOVE_LIMIT_S).
+        self.untimed_move_limit_ms = untimed_move_limit_ms
         self.access = access or Access()
         self.house_bots: HouseBotSeater = house_bots if house_bots is not None else NoHouseBots()
         # As one of several worker processes (docs/scaling.md): this worker's own address,
@@ -155,7 +158,7 @@ class MatchServicer:
                 on_timeout=_POLICIES.get(tc.on_timeout, "invalid"),
                 disconnect_grace_ms=tc.disconnect_grace_ms,
                 max_illegal_moves=tc.max_illegal_moves,
-            )
+            ).with_default_move_limit(self.untimed_move_limit_ms)
         except RulesError as error:
             raise errors.refuse(Reason.INVALID_CONFIG, str(error)) from None
         if request.seat_assignment == mpb.SEAT_ASSIGNMENT_UNSPECIFIED:

@@ -69,9 +69,11 @@ class MatchServiceStub:
     BAD_TOKEN (PERMISSION_DENIED): the token gives no right here (forged, or another match's).
     RATE_LIMITED (RESOURCE_EXHAUSTED): too many requests from this seat or address; slow down.
     TOO_MANY_MATCHES (RESOURCE_EXHAUSTED): the server hosts its maximum number of live matches.
+    TOO_MANY_MATCHES_CREATED (RESOURCE_EXHAUSTED): the caller's address has as many live matches it created as the server allows (--max-matches-per-address).
     TOO_MANY_STREAMS (RESOURCE_EXHAUSTED): the match, the seat or the caller's address already has the most open streams it may have.
     TOO_MANY_CONNECTIONS (RESOURCE_EXHAUSTED): this address has as many connections in use as the server allows (--max-connections-per-address).
     TOO_MANY_BOTS (RESOURCE_EXHAUSTED): the server already plays its maximum number of built-in bots.
+    SERVER_BUSY (RESOURCE_EXHAUSTED): the server holds as many calls from all clients together as it allows (--max-streams); retry later.
     BAD_SEQ (OUT_OF_RANGE): the resume point after_seq is beyond the match's log.
     STORE_UNAVAILABLE (UNAVAILABLE): the database refused the write (locked, full, read-only or failing); nothing changed; retry later.
     SERVER_ERROR (UNAVAILABLE): the server could not process the request because of a fault of its own (logged); retry.
@@ -194,9 +196,11 @@ class MatchServiceServicer:
     BAD_TOKEN (PERMISSION_DENIED): the token gives no right here (forged, or another match's).
     RATE_LIMITED (RESOURCE_EXHAUSTED): too many requests from this seat or address; slow down.
     TOO_MANY_MATCHES (RESOURCE_EXHAUSTED): the server hosts its maximum number of live matches.
+    TOO_MANY_MATCHES_CREATED (RESOURCE_EXHAUSTED): the caller's address has as many live matches it created as the server allows (--max-matches-per-address).
     TOO_MANY_STREAMS (RESOURCE_EXHAUSTED): the match, the seat or the caller's address already has the most open streams it may have.
     TOO_MANY_CONNECTIONS (RESOURCE_EXHAUSTED): this address has as many connections in use as the server allows (--max-connections-per-address).
     TOO_MANY_BOTS (RESOURCE_EXHAUSTED): the server already plays its maximum number of built-in bots.
+    SERVER_BUSY (RESOURCE_EXHAUSTED): the server holds as many calls from all clients together as it allows (--max-streams); retry later.
     BAD_SEQ (OUT_OF_RANGE): the resume point after_seq is beyond the match's log.
     STORE_UNAVAILABLE (UNAVAILABLE): the database refused the write (locked, full, read-only or failing); nothing changed; retry later.
     SERVER_ERROR (UNAVAILABLE): the server could not process the request because of a fault of its own (logged); retry.
@@ -415,9 +419,11 @@ class MatchService:
     BAD_TOKEN (PERMISSION_DENIED): the token gives no right here (forged, or another match's).
     RATE_LIMITED (RESOURCE_EXHAUSTED): too many requests from this seat or address; slow down.
     TOO_MANY_MATCHES (RESOURCE_EXHAUSTED): the server hosts its maximum number of live matches.
+    TOO_MANY_MATCHES_CREATED (RESOURCE_EXHAUSTED): the caller's address has as many live matches it created as the server allows (--max-matches-per-address).
     TOO_MANY_STREAMS (RESOURCE_EXHAUSTED): the match, the seat or the caller's address already has the most open streams it may have.
     TOO_MANY_CONNECTIONS (RESOURCE_EXHAUSTED): this address has as many connections in use as the server allows (--max-connections-per-address).
     TOO_MANY_BOTS (RESOURCE_EXHAUSTED): the server already plays its maximum number of built-in bots.
+    SERVER_BUSY (RESOURCE_EXHAUSTED): the server holds as many calls from all clients together as it allows (--max-streams); retry later.
     BAD_SEQ (OUT_OF_RANGE): the resume point after_seq is beyond the match's log.
     STORE_UNAVAILABLE (UNAVAILABLE): the database refused the write (locked, full, read-only or failing); nothing changed; retry later.
     SERVER_ERROR (UNAVAILABLE): the server could not process the request because of a fault of its own (logged); retry.
