@@ -23,6 +23,8 @@ LIMIT_OPTIONS = {
     "max_connections_per_address",
     "max_open_connections_per_address",
     "ipv6_prefix_length",
+    "max_web_connections_per_address",
+    "max_web_connections",
     "first_message_timeout",
     "max_connection_idle",
     "max_connection_age",

@@ -221,6 +221,23 @@ def _limits(parser: argparse.ArgumentParser) -> None:
         ),
     )
     group.add_argument(
+        "--max-web-connections-per-address",
+        type=_count,
+        default=d.max_web_connections_per_address,
+        metavar="N",
+        help=(
+            f"web-port connections open from one IP address, counted from accept; one more is "
+            f"closed at once (default {d.max_web_connections_per_address})"
+        ),
+    )
+    group.add_argument(
+        "--max-web-connections",
+        type=_count,
+        default=d.max_web_connections,
+        metavar="N",
+        help=f"web-port connections open from all clients together (default {d.max_web_connections})",
+    )
+    group.add_argument(
         "--ipv6-prefix-length",
         type=_ipv6_prefix,
         default=d.ipv6_prefix_length,
@@ -449,6 +466,8 @@ def _serve(args: argparse.Namespace) -> int:
         handshake_timeout=args.handshake_timeout,
         max_open_connections_per_address=args.max_open_connections_per_address,
         ipv6_prefix_length=args.ipv6_prefix_length,
+        max_web_connections_per_address=args.max_web_connections_per_address,
+        max_web_connections=args.max_web_connections,
         http_port=None if args.shard is not None else _http_port(args),
         gate=args.gate,
         gate_binary=args.gate_binary,

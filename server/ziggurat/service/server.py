@@ -63,6 +63,7 @@ from ziggurat.service.house_bots import HouseBotFactory, HouseBotSeater, NoHouse
 from ziggurat.service.manager import DEFAULT_MAX_MATCHES_PER_ADDRESS, DEFAULT_WAITING_TTL_S, MatchManager
 from ziggurat.service.match import StreamLimits
 from ziggurat.service.mdns import Advertiser
+from ziggurat.service.openfiles import raise_open_files_limit
 from ziggurat.service.peer import Peers, new_secret
 from ziggurat.service.private_dir import make_private_dir, remove_stale_private_dirs
 from ziggurat.service.servicer import MatchServicer, method_handlers
@@ -157,6 +158,10 @@ class ServeOptions:
     # per-address cap of the gate. gRPC Python sees no connection before its first call.
     max_open_connections_per_address: int = 1_000
     ipv6_prefix_length: int = 64
+    # The web port's connections open at once, counted from accept: from one address, and from
+    # all together (0 = no cap; ziggurat.web.limits.OpenConnections).
+    max_web_connections_per_address: int = 256
+    max_web_connections: int = 4096
     # The web client (browser UI + MatchService over Connect) on this HTTP port of ``host``;
     # 0 picks a free port, None serves no web client.
     http_port: int | None = None
@@ -398,7 +403,7 @@ class ZigguratServer:
         if self.options.http_port is not None:
             from ziggurat.web.app import WebApp
             from ziggurat.web.connect import Binding, browser_bindings
-            from ziggurat.web.limits import BodyDeadline, GuardInterceptor
+            from ziggurat.web.limits import BodyDeadline, ConnectionLimits, GuardInterceptor, OpenConnections
 
             assert self._web_socket is not None
             bindings = browser_bindings(servicer, bot_servicer)
@@ -411,6 +416,13 @@ class ZigguratServer:
                 grace_seconds=self.options.grace_seconds,
                 handshake_timeout=self.options.handshake_timeout,
                 idle_timeout=self.options.max_connection_idle,
+                connections=OpenConnections(
+                    ConnectionLimits(
+                        self.options.max_web_connections_per_address,
+                        self.options.max_web_connections,
+                        self.options.ipv6_prefix_length,
+                    )
+                ),
             )
             self.http_port = await self.web.start()
         serving = health_pb2.HealthCheckResponse.SERVING
@@ -670,6 +682,14 @@ async def run(
     # Before "listening" is printed: a supervisor may signal as soon as it reads that line.
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, on_signal, sig)
+    open_files = raise_open_files_limit()
+    if options.http_port is not None and open_files < 2 * options.max_web_connections:
+        log.warning(
+            "the open-files limit (%d) is under twice --max-web-connections (%d): the web port's "
+            "connections could leave the gRPC port's clients few descriptors",
+            open_files,
+            options.max_web_connections,
+        )
     server = ZigguratServer(options, house_bots=house_bots)
     servers.append(server)
     server.on_failure = stop.set  # the gate exited: stop as if told to, then say so
