@@ -20,6 +20,7 @@ LIMIT_OPTIONS = {
     "max_streams_per_connection",
     "max_streams_per_address",
     "max_streams",
+    "max_memory_percent",
     "max_connections_per_address",
     "max_open_connections_per_address",
     "ipv6_prefix_length",

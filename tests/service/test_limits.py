@@ -465,3 +465,27 @@ async def test_the_server_holds_so_many_calls_from_all_clients_together(tmp_path
             assert answered.match.match_id == match.match_id
         for stream in streams[1:]:
             stream.cancel()
+
+
+async def test_new_calls_are_shed_while_the_server_s_memory_is_at_its_ceiling(tmp_path: Path) -> None:
+    # The in-process server's resident memory is this test process's: a ceiling at half of it
+    # is reached at once, and every new call is refused until the memory is under it again.
+    from ziggurat.service.memory import rss_bytes
+    from ziggurat.service.memory_ceiling import usable_memory_bytes
+
+    percent = rss_bytes() / 2 / usable_memory_bytes() * 100
+    async with (
+        serving(tmp_path, max_memory_percent=percent) as (server, address),
+        grpc.aio.insecure_channel(address) as channel,
+    ):
+        stub = sgrpc.MatchServiceStub(channel)
+        assert await until(lambda: server.memory_ceiling.over, 5)
+        try:
+            await stub.CreateMatch(spb.CreateMatchRequest(config=pylos_config()))
+            raise AssertionError("a call was admitted with the memory at its ceiling")
+        except grpc.aio.AioRpcError as error:
+            assert status_of(error) == (grpc.StatusCode.RESOURCE_EXHAUSTED, "SERVER_BUSY")
+        server.memory_ceiling.limit = rss_bytes() * 4  # as if the memory had fallen under it
+        assert await until(lambda: not server.memory_ceiling.over, 5)
+        created = await stub.CreateMatch(spb.CreateMatchRequest(config=pylos_config()))
+        assert created.match.match_id

@@ -210,6 +210,16 @@ def _limits(parser: argparse.ArgumentParser) -> None:
         ),
     )
     group.add_argument(
+        "--max-memory-percent",
+        type=_percent,
+        default=d.max_memory_percent,
+        metavar="PERCENT",
+        help=(
+            f"refuse new calls (SERVER_BUSY) while the server's resident memory is at this share of "
+            f"the machine's memory or its cgroup's limit (default {d.max_memory_percent:g}; 0 = no ceiling)"
+        ),
+    )
+    group.add_argument(
         "--max-open-connections-per-address",
         type=_count,
         action=_GateOnly,
@@ -338,6 +348,16 @@ def _rate(text: str) -> float:
     return value
 
 
+def _percent(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError("must be 0 to 100")
+    return value
+
+
 def _move_limit(text: str) -> float:
     value = _seconds(text)
     if value * 1000 > MAX_MS:
@@ -457,6 +477,7 @@ def _serve(args: argparse.Namespace) -> int:
         max_connections_per_address=args.max_connections_per_address,
         max_streams_per_address=args.max_streams_per_address,
         max_streams=args.max_streams,
+        max_memory_percent=args.max_memory_percent,
         first_message_timeout=args.first_message_timeout,
         keepalive_time=args.keepalive,
         keepalive_timeout=args.keepalive_timeout,

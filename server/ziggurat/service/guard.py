@@ -91,8 +91,12 @@ else:  # the stubs are generic, the runtime class is not
 class Guard(_Interceptor):
     """The interceptor; :meth:`shutdown` ends the open streams."""
 
-    def __init__(self, limits: GuardLimits, peers: Peers | None = None) -> None:
+    def __init__(
+        self, limits: GuardLimits, peers: Peers | None = None, *, overloaded: Callable[[], bool] | None = None
+    ) -> None:
         self.limits = limits
+        # True while the server holds as much memory as it may (memory_ceiling.MemoryCeiling).
+        self.overloaded = overloaded
         # Whose call it is: the client's address also behind the gate (ziggurat.service.peer).
         self.peers = peers if peers is not None else Peers()
         self.shutting_down = False
@@ -127,6 +131,12 @@ class Guard(_Interceptor):
             raise shutting_down_error()
         address, peer = split_peer(peer_name, self.peers.ipv6_prefix_length)
         limits = self.limits
+        if self.overloaded is not None and self.overloaded():
+            log.warning("refused a call from %s: %s (memory)", address, Reason.SERVER_BUSY.name)
+            raise errors.refuse(
+                Reason.SERVER_BUSY,
+                "the server holds as much memory as it may (--max-memory-percent); retry later",
+            )
         if limits.max_streams and self.open_calls() >= limits.max_streams:
             log.warning("refused a call from %s: %s", address, Reason.SERVER_BUSY.name)
             raise errors.refuse(

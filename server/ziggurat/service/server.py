@@ -63,6 +63,7 @@ from ziggurat.service.house_bots import HouseBotFactory, HouseBotSeater, NoHouse
 from ziggurat.service.manager import DEFAULT_MAX_MATCHES_PER_ADDRESS, DEFAULT_WAITING_TTL_S, MatchManager
 from ziggurat.service.match import StreamLimits
 from ziggurat.service.mdns import Advertiser
+from ziggurat.service.memory_ceiling import MemoryCeiling
 from ziggurat.service.openfiles import raise_open_files_limit
 from ziggurat.service.peer import Peers, new_secret
 from ziggurat.service.private_dir import make_private_dir, remove_stale_private_dirs
@@ -146,6 +147,9 @@ class ServeOptions:
     max_connections_per_address: int = 500  # connections with calls on them; 0 = no cap
     max_streams_per_address: int = 5_000  # calls open at once; 0 = no cap
     max_streams: int = 20_000  # calls open at once from every address together; 0 = no cap
+    # New calls are refused (SERVER_BUSY) while the resident memory is at this share of the
+    # memory the server may use (memory_ceiling.MemoryCeiling); 0 = no ceiling.
+    max_memory_percent: float = 80.0
     first_message_timeout: float = 10.0  # seconds for a Play stream's first message; 0 = none
     keepalive_time: float = 30.0  # seconds between the server's pings on a quiet connection
     keepalive_timeout: float = 10.0  # a ping unanswered this long closes the connection
@@ -285,6 +289,7 @@ class ZigguratServer:
         # The secret is the gate's word that a call's x-ziggurat-peer is the client's own.
         self._gate_secret = new_secret() if options.gate else None
         self.peers = Peers(self._gate_secret, options.ipv6_prefix_length)
+        self.memory_ceiling = MemoryCeiling(options.max_memory_percent)
         self.guard = Guard(
             GuardLimits(
                 max_connections_per_address=options.max_connections_per_address,
@@ -293,6 +298,7 @@ class ZigguratServer:
                 max_streams=options.max_streams,
             ),
             self.peers,
+            overloaded=lambda: self.memory_ceiling.over,
         )
         self.gate: Gate | None = None
         self.gate_dir: str | None = None  # holds the private socket the gate forwards to
@@ -353,6 +359,7 @@ class ZigguratServer:
         if restored:
             log.info("restored %d unfinished matches from %s", restored, self.options.db_path)
         self.manager.start_expiry()
+        self.memory_ceiling.start()
         if self.manager.quarantined:
             log.error(
                 "%d damaged matches quarantined (run `ziggurat check --db %s` for a full report)",
@@ -598,6 +605,7 @@ class ZigguratServer:
         await self.health.set("", not_serving)
         await self.health.set(SERVICE_NAME, not_serving)
         await self.trimmer.stop()
+        await self.memory_ceiling.stop()
         ended = self.guard.shutdown()
         if ended:
             log.info("ending %d open streams (UNAVAILABLE SERVER_SHUTTING_DOWN)", ended)

@@ -97,7 +97,8 @@ class Reason(enum.Enum):
     TOO_MANY_BOTS = (_EXHAUSTED, "the server already plays its maximum number of built-in bots")
     SERVER_BUSY = (
         _EXHAUSTED,
-        "the server holds as many calls from all clients together as it allows (--max-streams); retry later",
+        "the server holds as many calls from all clients together, or as much memory, as it allows "
+        "(--max-streams, --max-memory-percent); retry later",
     )
     BAD_SEQ = (grpc.StatusCode.OUT_OF_RANGE, "the resume point after_seq is beyond the match's log")
     # UNAVAILABLE: nothing changed; the same request may succeed later.
