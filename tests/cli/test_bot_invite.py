@@ -4,6 +4,7 @@ ConnectBot), a human seat, ``ziggurat bot invite``, and the match played to its 
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import subprocess
 import sys
@@ -70,13 +71,28 @@ def _remote_bot(address: str, name: str, token: str) -> subprocess.Popen[str]:
     )
 
 
-def _invite(address: str, name: str, match_id: str) -> subprocess.CompletedProcess[str]:
+def _invite(
+    address: str, name: str, match_id: str, *, token_file: Path | None = None, env_token: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``ziggurat bot invite`` with the creator token in a file or in ZIGGURAT_CREATOR_TOKEN."""
+    env = {k: v for k, v in os.environ.items() if k != "ZIGGURAT_CREATOR_TOKEN"}
+    if env_token is not None:
+        env["ZIGGURAT_CREATOR_TOKEN"] = env_token
+    creator = ["--creator-token-file", str(token_file)] if token_file is not None else []
     return subprocess.run(
-        [*CLI, "invite", name, "--match", match_id, "--server", address],
+        [*CLI, "invite", name, "--match", match_id, "--server", address, *creator],
         capture_output=True,
         text=True,
         timeout=60,
+        env=env,
     )
+
+
+def _token_file(client: ZigguratClient, match_id: str, folder: Path) -> Path:
+    """The creator token the client received for ``match_id``, in a file of its own."""
+    path = folder / f"{match_id}.creator"
+    path.write_text(client.creator_tokens[match_id] + "\n")
+    return path
 
 
 @asynccontextmanager
@@ -101,7 +117,10 @@ async def test_an_invited_remote_bot_plays_a_human_to_the_end(tmp_path: Path) ->
     async with _server_and_remote_bot(tmp_path, "robo", "secret-robo") as (server, client, _):
         match = await client.create_match(game_config("pylos"))
         human = await client.join(match.match_id, "human")
-        invited = await asyncio.to_thread(_invite, server.address, "robo", match.match_id)
+        token_file = _token_file(client, match.match_id, tmp_path)
+        invited = await asyncio.to_thread(
+            _invite, server.address, "robo", match.match_id, token_file=token_file
+        )
         assert invited.returncode == 0, invited.stderr
         assert f"took seat {3 - human.seat} of match {match.match_id}" in invited.stdout
         ended = await asyncio.wait_for(_play_human(client, human), 120)
@@ -137,7 +156,8 @@ async def test_invitations_respect_the_bots_games_and_max_matches(tmp_path: Path
             "unknown": ("FAILED_PRECONDITION", "BOT_NOT_CONNECTED"),
         }
         assert await client.invite_bot(first.match_id, "solo") in (1, 2)
-        busy = await asyncio.to_thread(_invite, server.address, "solo", second.match_id)
+        token = client.creator_tokens[second.match_id]
+        busy = await asyncio.to_thread(_invite, server.address, "solo", second.match_id, env_token=token)
         assert busy.returncode == 1 and "BOT_BUSY" in busy.stderr
         # Refusals changed nothing: every seat of the refused matches is still open.
         for match_id in (kabaleo.match_id, second.match_id):
@@ -171,3 +191,92 @@ async def test_an_invited_bot_plays_on_through_server_restarts(tmp_path: Path) -
         assert ended.outcome.termination != game_pb2.TERMINATION_ABORTED
         assert verify_record(await client.record(match.match_id)).ok
         assert bot.poll() is None, "the remote bot gave up"
+
+
+async def test_the_invite_command_sends_the_creator_token_and_never_takes_it_as_an_argument(
+    tmp_path: Path,
+) -> None:
+    async with _server_and_remote_bot(tmp_path, "guarded", "g") as (server, client, _):
+        match = await client.create_match(game_config("pylos"))
+        other = await client.create_match(game_config("pylos"))
+        # No token at all: a usage error, one line, before any call.
+        missing = await asyncio.to_thread(_invite, server.address, "guarded", match.match_id)
+        assert missing.returncode == 2
+        assert missing.stderr.splitlines() == [
+            "error: inviting a bot needs the match's creator token: --creator-token-file FILE "
+            "or the ZIGGURAT_CREATOR_TOKEN environment variable"
+        ]
+        unreadable = await asyncio.to_thread(
+            _invite, server.address, "guarded", match.match_id, token_file=tmp_path / "absent"
+        )
+        assert unreadable.returncode == 2
+        assert unreadable.stderr.startswith("error: cannot read the creator token file ")
+        # Another match's creator token: the server refuses, one line, exit 1.
+        wrong = await asyncio.to_thread(
+            _invite,
+            server.address,
+            "guarded",
+            match.match_id,
+            token_file=_token_file(client, other.match_id, tmp_path),
+        )
+        assert wrong.returncode == 1 and len(wrong.stderr.splitlines()) == 1
+        assert wrong.stderr.startswith("error: ") and "BAD_TOKEN" in wrong.stderr, wrong.stderr
+        assert all(
+            s.state == match_pb2.SEAT_STATE_OPEN for s in (await client.get_match(match.match_id)).seats
+        )
+        # The right one, from the environment.
+        token = client.creator_tokens[match.match_id]
+        invited = await asyncio.to_thread(_invite, server.address, "guarded", match.match_id, env_token=token)
+        assert invited.returncode == 0, invited.stderr
+        assert f"of match {match.match_id}" in invited.stdout
+
+
+async def test_bot_create_writes_the_creator_token_that_bot_invite_reads(tmp_path: Path) -> None:
+    """``ziggurat bot random --create pylos --creator-token-file F`` then ``ziggurat bot invite NAME
+    --match ID --creator-token-file F``: the token goes from one command to the other in an
+    owner-only file, never through the command line, and the invited bot plays the match out."""
+    async with _server_and_remote_bot(tmp_path, "cli-robo", "cli-secret") as (server, client, _):
+        token_file = tmp_path / "creator.token"
+        creator = subprocess.Popen(
+            [
+                *CLI,
+                "random",
+                "--server",
+                server.address,
+                "--create",
+                "pylos",
+                "--creator-token-file",
+                str(token_file),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert creator.stdout is not None
+            first = await asyncio.to_thread(creator.stdout.readline)
+            assert first.startswith("created match "), first
+            match_id = first.split()[2]
+            assert token_file.stat().st_mode & 0o777 == 0o600
+            assert token_file.read_text().strip() not in first
+            invited = await asyncio.to_thread(
+                _invite, server.address, "cli-robo", match_id, token_file=token_file
+            )
+            assert invited.returncode == 0, invited.stderr
+            out, err = await asyncio.to_thread(creator.communicate, timeout=120)
+            assert creator.returncode == 0, err
+            assert f"match {match_id} over" in out
+        finally:
+            if creator.poll() is None:
+                creator.kill()
+        assert {s.player_name for s in (await client.record(match_id)).seats} == {"random", "cli-robo"}
+        # A file that cannot be written stops --create before any match exists.
+        nowhere = ["--creator-token-file", str(tmp_path / "missing" / "t")]
+        unwritable = subprocess.run(
+            [*CLI, "random", "--server", server.address, "--create", "pylos", *nowhere],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert unwritable.returncode == 2
+        assert unwritable.stderr.startswith("error: cannot write the creator token file "), unwritable.stderr

@@ -87,6 +87,9 @@ def _case(
 OFFLINE = {
     "no command": _case("", USAGE, "required: COMMAND"),
     "unknown command": _case("frobnicate", USAGE, "invalid choice"),
+    "play with an empty name": _case(
+        "play --name= --server 127.0.0.1:9", USAGE, "a player name cannot be empty"
+    ),
     "tournament toml syntax error": _case(
         "tournament run {tmp}/t.toml --db {tmp}/t.db",
         USAGE,
@@ -193,7 +196,15 @@ OFFLINE = {
         "cannot load the bot",
         {"b.py": b"raise RuntimeError('broken bot module')\n"},
     ),
-    "bot invite server down": _case(f"bot invite x --match abc --server {DOWN}", FAILED, "UNAVAILABLE"),
+    "bot invite server down": _case(
+        f"bot invite x --match abc --server {DOWN}",
+        FAILED,
+        "UNAVAILABLE",
+        env={"ZIGGURAT_CREATOR_TOKEN": "some-creator-token"},
+    ),
+    "bot invite without a creator token": _case(
+        f"bot invite x --match abc --server {DOWN}", USAGE, "needs the match's creator token"
+    ),
     "bridge server down": _case(
         f"bridge --server {DOWN} --match abc --token t -- sh {ROOT}/examples/stdio/random_bot.sh",
         FAILED,
@@ -207,7 +218,10 @@ OFFLINE = {
 ONLINE = {
     "bot unknown match": _case("bot random --match nosuchmatch --server {server}", FAILED, "MATCH_NOT_FOUND"),
     "bot invite unknown match": _case(
-        "bot invite x --match nosuchmatch --server {server}", FAILED, "NOT_FOUND"
+        "bot invite x --match nosuchmatch --server {server}",
+        FAILED,
+        "NOT_FOUND",
+        env={"ZIGGURAT_CREATOR_TOKEN": "some-creator-token"},
     ),
     "watch unknown match": _case("watch nosuchmatch --server {server}", FAILED, "no match nosuchmatch"),
     "verify saving into a missing directory": _case(

@@ -41,6 +41,8 @@ LIMIT_OPTIONS = {
     "create_rate",
     "untimed_move_limit",
     "waiting_ttl",
+    "max_pending_invitations",
+    "invitation_ttl",
     "grace",
 }
 

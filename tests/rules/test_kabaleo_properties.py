@@ -18,6 +18,7 @@ from ziggurat.rules.kabaleo import (
     format_position,
     legal_moves,
     new_game,
+    outcome_of,
     parse_position,
     view,
 )
@@ -158,8 +159,25 @@ def error_text(state: KabaleoState, move: str) -> str:
 
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(states(finished=True))
-def test_the_end_reveals_everything(state: KabaleoState) -> None:
+def test_a_released_end_reveals_everything(state: KabaleoState) -> None:
     for seat in [None, *range(state.config.players)]:
-        seen = view(state, seat)
+        seen = view(state, seat, released=True)
         assert seen.objectives == state.objectives and seen.unheld == state.unheld
         assert seen.position == format_position(state)
+        assert seen.outcome == outcome_of(state)
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(states(finished=True))
+def test_an_end_not_released_reveals_nothing_of_the_others(state: KabaleoState) -> None:
+    """A decided game whose match holds its end (a duplicate rotation) shows each seat what it
+    saw before the end: its own objective, no unheld colour, no outcome; a spectator nothing."""
+    for seat in [None, *range(state.config.players)]:
+        seen = view(state, seat)
+        assert seen.objectives == tuple(
+            colour if other == seat else None for other, colour in enumerate(state.objectives)
+        )
+        assert seen.unheld == (None, None)
+        assert seen.outcome is None
+        hidden = [colour for other, colour in enumerate(state.objectives) if other != seat]
+        assert seen.position.split()[-1].count("?") == len(hidden) + 2

@@ -374,7 +374,8 @@ def test_forfeit_in_a_two_seat_game_ends_it() -> None:
     state = forfeit(new_game(TWO, SEED), 0, Termination.TIMEOUT)
     assert state.to_move is None
     assert outcome_of(state) == Outcome.loss_for(2, 0, Termination.TIMEOUT)
-    assert view(state, 1).objectives == state.objectives  # the end reveals everything
+    assert view(state, 1, released=True).objectives == state.objectives  # a released end reveals all
+    assert view(state, 1).objectives == (None, state.objectives[1])  # the match has not released it
     with pytest.raises(GameOverError):
         apply(state, "B1")
     with pytest.raises(GameOverError):
@@ -413,16 +414,19 @@ def test_views_show_own_objective_only_until_the_end() -> None:
     assert referee.referee and referee.objectives == state.objectives and referee.unheld == state.unheld
 
 
-def test_views_at_the_end_reveal_everything() -> None:
+def test_views_at_a_released_end_reveal_everything() -> None:
     state = new_game(KabaleoConfig(3), SEED)
     rng = random.Random(5)
     while state.to_move is not None:
         state = apply(state, KABALEO.random_move(state, rng))
     for seat in (None, 0, 1, 2):
-        seen = view(state, seat)
+        seen = view(state, seat, released=True)
         assert seen.objectives == state.objectives and seen.unheld == state.unheld
         assert seen.position == format_position(state)
         assert seen.outcome == outcome_of(state)
+        held = view(state, seat)  # over, but its match has not released the end
+        assert held.objectives == tuple(c if s == seat else None for s, c in enumerate(state.objectives))
+        assert held.unheld == (None, None) and held.outcome is None
 
 
 def test_view_legal_moves_only_for_the_seat_to_move() -> None:

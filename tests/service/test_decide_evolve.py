@@ -4,6 +4,7 @@ is exactly the fold of ``evolve`` over what the store holds (events and counted 
 
 from __future__ import annotations
 
+import asyncio
 import random
 from dataclasses import fields, replace
 
@@ -95,3 +96,50 @@ def test_a_turn_that_changes_no_seat_keeps_the_seat_records() -> None:
     counted = MatchState("active", None, (replace(seats[0], presence_events=2), seats[1]))
     after = evolve(get_rules("pylos"), counted, TurnStarted(0, 1, 0, (0, 0), ("connected", "connected")))
     assert after.seats == seats  # the presence budget starts again with every turn
+
+
+async def test_a_forfeit_that_decides_a_held_match_leaves_no_turn(caplog: pytest.LogCaptureFixture) -> None:
+    """A duplicate-deal rotation (end held) whose other seats forfeit is decided at once: the seat
+    that had the turn must be told "game over", not have its move refused by the rules as an
+    illegal one, and the turn's timer must not try to play for it (it logged GameOverError)."""
+    store = Store(":memory:")
+    secret = bytes(range(32))
+    match = Match.create(
+        store,
+        match_id="held",
+        game="kabaleo",
+        seats=3,
+        options={},
+        time_control=TimeControl(per_move_ms=100, on_timeout="random_move", max_illegal_moves=2),
+        seat_assignment="chosen",
+        seed=secret,
+        commitment=commitment(secret),
+        log_events=lambda _: None,
+        held=True,
+        end_held=True,
+    )
+    for seat in range(3):
+        match.join(f"p{seat}", seat)
+    match.begin()
+    healthy = match.rules.to_move(match.state)
+    assert healthy is not None and match.current.turn is not None
+    move = match.rules.legal_moves(match.state)[0]  # legal on its turn, before the others forfeit
+    for seat in range(3):
+        if seat != healthy:
+            match.resign(seat)  # the organiser resigns the disqualified participants' seats
+    assert match.decided and match.current.turn is None
+    assert match.current == _replayed(match, store)  # a restore folds to the same: no turn
+    with pytest.raises(errors.ApiError) as refused:
+        match.submit(healthy, move)
+    assert refused.value.reason == "GAME_OVER"
+    assert match.current.seats[healthy].strikes == 0  # not counted as an illegal move
+    with pytest.raises(errors.ApiError) as again:
+        match.resign(healthy)
+    assert again.value.reason == "GAME_OVER"
+    await asyncio.sleep(0.3)  # past the old turn's time limit
+    assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]
+    match.reveal()
+    outcome = match.outcome()
+    assert match.status == "finished" and outcome is not None
+    assert outcome.ranks[healthy] == 1
+    match.close()

@@ -41,7 +41,7 @@ def test_documented_limits_are_the_code_s() -> None:
     server_rate, server_burst = bots.REGISTRATIONS_PER_SERVER
     expected = {
         "size of one request message": f"{MAX_MESSAGE_BYTES // 1024} KiB",
-        "player or bot name": f"{match.MAX_NAME} printable characters",
+        "player or bot name": f"1 to {match.MAX_NAME} printable characters",
         "move text": f"{match.MAX_MOVE_TEXT} characters",
         "requests per seat": per_second,
         "matches created per client address": (
@@ -58,6 +58,12 @@ def test_documented_limits_are_the_code_s() -> None:
         ),
         "matches per ListMatches page": f"{servicer.MAX_PAGE} (default page {servicer.DEFAULT_PAGE})",
         "matches a remote bot takes at once": f"{bot_servicer.MAX_MATCHES_PER_BOT}",
+        "invitations (`InviteBot`) one remote bot may have waiting to be played": (
+            f"{defaults['max_pending_invitations']} (`--max-pending-invitations`)"
+        ),
+        "time an invitation may wait to be played": (
+            f"{defaults['invitation_ttl']:.0f} seconds (`--invitation-ttl`)"
+        ),
         "new remote-bot names": (
             f"{address_burst:.0f} at once per address then one every {1 / address_rate:.0f} s; "
             f"{server_burst:.0f} at once per server then {server_rate:.0f} per second"
@@ -78,6 +84,8 @@ def test_documented_limits_are_the_code_s() -> None:
     assert defaults["max_matches_per_address"] == options.max_matches_per_address
     assert defaults["create_rate"] == options.create_rate
     assert defaults["waiting_ttl"] == DEFAULT_WAITING_TTL_S == options.waiting_ttl_s
+    assert defaults["max_pending_invitations"] == options.max_pending_invitations
+    assert defaults["invitation_ttl"] == options.invitation_ttl_s
     assert _limits() == expected
 
 

@@ -56,7 +56,8 @@ def test_seed_bytes_is_sha256_of_the_string() -> None:
 def test_defaults() -> None:
     config = parse_config(base("kabaleo"), Path("/x"))
     assert (config.seats, config.format, config.rounds, config.concurrency) == (2, "round_robin", 1, 1)
-    assert config.duplicate is True and config.max_failures == 3 and config.sprt is None
+    # duplicate deals are opted into: they are refused for participants that can remember
+    assert config.duplicate is False and config.max_failures == 3 and config.sprt is None
     assert config.time_control == TimeControl()
     assert not parse_config(base(), Path("/x")).duplicate
 
@@ -228,3 +229,75 @@ def test_load_config_reports_bad_toml(tmp_path: Path) -> None:
         load_config(path)
     with pytest.raises(ConfigError, match="cannot read"):
         load_config(tmp_path / "absent.toml")
+
+
+@pytest.mark.parametrize(
+    ("participant", "sandbox", "why"),
+    [
+        ({"remote": True, "token_sha256": "ab" * 32}, True, "a remote bot plays every rotation"),
+        ({"command": ["./bot"], "keep_alive": True}, True, "a keep_alive program plays every rotation"),
+        ({"command": ["./bot"]}, False, "with [sandbox] enabled = false a program can keep files"),
+        ({"stdio": ["./bot"]}, False, "with [sandbox] enabled = false a program can keep files"),
+    ],
+)
+def test_duplicate_deals_are_refused_for_a_participant_that_can_remember(
+    participant: dict[str, Any], sandbox: bool, why: str
+) -> None:
+    data = base("kabaleo")
+    data["duplicate"] = True
+    data["participants"][1] = {"name": "cheat", **participant}
+    data["sandbox"] = {"enabled": sandbox}
+    with pytest.raises(ConfigError) as raised:
+        parse_config(data, Path("/x"))
+    message = str(raised.value)
+    assert message.startswith("participants[1]: duplicate = true needs participants that cannot remember")
+    assert "'cheat'" in message and why in message and "set duplicate = false" in message
+    data["duplicate"] = False  # the same field without duplicate deals is fine
+    assert not parse_config(data, Path("/x")).duplicate
+
+
+@pytest.mark.parametrize("participant", [{"builtin": "greedy"}, {"command": ["./bot"]}, {"stdio": ["./bot"]}])
+def test_duplicate_deals_take_built_in_bots_and_sandboxed_per_game_programs(
+    participant: dict[str, Any],
+) -> None:
+    data = base("kabaleo")
+    data["duplicate"] = True
+    data["participants"][1] = {"name": "fresh", **participant}
+    assert parse_config(data, Path("/x")).duplicate
+
+
+def test_sandbox_keys_and_their_defaults() -> None:
+    policy = parse_config(base(), Path("/x")).sandbox
+    assert (policy.total_memory_mb, policy.total_processes, policy.cpus) == (4096, 128, 1.0)
+    assert (policy.workdir_mb, policy.tmp_mb, policy.preflight_seconds) == (256, 64, 30.0)
+    assert policy.cgroups is True
+    data = base()
+    data["sandbox"] = {
+        "total_memory_mb": 512,
+        "total_processes": 32,
+        "cpus": 0.5,
+        "workdir_mb": 16,
+        "tmp_mb": 8,
+        "preflight_seconds": 5,
+        "cgroups": False,
+    }
+    policy = parse_config(data, Path("/x")).sandbox
+    assert (policy.total_memory_mb, policy.total_processes, policy.cpus) == (512, 32, 0.5)
+    assert (policy.workdir_mb, policy.tmp_mb, policy.preflight_seconds, policy.cgroups) == (16, 8, 5.0, False)
+    assert policy.limits.memory_bytes == 512 << 20
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("cpus", 0, r"sandbox\.cpus: a number of CPUs from 0\.01 to 1024"),
+        ("preflight_seconds", 0, r"sandbox\.preflight_seconds: seconds, more than 0"),
+        ("total_processes", 2, r"sandbox\.total_processes: must be a whole number >= 8"),
+        ("cgroups", "no", r"sandbox\.cgroups: must be true or false"),
+    ],
+)
+def test_bad_sandbox_keys(key: str, value: object, message: str) -> None:
+    data = base()
+    data["sandbox"] = {key: value}
+    with pytest.raises(ConfigError, match=message):
+        parse_config(data, Path("/x"))

@@ -6,7 +6,6 @@ reveal nor any seed or secret."""
 from __future__ import annotations
 
 import asyncio
-import random
 from collections import defaultdict
 from pathlib import Path
 
@@ -18,8 +17,15 @@ from connectrpc.compat import google_protobuf_binary_codec
 from connectrpc.errors import ConnectError
 from google.rpc import error_details_pb2
 
-from tests.tournament.fixtures.harness import make_runner, stored_games, wait_for_address, write_config
-from ziggurat.service.match import hash_token
+from tests.tournament.fixtures.harness import (
+    FIXTURES,
+    PYTHON,
+    make_runner,
+    stored_games,
+    toml_list,
+    wait_for_address,
+    write_config,
+)
 from ziggurat.tournament.runner import TournamentRunner
 from ziggurat.tournament.servicer import TournamentServicer
 from ziggurat.v1 import match_pb2
@@ -27,9 +33,6 @@ from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.v1 import tournament_service_pb2 as tpb
 from ziggurat.v1 import tournament_service_pb2_grpc as tgrpc
 from ziggurat.web.connect import method_infos
-from ziggurat_client.bot import Turn
-from ziggurat_client.client import ZigguratClient
-from ziggurat_client.remote import RemoteBot
 
 SERVICE = tpb.DESCRIPTOR.services_by_name["TournamentService"]
 METHODS = method_infos(SERVICE)
@@ -59,7 +62,6 @@ builtin = "alphabeta"
 options = { max_seconds = 0.02 }
 """
 
-SLOW_TOKEN = "slow-token"
 KABALEO = f"""
 name = "live-deals"
 seed = "live-deals"
@@ -72,10 +74,10 @@ concurrency = 1
 [server]
 http_port = 0
 
+# a per-game program (duplicate deals take no participant that could remember a rotation)
 [[participants]]
 name = "slow"
-remote = true
-token_sha256 = "{hash_token(SLOW_TOKEN)}"
+command = {toml_list([PYTHON, str(FIXTURES / "grpc_bot.py"), "slow-move:0.15"])}
 
 [[participants]]
 name = "greedy"
@@ -85,16 +87,6 @@ builtin = "greedy"
 name = "random2"
 builtin = "random"
 """
-
-
-class SlowBot:
-    """Thinks a while before a random move, so that games stay in progress long enough to be read."""
-
-    name = "slow"
-
-    async def choose(self, turn: Turn) -> str:
-        await asyncio.sleep(0.15)
-        return random.Random(turn.ply).choice(sorted(turn.legal_moves))
 
 
 async def _started(runner: TournamentRunner, task: asyncio.Task[str]) -> tuple[str, str]:
@@ -206,14 +198,9 @@ async def test_the_page_never_shows_a_deal_before_its_reveal_nor_any_seed(tmp_pa
     runner = make_runner(write_config(tmp_path, KABALEO), tmp_path / "t.db", page_linger=30)
     task = asyncio.create_task(runner.run())
     web = None
-    client: ZigguratClient | None = None
-    playing: asyncio.Task[None] | None = None
     snapshots: list[bytes] = []
     try:
-        address, base = await _started(runner, task)
-        client = ZigguratClient(address)
-        slow = RemoteBot(client, lambda _: SlowBot(), name="slow", token=SLOW_TOKEN, max_matches=3)
-        playing = asyncio.create_task(slow.run())
+        _, base = await _started(runner, task)
         web = ConnectClient(base, codec=google_protobuf_binary_codec())
         request = tpb.GetTournamentRequest(tournament_id=runner.tournament_id)
         read_after_the_end = 0
@@ -228,11 +215,6 @@ async def test_the_page_never_shows_a_deal_before_its_reveal_nor_any_seed(tmp_pa
     finally:
         if web is not None:
             await web.close()
-        if playing is not None:
-            playing.cancel()
-            await asyncio.gather(playing, return_exceptions=True)
-        if client is not None:
-            await client.close()
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
     assert runner.finished

@@ -27,6 +27,7 @@ import pytest
 from tests.tournament.fixtures.harness import (
     REPO,
     cli,
+    comparable,
     make_runner,
     run_tournament,
     stored_games,
@@ -147,11 +148,6 @@ def ray_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv(key, value)
 
 
-def _comparable(result: dict[str, Any]) -> dict[str, Any]:
-    """A game's result without its match id (the only field that differs between servers)."""
-    return {key: value for key, value in result.items() if key != "match_id"}
-
-
 def _by_index(results: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
     return {result["index"]: result for result in results}
 
@@ -169,8 +165,8 @@ async def test_ray_pylos_matches_local_and_records_verify(
     assert local.reason == remote.reason == "completed"
     local_results, ray_results = _by_index(local.results()), _by_index(remote.results())
     assert len(ray_results) == 6
-    assert {i: _comparable(r) for i, r in ray_results.items()} == {
-        i: _comparable(r) for i, r in local_results.items()
+    assert {i: comparable(r) for i, r in ray_results.items()} == {
+        i: comparable(r) for i, r in local_results.items()
     }  # seeded bots, same set-up seeds: the very same games
     names = ["random-a", "random-b", "greedy"]
     assert standings(names, list(ray_results.values())) == standings(names, list(local_results.values()))
@@ -209,7 +205,7 @@ def test_ray_kabaleo_with_stdio_program_via_cli(tmp_path: Path, ray_head: RayHea
             for key in ("seats", "deal", "commitment", "revealed_seed"):
                 assert result[key] == reference[key]
         else:
-            assert _comparable(result) == _comparable(reference)
+            assert comparable(result) == comparable(reference)
     verify_matches(ray_db, [r["match_id"] for r in ray_results.values()])
 
 
@@ -242,7 +238,7 @@ async def test_ray_resume_replays_the_games_cut_off(tmp_path: Path, ray_head: Ra
             assert result["revealed_seed"] != reference[index]["revealed_seed"]
             assert [a["attempt"] for a in result["replaced"]] == [0]
         else:
-            assert _comparable(result) == _comparable(reference[index])
+            assert comparable(result) == comparable(reference[index])
     verify_matches(db, [r["match_id"] for r in results.values()])
 
 

@@ -193,13 +193,13 @@ async def test_sprt_stops_early_accepting_h1(tmp_path: Path, capsys: pytest.Capt
     finished = [line for line in out if line.startswith("Finished game ")]
     running = [line for line in out if line.startswith("greedy vs random: ")]
     assert len(finished) == len(running) == len(played)
-    by_number = {r["index"] + 1: r for r in done.results()}
+    by_number = {r["index"]: r for r in done.results()}  # one numbering: the index
     for line in finished:
         result = by_number[int(line.split()[2])]
         ranks = result["ranks"]
         score = "1-0" if ranks == [1, 2] else "0-1" if ranks == [2, 1] else "1/2-1/2"
         players = " vs ".join(result["seats"])
-        assert line.startswith(f"Finished game {result['index'] + 1} ({players}): {score} "), line
+        assert line.startswith(f"Finished game {result['index']} ({players}): {score} "), line
         assert f"{{{result['termination']}}} {len(result['moves'])} plies" in line
     assert "SPRT LLR" in running[-1] and "accept H1" in running[-1]
     summary_json = tmp_path / "summary.json"

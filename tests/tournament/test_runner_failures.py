@@ -6,8 +6,11 @@ participant earned, and the games still verify.
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
 from pathlib import Path
+
+import pytest
 
 from tests.tournament.fixtures.harness import (
     FIXTURES,
@@ -19,7 +22,7 @@ from tests.tournament.fixtures.harness import (
     write_config,
 )
 from ziggurat.tournament.config import load_config
-from ziggurat.tournament.results import standings, withdrawals
+from ziggurat.tournament.results import crosstable, game_points, standings, withdrawals
 from ziggurat.tournament.runner import spec_from_dict
 from ziggurat.tournament.schedule import swiss_byes
 
@@ -40,7 +43,6 @@ def verdicts_by_name(results: list[dict[str, object]]) -> dict[str, list[str]]:
 
 
 async def test_verdicts_of_misbehaving_participants(tmp_path: Path) -> None:
-    marker = "phoenix-lived"  # in the program's own writable directory
     body = """
 name = "misbehaving"
 seed = "e2e-misbehaving"
@@ -73,7 +75,7 @@ builtin = "random"
     body += participant("cheat-sh", "stdio", ["sh", str(FIXTURES / "stdio_illegal.sh")])
     body += participant("quitter-sh", "stdio", ["sh", str(FIXTURES / "stdio_crash.sh")])
     body += participant("dropper", "command", [PYTHON, REMOTE_BOT, "drop"], "keep_alive = true")
-    body += participant("phoenix", "command", [PYTHON, REMOTE_BOT, "crash-once", marker], "keep_alive = true")
+    body += participant("phoenix", "command", [PYTHON, REMOTE_BOT, "crash-once"], "keep_alive = true")
     config = write_config(tmp_path, body)
     db = tmp_path / "t.db"
     done = await run_tournament(config, db, timeout=80)
@@ -241,3 +243,56 @@ builtin = "random"
     assert rows["x"].disqualified and rows["x"].rank == 4 and rows["x"].games == 2
     forfeited = [r for r in results if "disqualified" in r["verdicts"]]
     assert rows["x"].forfeits == len(forfeited) <= 1  # its second game, if it had not begun
+
+
+async def test_kabaleo_forfeits_in_duplicate_deals(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Two crashers are disqualified early: later tables hold one forfeiting seat (the two seats
+    that played stay rated against each other) or two (the held rotation is decided at its start
+    and the one seat left wins it; no ERROR is logged). The turn such a decided rotation used to
+    leave its healthy seat is tested on the match itself in tests/service/test_decide_evolve.py."""
+    body = """
+name = "kabaleo-forfeits"
+seed = "e2e-kabaleo-forfeits"
+game = "kabaleo"
+seats = 3
+duplicate = true
+concurrency = 1
+
+[time_control]
+per_move_ms = 3000
+
+[disqualify]
+max_failures = 1
+
+[[participants]]
+name = "r1"
+builtin = "random"
+
+[[participants]]
+name = "r2"
+builtin = "greedy"
+"""
+    body += participant("c1", "command", [PYTHON, GRPC_BOT, "crash:1"])
+    body += participant("c2", "command", [PYTHON, GRPC_BOT, "crash:1"])
+    caplog.set_level(logging.WARNING)
+    done = await run_tournament(write_config(tmp_path, body), tmp_path / "t.db", timeout=120)
+    assert done.reason == "completed" and done.runner.disqualified == {"c1", "c2"}
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
+    results = done.results()
+    assert len(results) == 12  # 4 tables of 3, each deal in 3 rotations
+    one = [r for r in results if r["verdicts"].count("disqualified") == 1]
+    two = [r for r in results if r["verdicts"].count("disqualified") == 2]
+    assert one and two
+    for result in one + two:
+        healthy = [i for i, name in enumerate(result["seats"]) if name in ("r1", "r2")]
+        assert all(result["verdicts"][i] == "finished" for i in healthy)  # no strike, no refused move
+        if result["verdicts"].count("disqualified") == 2:
+            assert result["ranks"][healthy[0]] == 1  # decided at the start: the one seat left wins
+        assert result["termination"] != "aborted" and result["points"] == game_points(result)
+    # r1 and r2 always played: every game of theirs together is a rated comparison, forfeit
+    # tables included (those used to be left out whole)
+    together = [r for r in results if {"r1", "r2"} <= set(r["seats"])]
+    assert any("disqualified" in r["verdicts"] for r in together)
+    cells = crosstable(["r1", "r2", "c1", "c2"], results)
+    assert cells["r1"]["r2"][1] == len(together)
+    verify_matches(tmp_path / "t.db", [r["match_id"] for r in results if r["match_id"] is not None])

@@ -3,15 +3,31 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import re
 import shutil
 import socket
+import subprocess
 import uuid
 from pathlib import Path
 
 import pytest
 
-from tests.tournament.fixtures.harness import FIXTURES, PYTHON, run_tournament, toml_list, write_config
+from tests.tournament.fixtures.harness import (
+    FIXTURES,
+    PYTHON,
+    REPO,
+    Finished,
+    cli,
+    done_count,
+    run_tournament,
+    toml_list,
+    write_config,
+)
+from ziggurat.tournament.cgroups import PREFIX, CgroupUnavailable, find_tree
 from ziggurat.tournament.sandbox import Sandbox, SandboxPolicy, SandboxUnavailable
+from ziggurat.tournament.store import TournamentStore
+from ziggurat.tournament.uids import UidLeases
 
 ROGUE = str(FIXTURES / "stdio_rogue.py")
 
@@ -153,4 +169,227 @@ async def test_opting_out_runs_programs_unconfined(tmp_path: Path) -> None:
 def test_a_missing_tool_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap, prlimit or setpriv here
     with pytest.raises(SandboxUnavailable, match=r"needs bwrap.*apt-get install bubblewrap"):
-        Sandbox(SandboxPolicy(), root=tmp_path / "sandboxes").check()
+        Sandbox(SandboxPolicy()).check()
+
+
+CAPPED = """
+name = "capped"
+seed = "capped"
+game = "pylos"
+format = "gauntlet"
+concurrency = 2
+
+[gauntlet]
+champion = "house"
+
+[time_control]
+per_move_ms = 15000  # room on a loaded machine: the caps, not the clock, must stop them
+
+[disqualify]
+max_failures = 0
+
+[sandbox]
+memory_mb = 2048
+total_memory_mb = 256
+workdir_mb = 24
+tmp_mb = 8
+
+[[participants]]
+name = "house"
+builtin = "random"
+"""
+
+
+def seat_logs(done: Finished, name: str) -> list[str]:
+    """The per-game logs of participant ``name``."""
+    return [
+        (done.runner.log_dir / f"{result['match_id']}-seat{seat + 1}.log").read_text()
+        for result in done.results()
+        for seat in range(len(result["seats"]))
+        if result["seats"][seat] == name
+    ]
+
+
+def verdicts_of(done: Finished) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for result in done.results():
+        for name, verdict in zip(result["seats"], result["verdicts"], strict=True):
+            out.setdefault(name, []).append(verdict)
+    return out
+
+
+def left_cgroups(tournament_id: str) -> list[Path]:
+    """Control groups of a tournament still on the host (in every hierarchy it uses)."""
+    return [group for base in find_tree().bases for group in base.glob(f"{PREFIX}{tournament_id}.*")]
+
+
+@pytest.mark.slow
+async def test_a_sandbox_is_capped_as_a_whole_and_leaves_nothing(tmp_path: Path) -> None:
+    body = CAPPED + rogue("hoard") + rogue("fill")
+    done = await run_tournament(write_config(tmp_path, body), tmp_path / "t.db", timeout=120)
+    assert done.reason == "completed"
+    verdicts = verdicts_of(done)
+    assert set(verdicts["house"]) == {"finished"}
+    # four processes, each far below its 2048 MB address-space cap, stopped together at 256 MB
+    assert verdicts["hoard"] == ["crashed"] * 2
+    for text in seat_logs(done, "hoard"):
+        assert "the sandbox reached its memory cap (256 MB in total)" in text
+    assert verdicts["fill"] == ["crashed"] * 2  # exits 3 once both are full
+    for text in seat_logs(done, "fill"):
+        home = re.search(r"filled /home/sandbox: (\d+) MB in (\d+) files, then .*No space left", text)
+        tmp = re.search(r"filled /tmp: (\d+) MB in (\d+) files, then .*No space left", text)
+        assert home is not None and tmp is not None, text
+        assert 20 <= int(home[1]) <= 24 and int(home[2]) >= 5  # many files, one total cap
+        assert 4 <= int(tmp[1]) <= 8
+    # nothing is left: no file it wrote, no process, no control group, no leased user
+    assert [p for p in tmp_path.rglob("fill-*")] == []
+    assert not Path("/home/sandbox").exists()
+    assert marked_processes() == []
+    assert left_cgroups(done.tournament_id) == []
+    assert UidLeases(SandboxPolicy().uid_base, SandboxPolicy().uid_slots).held() == []
+
+
+async def test_a_sandbox_sees_no_database_nor_another_participants_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    other = TournamentStore(tmp_path / "other.db")  # another tournament's, open (with -wal/-shm)
+    other.create("other1", "other", str(tmp_path / "other.toml"), "text", b"s" * 32)
+    shutil.copy(ROGUE, tmp_path / "reader.py")
+    shutil.copy(REPO / "examples/stdio/random_bot.sh", tmp_path / "rival.sh")
+    secret = [tmp_path / "other.db", tmp_path / "other.db-wal", tmp_path / "t.db", tmp_path / "rival.sh"]
+    assert all(path.stat().st_size > 0 for path in secret[:2])
+    paths = ":".join(str(p) for p in [*secret, tmp_path / "reader.py"])
+    mark_name, mark_value = RUN_MARK.split("=")
+    body = HEADER
+    body += f"\n[[participants]]\nname = 'reader'\nstdio = {toml_list([PYTHON, 'reader.py', 'read'])}\n"
+    body += f"env = {{ ROGUE_PATHS = '{paths}', {mark_name} = '{mark_value}' }}\n"
+    body += "\n[[participants]]\nname = 'rival'\nstdio = ['sh', 'rival.sh']\n"
+    monkeypatch.chdir(tmp_path)  # a relative --db: HOME is absolute all the same
+    try:
+        done = await run_tournament(write_config(tmp_path, body), Path("t.db"), timeout=90)
+    finally:
+        other.close()
+    assert done.reason == "completed"
+    verdicts = verdicts_of(done)
+    assert set(verdicts["rival"]) == {"finished"}  # the reader's files hidden from it, it plays on
+    for text in seat_logs(done, "reader"):
+        assert "home /home/sandbox writable" in text
+        for path in secret:
+            got = re.search(
+                rf"(read (\d+) bytes|cannot read) from {re.escape(str(path))}|cannot read {path}", text
+            )
+            assert got is not None, text
+            assert got[2] in (None, "0"), f"the sandbox read {path}: {text}"
+        assert re.search(rf"read [1-9]\d* bytes from {tmp_path / 'reader.py'}", text), text  # its own file
+
+
+async def test_a_read_only_path_holding_a_database_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "shelf").mkdir()
+    store = TournamentStore(tmp_path / "shelf" / "old.db")
+    store.close()
+    (tmp_path / "shelf").chmod(0o755)
+    body = HEADER + rogue("spin").replace("env =", "read_only = ['shelf']\nenv =")
+    with pytest.raises(
+        SandboxUnavailable, match=r"read_only path .*shelf holds a ziggurat database .*old\.db"
+    ):
+        await run_tournament(write_config(tmp_path, body), tmp_path / "t.db", timeout=30)
+
+
+def fake_pyenv(home: Path) -> Path:
+    """A pyenv in ``home`` (as in an organiser's): a shim, the ``pyenv`` that answers ``which``, and
+    a "python3" that works only when its installation directory (its lib/) is visible."""
+    root = home / ".pyenv"
+    version = root / "versions" / "9.9.9"
+    for directory in (root / "shims", root / "bin", version / "bin", version / "lib"):
+        directory.mkdir(parents=True)
+    scripts = {
+        root / "shims" / "python3": '#!/bin/sh\nexec "$PYENV_ROOT/bin/pyenv" exec python3 "$@"\n',
+        root / "bin" / "pyenv": (
+            '#!/bin/sh\ncase "$1" in\n  which) echo "$PYENV_ROOT/versions/9.9.9/bin/$2" ;;\n'
+            '  exec) shift; n=$1; shift; exec "$PYENV_ROOT/versions/9.9.9/bin/$n" "$@" ;;\nesac\n'
+        ),
+        # stands for an interpreter: runs shell scripts, and needs its installation's lib/
+        version / "bin" / "python3": '#!/bin/sh\n. "${0%/bin/*}/lib/site.sh"\nexec /bin/sh "$@"\n',
+        version / "lib" / "site.sh": "true\n",
+    }
+    for path, text in scripts.items():
+        path.write_text(text)
+        path.chmod(0o755)
+    home.chmod(0o700)  # as a home is: the sandbox's user could not enter it
+    return root / "shims"
+
+
+async def test_a_shim_interpreter_in_the_organisers_home_runs(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path_factory.mktemp("home")  # not under the bots' directory, as a home is not
+    shims = fake_pyenv(home)
+    monkeypatch.setenv("PATH", f"{shims}:{os.environ['PATH']}")
+    monkeypatch.setenv("PYENV_ROOT", str(home / ".pyenv"))
+    shutil.copy(REPO / "examples/stdio/random_bot.sh", tmp_path / "bot.sh")
+    body = HEADER + "\n[[participants]]\nname = 'shimmed'\nstdio = ['python3', 'bot.sh']\n"
+    done = await run_tournament(write_config(tmp_path, body), tmp_path / "t.db", timeout=60)
+    assert done.reason == "completed"
+    assert verdicts_of(done)["shimmed"] == ["finished"] * 2
+
+
+def test_programs_that_cannot_start_in_their_sandbox_stop_the_tournament_at_start(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    home = tmp_path_factory.mktemp("home")
+    interpreter = home / ".local" / "lang" / "bin" / "interp"
+    interpreter.parent.mkdir(parents=True)
+    interpreter.write_text('#!/bin/sh\nexec /bin/sh "$@"\n')
+    interpreter.chmod(0o755)
+    home.chmod(0o700)
+    bot = tmp_path / "shebang.sh"  # runs for the organiser; its interpreter is not in the sandbox
+    bot.write_text(f"#!{interpreter}\n" + (REPO / "examples/stdio/random_bot.sh").read_text())
+    bot.chmod(0o755)
+    assert subprocess.run([str(bot)], input="ziggurat 1\n", capture_output=True, text=True).stdout.startswith(
+        "ready"
+    )
+    silent = tmp_path / "silent.sh"  # a gRPC program that never connects
+    silent.write_text("echo 'cannot reach the server, giving up' >&2\nsleep 30\n")
+    body = HEADER.replace("[sandbox]", "[sandbox]\npreflight_seconds = 3")
+    body += "\n[[participants]]\nname = 'shebang'\nstdio = ['./shebang.sh']\n"
+    body += "\n[[participants]]\nname = 'silent'\ncommand = ['sh', 'silent.sh']\n"
+    body += "\n[[participants]]\nname = 'sleeper'\ncommand = ['sh', 'silent.sh']\nkeep_alive = true\n"
+    done = cli(
+        "tournament", "run", str(write_config(tmp_path, body)), "--db", str(tmp_path / "t.db"), cwd=tmp_path
+    )
+    assert done.returncode == 1, done.stderr
+    error = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert len(error) == 1, done.stderr
+    assert re.search(
+        r"participant 'shebang' did not answer the stdio handshake in its preflight: "
+        r".*No such file or directory.*fix: give its interpreter as an absolute path",
+        error[0],
+    ), error[0]
+    assert re.search(
+        r"participant 'silent' did not open its Play stream in its preflight: it did not connect within 3 s; "
+        r"its stderr ends: cannot reach the server, giving up; fix: ",
+        error[0],
+    ), error[0]
+    assert re.search(
+        r"participant 'sleeper' did not connect as a bot in its preflight: not connected within 3 s; "
+        r"its stderr ends: cannot reach the server, giving up",
+        error[0],
+    ), error[0]
+    assert done_count(tmp_path / "t.db") == 0
+    assert TournamentStore(tmp_path / "t.db").all() == []  # nothing recorded: run it again once fixed
+
+
+def test_no_control_group_refuses_to_start_unless_opted_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(**_: object) -> None:
+        raise CgroupUnavailable("cgroup v2 at /sys/fs/cgroup/user.slice does not offer the memory controller")
+
+    monkeypatch.setattr("ziggurat.tournament.sandbox.find_tree", refuse)
+    with pytest.raises(
+        SandboxUnavailable, match=r"no control group can be made here \(cgroup v2 .*\): .*cgroups = false"
+    ):
+        Sandbox(SandboxPolicy()).check()
+    opted_out = Sandbox(SandboxPolicy(cgroups=False))
+    opted_out.check()  # the sandbox itself still works, without its total caps
+    confined = opted_out.confine(["true"], cwd=None, env={}, label="no-cgroup")
+    assert confined.cgroup is None and confined.argv[0] == "prlimit"
+    confined.close_now()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import sqlite3
@@ -13,16 +14,21 @@ from pathlib import Path
 import pytest
 
 from tests.tournament.fixtures.harness import (
+    FIXTURES,
     PYTHON,
+    REPO,
     cli,
+    comparable,
     done_count,
     run_tournament,
     stored_games,
+    toml_list,
     verify_matches,
     write_config,
 )
 from ziggurat.service.manager import MatchManager
 from ziggurat.store.sqlite import Store
+from ziggurat.tournament.results import disqualified, format_standings, game_line, standings
 from ziggurat.tournament.store import GameRow, TournamentStore
 
 RESUMABLE = """
@@ -73,11 +79,6 @@ def kill_all(pids: list[int]) -> None:
     for pid in pids:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-
-
-def comparable(result: dict[str, object]) -> dict[str, object]:
-    """A game's result without what legitimately differs between runs (the match id)."""
-    return {k: v for k, v in result.items() if k != "match_id"}
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
@@ -183,7 +184,8 @@ def test_cli_errors(tmp_path: Path) -> None:
     assert no_target.returncode == 2
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
-    assert cli("replay", str(empty), cwd=tmp_path).returncode == 1
+    nothing = cli("replay", str(empty), cwd=tmp_path)
+    assert nothing.returncode == 1 and nothing.stderr == f"error: {empty} holds no games\n"
     assert cli("replay", str(tmp_path / "absent.jsonl"), cwd=tmp_path).returncode == 2
 
 
@@ -329,3 +331,137 @@ async def test_kill_9_mid_kabaleo_game_then_resume_replays_with_a_seed_never_rev
         assert game.match_id in [a["match_id"] for a in after[index].result["replaced"]]  # type: ignore[index]
     verify_matches(db, [g.result["match_id"] for g in after if g.result])
     verify_matches(db, [g.match_id for g in cut_off.values() if g.match_id])
+
+
+FORFEITS = """
+name = "forfeits"
+seed = "e2e-forfeits"
+game = "pylos"
+rounds = 2
+concurrency = 1
+
+[options]
+max_moves = 40
+
+[time_control]
+base_ms = 60000
+
+[disqualify]
+max_failures = 1
+
+[[participants]]
+name = "house"
+builtin = "random"
+"""
+
+
+def test_one_numbering_double_forfeits_and_standings_from_the_export(tmp_path: Path) -> None:
+    """A run as its organiser sees it: two crashers are disqualified in the first cycle, so they
+    forfeit their games of the second against each other (double forfeits). The lines, the export,
+    the replay and the standings agree, and the standings recomputed from the file are the run's."""
+    crasher = [PYTHON, str(FIXTURES / "grpc_bot.py"), "crash:1"]
+    body = FORFEITS + entrant("c1", "command", crasher) + entrant("c2", "command", crasher)
+    config = write_config(tmp_path, body)
+    db = tmp_path / "t.db"
+    run = cli(*RUN[3:], str(config), "--db", str(db), "--quiet", cwd=tmp_path, timeout=120)
+    assert run.returncode == 0, run.stderr
+    tournament_id = next(
+        line.split()[2] for line in run.stderr.splitlines() if line.startswith("tournament id ")
+    )
+    jsonl, summary_json = tmp_path / "games.jsonl", tmp_path / "summary.json"
+    exported = cli(
+        "tournament", "export", tournament_id, "--db", str(db), "--jsonl", str(jsonl), "--json",
+        str(summary_json), cwd=tmp_path,
+    )  # fmt: skip
+    assert exported.returncode == 0, exported.stderr
+    records = [json.loads(line) for line in jsonl.read_text().splitlines()]
+    assert [r["index"] for r in records] == list(range(12))
+
+    # one numbering: `Finished game N` is the exported index N, and `replay --game N` shows it
+    lines = [line for line in run.stdout.splitlines() if line.startswith("Finished game ")]
+    assert sorted(lines) == sorted(game_line(r) for r in records)
+    one = cli("replay", str(jsonl), "--game", "3", "--final", cwd=tmp_path)
+    assert one.returncode == 0 and one.stdout.startswith("== game 3 "), one.stderr
+    missing = cli("replay", str(jsonl), "--game", "12", cwd=tmp_path)
+    assert missing.returncode == 2 and missing.stdout == ""
+    assert missing.stderr.splitlines() == [
+        f"error: no game 12 in {jsonl} (it holds games 0 to 11; games are numbered from 0)"
+    ]
+
+    # the double forfeits: no match, no winner, 0 points each, printed 0-0
+    double = [r for r in records if r["verdicts"] == ["disqualified", "disqualified"]]
+    assert len(double) == 2 and all(set(r["seats"]) == {"c1", "c2"} for r in double)
+    for record in double:
+        assert record["ranks"] == [2, 2] and record["points"] == [0.0, 0.0]
+        assert record["match_id"] is None and record["moves"] == []
+        assert f"Finished game {record['index']} ({' vs '.join(record['seats'])}): 0-0 " in run.stdout
+    replayed = cli("replay", str(jsonl), "--final", cwd=tmp_path)
+    assert replayed.returncode == 0, replayed.stderr
+    assert replayed.stdout.count("== game ") == 12 and replayed.stdout.count("-- not played") == 2
+
+    # the standings recomputed from the exported file alone are the ones the run printed
+    names = ["house", "c1", "c2"]
+    recomputed = format_standings(standings(names, records, disqualified(records, 1)))
+    assert recomputed in run.stdout
+    summary = json.loads(summary_json.read_text())
+    order = [row.name for row in standings(names, records, {"c1", "c2"})]
+    assert [row["name"] for row in summary["standings"]] == order
+    totals = dict.fromkeys(names, 0.0)
+    for record in records:
+        for name, points in zip(record["seats"], record["points"], strict=True):
+            totals[name] += points
+    assert {row["name"]: row["points"] for row in summary["standings"]} == totals
+
+    # times: the game's start and end, each move's server time, time spent and clock after it
+    for record in records:
+        if record["match_id"] is None:
+            assert record["start_ms"] is None and record["end_ms"] is None
+            continue
+        start, end = record["start_ms"], record["end_ms"]
+        assert start <= end
+        times = [move["time_ms"] for move in record["moves"]]
+        assert times == sorted(times) and all(start <= t <= end for t in times)
+        for move in record["moves"]:
+            assert move["spent_ms"] is not None and 0 <= move["spent_ms"] <= move["time_ms"] - start
+            assert 0 < move["clock_ms"] <= 60000
+
+
+def entrant(name: str, kind: str, argv: list[str], extra: str = "") -> str:
+    """A ``[[participants]]`` table of a configuration."""
+    return f"\n[[participants]]\nname = '{name}'\n{kind} = {toml_list(argv)}\n{extra}\n"
+
+
+def test_a_run_ends_without_traceback_text(tmp_path: Path) -> None:
+    """Every kind of participant, one that never answers among them (its bridge is cut off at the
+    end of each game and its program killed): the run's stderr has its own lines only — no
+    ``Exception ignored … Event loop is closed`` from a transport finalized after the loop closed,
+    no traceback of any kind."""
+    body = """
+name = "clean-end"
+seed = "e2e-clean-end"
+game = "pylos"
+concurrency = 2
+
+[options]
+max_moves = 30
+
+[time_control]
+per_move_ms = 1000
+on_timeout = "forfeit"
+
+[[participants]]
+name = "house"
+builtin = "random"
+"""
+    body += entrant("sh", "stdio", ["sh", str(REPO / "examples/stdio/random_bot.sh")])
+    body += entrant("grpc", "command", [PYTHON, str(FIXTURES / "grpc_bot.py"), "random"])
+    body += entrant(
+        "kept", "command", [PYTHON, str(FIXTURES / "remote_bot.py"), "random"], "keep_alive = true"
+    )
+    body += entrant("spinner", "stdio", [PYTHON, str(FIXTURES / "stdio_rogue.py"), "spin"])
+    config = write_config(tmp_path, body)
+    run = cli(*RUN[3:], str(config), "--db", str(tmp_path / "t.db"), "--quiet", cwd=tmp_path, timeout=240)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.count("Finished game ") == 20 and "completed" in run.stdout
+    for text in ("Traceback", "Exception ignored", "Event loop is closed", "RuntimeError"):
+        assert text not in run.stderr, run.stderr

@@ -272,10 +272,19 @@ async def test_a_browser_invites_a_connected_remote_bot(served: tuple[ZigguratSe
         created = await web.call("CreateMatch", spb.CreateMatchRequest(config=PYLOS))
         match_id = created.match.match_id
         person = await web.call("JoinMatch", spb.JoinMatchRequest(match_id=match_id, player_name="ada"))
+        creator = created.creator_token
+        invite = bpb.InviteBotRequest(match_id=match_id, bot_name="robo")
+        for token, refusal in [
+            (None, (Code.UNAUTHENTICATED, "MISSING_TOKEN")),  # only the match's creator invites
+            (person.token, (Code.PERMISSION_DENIED, "BAD_TOKEN")),
+        ]:
+            with pytest.raises(ConnectError) as refused:
+                await web.call("InviteBot", invite, token)
+            assert (refused.value.code, _reason(refused.value)) == refusal
         with pytest.raises(ConnectError) as refused:
-            await web.call("InviteBot", bpb.InviteBotRequest(match_id=match_id, bot_name="nobody"))
+            await web.call("InviteBot", bpb.InviteBotRequest(match_id=match_id, bot_name="nobody"), creator)
         assert (refused.value.code, _reason(refused.value)) == (Code.FAILED_PRECONDITION, "BOT_NOT_CONNECTED")
-        invited = await web.call("InviteBot", bpb.InviteBotRequest(match_id=match_id, bot_name="robo"))
+        invited = await web.call("InviteBot", invite, creator)
         assert invited.seat == 3 - person.seat
         assert invited.match.status == match_pb2.MATCH_STATUS_ACTIVE
         assignment = (await asyncio.wait_for(bot_stream.read(), 10)).assignment

@@ -35,6 +35,12 @@ def test_unknown_game_and_mismatched_options_are_refused() -> None:
         config_from_proto(pb.GameConfig(game=pb.GAME_PYLOS, kabaleo=pb.KabaleoConfig(last_stack=True)))
 
 
+@pytest.mark.parametrize("game", [pb.GAME_PYLOS, pb.GAME_KABALEO])
+def test_a_seat_count_of_zero_is_refused_not_read_as_two(game: pb.Game) -> None:
+    with pytest.raises(InvalidConfigError, match="seats must be given"):
+        config_from_proto(pb.GameConfig(game=game))
+
+
 def test_outcome_is_one_based_on_the_wire() -> None:
     wire = outcome_to_proto(Outcome(Termination.NORMAL, (2, 1, 1)))
     assert list(wire.ranks) == [2, 1, 1]

@@ -27,6 +27,10 @@ const (
 	ReasonMissingToken    = "MISSING_TOKEN"
 	ReasonNotWaiting      = "NOT_WAITING"
 	ReasonBotNotConnected = "BOT_NOT_CONNECTED"
+	ReasonBotBusy         = "BOT_BUSY"
+	// ReasonTooManyInvitations: the invited bot already has as many invitations waiting to
+	// be played as the server allows (ziggurat serve --max-pending-invitations).
+	ReasonTooManyInvitations = "TOO_MANY_INVITATIONS"
 	// ReasonMatchElsewhere: another worker process owns the match; the Client follows it
 	// by itself (routes.go), so callers of its methods never see it.
 	ReasonMatchElsewhere = "MATCH_ELSEWHERE"

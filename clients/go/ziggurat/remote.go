@@ -32,9 +32,14 @@ type RemoteBot struct {
 
 // InviteBot seats a connected remote bot in a match waiting for players (seat 0: the seat
 // the match gives, as Join); the bot gets the seat as an Assignment. Returns the bot's seat.
-// Refusals: BOT_NOT_CONNECTED, BOT_GAME, BOT_BUSY, and those of Join.
-func (c *Client) InviteBot(ctx context.Context, matchID, botName string, seat uint32) (uint32, error) {
-	response, err := c.Bots.InviteBot(ctx, &pb.InviteBotRequest{MatchId: matchID, BotName: botName, Seat: seat})
+// Only the match's creator may invite: creatorToken is the CreatorToken CreateMatch returned
+// (sent as `authorization: Bearer`). Refusals: MISSING_TOKEN, BAD_TOKEN (not that match's
+// creator token), BOT_NOT_CONNECTED, BOT_GAME, BOT_BUSY, TOO_MANY_INVITATIONS (the bot has
+// as many invitations waiting to be played as the server allows), and those of Join.
+func (c *Client) InviteBot(ctx context.Context, matchID, creatorToken, botName string, seat uint32) (uint32, error) {
+	creator := Handle{MatchID: matchID, Token: creatorToken}
+	request := &pb.InviteBotRequest{MatchId: matchID, BotName: botName, Seat: seat}
+	response, err := c.Bots.InviteBot(creator.Context(ctx), request)
 	if err != nil {
 		return 0, FromError(err)
 	}

@@ -168,10 +168,21 @@ func TestRemoteBotInvitedIntoAMatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := client.InviteBot(ctx, match.GetMatchId(), "nobody", 0); ziggurat.ReasonOf(err) != ziggurat.ReasonBotNotConnected {
+	creator := match.CreatorToken
+	if _, err := client.InviteBot(ctx, match.GetMatchId(), "", "go-invitee", 0); ziggurat.ReasonOf(err) != ziggurat.ReasonMissingToken {
+		t.Fatalf("inviting without the creator token: %v", err)
+	}
+	other, err := client.CreateMatch(ctx, ziggurat.Pylos(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.InviteBot(ctx, match.GetMatchId(), other.CreatorToken, "go-invitee", 0); ziggurat.ReasonOf(err) != ziggurat.ReasonBadToken {
+		t.Fatalf("inviting with another match's creator token: %v", err)
+	}
+	if _, err := client.InviteBot(ctx, match.GetMatchId(), creator, "nobody", 0); ziggurat.ReasonOf(err) != ziggurat.ReasonBotNotConnected {
 		t.Fatalf("inviting a bot that is not connected: %v", err)
 	}
-	botSeat, err := client.InviteBot(ctx, match.GetMatchId(), "go-invitee", 0)
+	botSeat, err := client.InviteBot(ctx, match.GetMatchId(), creator, "go-invitee", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

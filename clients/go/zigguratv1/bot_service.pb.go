@@ -146,7 +146,7 @@ type ConnectBotRequest struct {
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// Games the bot plays; empty = all.
 	Games []Game `protobuf:"varint,2,rep,packed,name=games,proto3,enum=ziggurat.v1.Game" json:"games,omitempty"`
-	// How many matches it plays at once (default 1).
+	// How many matches it plays at once (default 1), pending invitations included.
 	MaxMatches    uint32 `protobuf:"varint,3,opt,name=max_matches,json=maxMatches,proto3" json:"max_matches,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -507,7 +507,7 @@ type ConnectedBot struct {
 	Name       string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	Games      []Game                 `protobuf:"varint,2,rep,packed,name=games,proto3,enum=ziggurat.v1.Game" json:"games,omitempty"`
 	MaxMatches uint32                 `protobuf:"varint,3,opt,name=max_matches,json=maxMatches,proto3" json:"max_matches,omitempty"`
-	// Matches it is playing now.
+	// Matches it is playing now, pending invitations (InviteBot) included.
 	ActiveMatches uint32 `protobuf:"varint,4,opt,name=active_matches,json=activeMatches,proto3" json:"active_matches,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -594,7 +594,8 @@ type KabaleoView struct {
 	Stacks []string `protobuf:"bytes,1,rep,name=stacks,proto3" json:"stacks,omitempty"`
 	// Seats 1..n, each the pieces in hand as letters in RYGBOP order ("" when empty).
 	Hands []string `protobuf:"bytes,2,rep,name=hands,proto3" json:"hands,omitempty"`
-	// Seats 1..n, each the objective colour letter, or "?" where hidden from this viewer.
+	// Seats 1..n, each the objective colour letter, or "?" where hidden from this viewer: every
+	// seat's but the viewer's own until the match has released the end (see GameView.outcome).
 	Objectives []string `protobuf:"bytes,3,rep,name=objectives,proto3" json:"objectives,omitempty"`
 	// The two colours nobody holds, or "?" while hidden.
 	Unheld []string `protobuf:"bytes,4,rep,name=unheld,proto3" json:"unheld,omitempty"`
@@ -693,7 +694,8 @@ type GameView struct {
 	Position string `protobuf:"bytes,6,opt,name=position,proto3" json:"position,omitempty"`
 	// Legal moves, present only in the view of the seat to move.
 	LegalMoves []string `protobuf:"bytes,7,rep,name=legal_moves,json=legalMoves,proto3" json:"legal_moves,omitempty"`
-	// Set once the game is over.
+	// Set once the match has ended and released the game's end: in GetMatch/ListMatches of a
+	// finished match and in MatchEndedEvent.view; never in the view of another event.
 	Outcome *Outcome `protobuf:"bytes,8,opt,name=outcome,proto3" json:"outcome,omitempty"`
 	// Types that are valid to be assigned to Detail:
 	//

@@ -812,7 +812,8 @@ type MovePlayedEvent struct {
 	Move string `protobuf:"bytes,2,opt,name=move,proto3" json:"move,omitempty"`
 	// True when the server played it for the seat (timeout policy or forfeited seat).
 	Substituted bool `protobuf:"varint,3,opt,name=substituted,proto3" json:"substituted,omitempty"`
-	// The game after the move, as the receiver may see it.
+	// The game after the move, as the receiver may see it: its own secrets only and no outcome,
+	// even after the last move (the end is published by MatchEndedEvent alone).
 	View          *GameView `protobuf:"bytes,4,opt,name=view,proto3" json:"view,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -876,7 +877,8 @@ func (x *MovePlayedEvent) GetView() *GameView {
 	return nil
 }
 
-// The game is over: the outcome and the reveal of every secret.
+// The match has ended and publishes the game's end: the outcome and the reveal of every secret.
+// A tournament may hold a decided game's end (duplicate deals); this event comes on release.
 type MatchEndedEvent struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Outcome *Outcome               `protobuf:"bytes,1,opt,name=outcome,proto3" json:"outcome,omitempty"`

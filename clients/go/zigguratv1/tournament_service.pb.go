@@ -459,7 +459,7 @@ type TournamentStanding struct {
 	// OpenSkill ordinal (mu - 3 sigma).
 	Rating       float64 `protobuf:"fixed64,5,opt,name=rating,proto3" json:"rating,omitempty"`
 	Disqualified bool    `protobuf:"varint,6,opt,name=disqualified,proto3" json:"disqualified,omitempty"`
-	// Games counted for points only (a participant forfeited).
+	// Games with a forfeiting seat (its own or an opponent's): comparisons with it count for points only.
 	Forfeits      uint32 `protobuf:"varint,7,opt,name=forfeits,proto3" json:"forfeits,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

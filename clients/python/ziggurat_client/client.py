@@ -94,7 +94,7 @@ class ZigguratClient:
         self._credentials = credentials
         self.stub = sgrpc.MatchServiceStub(self._channel)
         self.bots = bgrpc.BotServiceStub(self._channel)
-        self.creator_tokens: dict[str, str] = {}  # match id -> creator token, for cancel_match
+        self.creator_tokens: dict[str, str] = {}  # match id -> creator token (cancel_match, invite_bot)
         # Where each match is served, when that is not ``address`` (several worker processes).
         self.routes: dict[str, str] = {}
         # This machine's clock minus the server's, in ms, as of the newest WatchMatch message
@@ -199,15 +199,22 @@ class ZigguratClient:
         )
         return self._note(response.match)
 
-    async def invite_bot(self, match_id: str, bot_name: str, seat: int = 0) -> int:
+    async def invite_bot(
+        self, match_id: str, bot_name: str, seat: int = 0, *, creator_token: str | None = None
+    ) -> int:
         """Invite a connected remote bot into a waiting match; returns the seat it took.
 
-        Refused (ZigguratError) with BOT_NOT_CONNECTED, BOT_GAME or BOT_BUSY when the bot
-        cannot take it, or with JoinMatch's reasons when the match cannot.
+        Only the match's creator may: the creator token defaults to the one this client
+        received when it created the match (:attr:`creator_tokens`). Refused (ZigguratError)
+        with MISSING_TOKEN or BAD_TOKEN without the right creator token; BOT_NOT_CONNECTED,
+        BOT_GAME, BOT_BUSY or TOO_MANY_INVITATIONS when the bot cannot take it; or with
+        JoinMatch's reasons when the match cannot.
         """
+        token = creator_token or self.creator_tokens.get(match_id, "")
         request = bpb.InviteBotRequest(match_id=match_id, bot_name=bot_name, seat=seat)
         try:
-            response: bpb.InviteBotResponse = await self.bots.InviteBot(request)
+            metadata = _bearer(token) if token else ()
+            response: bpb.InviteBotResponse = await self.bots.InviteBot(request, metadata=metadata)
         except grpc.aio.AioRpcError as error:
             raise ZigguratError.from_rpc(error) from None
         return response.seat

@@ -80,9 +80,11 @@ class SyncClient:
         """See :meth:`ZigguratClient.cancel_match`."""
         return self._run(self._client.cancel_match(match_id, creator_token))
 
-    def invite_bot(self, match_id: str, bot_name: str, seat: int = 0) -> int:
+    def invite_bot(
+        self, match_id: str, bot_name: str, seat: int = 0, *, creator_token: str | None = None
+    ) -> int:
         """See :meth:`ZigguratClient.invite_bot`."""
-        return self._run(self._client.invite_bot(match_id, bot_name, seat))
+        return self._run(self._client.invite_bot(match_id, bot_name, seat, creator_token=creator_token))
 
     def add_bot(self, match_id: str, bot: str, seat: int = 0) -> int:
         """See :meth:`ZigguratClient.add_bot`."""

@@ -410,18 +410,24 @@ impl Client {
 
     /// Invites a connected remote bot into a match that waits for players ("challenge a
     /// bot"): it takes a seat (`seat` only for `SEAT_ASSIGNMENT_CHOSEN`, else 0) and gets it
-    /// as an assignment. Returns the seat and the match after it sat down.
+    /// as an assignment. Returns the seat and the match after it sat down. Only the match's
+    /// creator may invite: `creator_token` is the one `create_match` returned
+    /// (`MISSING_TOKEN` when empty, `BAD_TOKEN` for another); a bot with as many invitations
+    /// waiting to be played as the server allows is refused with `TOO_MANY_INVITATIONS`.
     pub async fn invite_bot(
         &self,
         match_id: &str,
+        creator_token: &str,
         bot_name: &str,
         seat: u32,
     ) -> Result<(u32, pb::Match), Error> {
-        let request = pb::InviteBotRequest {
+        let message = pb::InviteBotRequest {
             match_id: match_id.to_string(),
             bot_name: bot_name.to_string(),
             seat,
         };
+        let token = (!creator_token.is_empty()).then_some(creator_token);
+        let request = authorized(message, token);
         let response = self.bot_service().invite_bot(request).await?.into_inner();
         let invited = response
             .r#match

@@ -43,6 +43,8 @@ pub enum Reason {
     TooManyMatches,
     TooManyStreams,
     TooManyConnections,
+    /// The invited bot already has as many invitations waiting to be played as the server allows.
+    TooManyInvitations,
     BadSeq,
     StoreUnavailable,
     ServerError,
@@ -92,6 +94,7 @@ const NAMES: &[(&str, Reason)] = &[
     ("TOO_MANY_MATCHES", Reason::TooManyMatches),
     ("TOO_MANY_STREAMS", Reason::TooManyStreams),
     ("TOO_MANY_CONNECTIONS", Reason::TooManyConnections),
+    ("TOO_MANY_INVITATIONS", Reason::TooManyInvitations),
     ("BAD_SEQ", Reason::BadSeq),
     ("STORE_UNAVAILABLE", Reason::StoreUnavailable),
     ("SERVER_ERROR", Reason::ServerError),

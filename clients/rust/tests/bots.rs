@@ -215,23 +215,33 @@ async fn a_remote_bot_is_invited_into_a_match() {
         .create_match(ziggurat_client::pylos(), options.clone())
         .await
         .expect("create");
-    let refused = client
-        .invite_bot(pylos.match_id(), "rust-invited", 0)
+    let missing = client
+        .invite_bot(pylos.match_id(), "", "rust-invited", 0)
         .await
-        .expect_err("plays Kabaleo only");
-    assert_eq!(refused.reason, Some(ziggurat_client::Reason::BotGame));
-    let nobody = client
-        .invite_bot(pylos.match_id(), "nobody", 0)
-        .await
-        .expect_err("not connected");
-    assert_eq!(nobody.reason, Some(ziggurat_client::Reason::BotNotConnected));
-
+        .expect_err("only the creator invites");
+    assert_eq!(missing.reason, Some(ziggurat_client::Reason::MissingToken));
     let created = client
         .create_match(ziggurat_client::kabaleo(2), options)
         .await
         .expect("create");
+    let wrong = client
+        .invite_bot(pylos.match_id(), &created.creator_token, "rust-invited", 0)
+        .await
+        .expect_err("another match's creator token");
+    assert_eq!(wrong.reason, Some(ziggurat_client::Reason::BadToken));
+    let refused = client
+        .invite_bot(pylos.match_id(), &pylos.creator_token, "rust-invited", 0)
+        .await
+        .expect_err("plays Kabaleo only");
+    assert_eq!(refused.reason, Some(ziggurat_client::Reason::BotGame));
+    let nobody = client
+        .invite_bot(pylos.match_id(), &pylos.creator_token, "nobody", 0)
+        .await
+        .expect_err("not connected");
+    assert_eq!(nobody.reason, Some(ziggurat_client::Reason::BotNotConnected));
+
     let (seat, _) = client
-        .invite_bot(created.match_id(), "rust-invited", 0)
+        .invite_bot(created.match_id(), &created.creator_token, "rust-invited", 0)
         .await
         .expect("invite");
     let me = client.join(created.match_id(), "me", 0).await.expect("join");

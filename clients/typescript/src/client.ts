@@ -324,9 +324,13 @@ export class ZigguratClient {
 
   /** Seats a connected remote bot in a match waiting for players (seat 0: the seat the
    * match gives, as join); the bot gets the seat as an Assignment. Resolves to its seat.
-   * Refusals: BOT_NOT_CONNECTED, BOT_GAME, BOT_BUSY, and those of join. */
-  async inviteBot(matchId: string, botName: string, seat = 0): Promise<number> {
-    return (await this.call(this.bots.inviteBot({ matchId, botName, seat }))).seat;
+   * Only the match's creator may invite: creatorToken is the one createMatch returned.
+   * Refusals: MISSING_TOKEN, BAD_TOKEN (not that match's creator token), BOT_NOT_CONNECTED,
+   * BOT_GAME, BOT_BUSY, TOO_MANY_INVITATIONS (the bot has as many invitations waiting to be
+   * played as the server allows), and those of join. */
+  async inviteBot(matchId: string, creatorToken: string, botName: string, seat = 0): Promise<number> {
+    const request = this.bots.inviteBot({ matchId, botName, seat }, { headers: bearer(creatorToken) });
+    return (await this.call(request)).seat;
   }
 
   /**

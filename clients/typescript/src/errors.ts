@@ -23,6 +23,9 @@ export const Reason = {
   MissingToken: "MISSING_TOKEN",
   NotWaiting: "NOT_WAITING",
   BotNotConnected: "BOT_NOT_CONNECTED",
+  BotBusy: "BOT_BUSY",
+  /** The invited bot already has as many invitations waiting to be played as the server allows. */
+  TooManyInvitations: "TOO_MANY_INVITATIONS",
   /** Another worker process owns the match (docs/scaling.md); the client follows it itself. */
   MatchElsewhere: "MATCH_ELSEWHERE",
   /** The client's own: the server stayed unreachable through every retry. */

@@ -112,11 +112,21 @@ test("a person invites the connected bot into a match and plays it", { timeout: 
     });
     await isRegistered;
     const match = await client.createMatch(pylos());
-    await assert.rejects(client.inviteBot(match.matchId, "nobody"), (error: unknown) => {
+    const other = await client.createMatch(pylos());
+    for (const [token, reason] of [
+      ["", Reason.MissingToken], // only the match's creator invites
+      [other.creatorToken, Reason.BadToken], // another match's creator token
+    ] as const) {
+      await assert.rejects(client.inviteBot(match.matchId, token, "ts-invitee"), (error: unknown) => {
+        assert.ok(error instanceof ZigguratError && error.reason === reason, String(error));
+        return true;
+      });
+    }
+    await assert.rejects(client.inviteBot(match.matchId, match.creatorToken, "nobody"), (error: unknown) => {
       assert.ok(error instanceof ZigguratError && error.reason === Reason.BotNotConnected, String(error));
       return true;
     });
-    const botSeat = await client.inviteBot(match.matchId, "ts-invitee");
+    const botSeat = await client.inviteBot(match.matchId, match.creatorToken, "ts-invitee");
     const me = await client.join(match.matchId, "person");
     assert.notEqual(me.seat, botSeat);
     const mine = await client.play(me, randomChooser(6).choose);

@@ -21,7 +21,10 @@ export interface SeatTicket {
   seat: number;
   token: string;
   name: string;
-  /** The creator token, when this browser created the match: it can cancel it while it waits. */
+  /**
+   * The creator token, when this browser created the match: it can cancel it while it waits
+   * and invite connected remote bots into it (InviteBot is the creator's alone).
+   */
   creatorToken?: string;
 }
 
@@ -66,6 +69,11 @@ export function setPlayerName(name: string): void {
 
 export function auth(ticket: SeatTicket | undefined): { headers?: Record<string, string> } {
   return ticket ? { headers: { authorization: `Bearer ${ticket.token}` } } : {};
+}
+
+/** The call options that show the creator token (CancelMatch, InviteBot). */
+export function asCreator(creatorToken: string): { headers: Record<string, string> } {
+  return { headers: { authorization: `Bearer ${creatorToken}` } };
 }
 
 /** The machine-readable reason of a refusal (google.rpc.ErrorInfo.reason), if any. */

@@ -2,7 +2,7 @@
 // and the form that creates a match, seats you, and fills other seats with built-in bots or
 // connected remote bots (invited with BotService.InviteBot).
 import { create } from "@bufbuild/protobuf";
-import { api, allTickets, bots as botService, explain, forgetTicket, keepTicket, playerName, setPlayerName, tournaments } from "./api.js";
+import { api, allTickets, asCreator, bots as botService, explain, forgetTicket, keepTicket, playerName, setPlayerName, tournaments } from "./api.js";
 import { clear, h } from "./dom.js";
 import { Game, GameConfigSchema, KabaleoDeal, PylosVariant, type GameConfig } from "./gen/ziggurat/v1/game_pb.js";
 import { MatchStatus, SeatState, TimeoutPolicy, type Match } from "./gen/ziggurat/v1/match_pb.js";
@@ -93,7 +93,7 @@ function renderList(section: HTMLElement, matches: Match[]): void {
       if (creatorToken) {
         actions.push(h("button", {
           class: "cancel-match danger", "data-match": m.matchId,
-          onclick: () => void api.cancelMatch({ matchId: m.matchId }, { headers: { authorization: `Bearer ${creatorToken}` } })
+          onclick: () => void api.cancelMatch({ matchId: m.matchId }, asCreator(creatorToken))
             .then(() => { forgetTicket(m.matchId); section.dispatchEvent(new Event("refresh")); })
             .catch((e: unknown) => window.alert(explain(e))),
         }, "Cancel"));
@@ -237,7 +237,7 @@ function renderForm(section: HTMLElement, bots: BuiltinBot[], remote: RemoteBots
       keepTicket({ matchId, seat: joined.seat, token: joined.token, name: who, creatorToken: created.creatorToken });
       for (const select of opponents.querySelectorAll<HTMLSelectElement>("select.opponent")) {
         if (select.value.startsWith(REMOTE_PREFIX)) {
-          await botService.inviteBot({ matchId, botName: select.value.slice(REMOTE_PREFIX.length) });
+          await botService.inviteBot({ matchId, botName: select.value.slice(REMOTE_PREFIX.length) }, asCreator(created.creatorToken));
         } else if (select.value) {
           await api.addBot({ matchId, bot: select.value });
         }

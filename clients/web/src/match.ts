@@ -1,7 +1,7 @@
 // One match, played or watched: the event stream (resumed after the last event seen whenever
 // it drops), the board, seats and clocks, the move list, refusals, resign with confirmation,
 // and the end screen (who won and why, the revealed objectives, the scores, the seed check).
-import { api, auth, bots as botService, explain, forgetTicket, reasonOf, ticketFor, type SeatTicket } from "./api.js";
+import { api, asCreator, auth, bots as botService, explain, forgetTicket, reasonOf, ticketFor, type SeatTicket } from "./api.js";
 import { clear, h } from "./dom.js";
 import { Game, type GameView, type Outcome } from "./gen/ziggurat/v1/game_pb.js";
 import { MatchStatus, SeatState, type Event, type Match, type MatchEndedEvent } from "./gen/ziggurat/v1/match_pb.js";
@@ -125,8 +125,10 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
         builtin.append(...bots.map((b) =>
           h("button", { class: "add-bot", "data-bot": b.name, title: b.description, onclick: () => void api.addBot({ matchId, bot: b.name }).then(refreshSummary).catch(refused) }, `+ ${b.name}`)));
       });
-      // Connected remote bots (their own programs, anywhere on the network): invited, not launched.
-      void botService.listBots({}).then((r) => {
+      // Connected remote bots (their own programs, anywhere on the network): invited, not launched,
+      // and only by the match's creator (InviteBot needs the creator token this browser kept).
+      const creatorToken = ticket?.creatorToken;
+      if (creatorToken) void botService.listBots({}).then((r) => {
         const bots = r.bots.filter((b) => !b.games.length || b.games.includes(game));
         if (!bots.length) return;
         remote.append(h("span", { class: "hint" }, "Connected bots: "), ...bots.map((b) => {
@@ -134,7 +136,7 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
           return h("button", {
             class: "invite-bot", "data-bot": b.name, disabled: busy,
             title: busy ? "busy: playing as many matches as it takes" : `a remote bot playing ${b.activeMatches} of at most ${b.maxMatches || 1} matches`,
-            onclick: () => void botService.inviteBot({ matchId, botName: b.name }).then(refreshSummary).catch(refused),
+            onclick: () => void botService.inviteBot({ matchId, botName: b.name }, asCreator(creatorToken)).then(refreshSummary).catch(refused),
           }, `invite ${b.name}`);
         }));
       }).catch(() => undefined);

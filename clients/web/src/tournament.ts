@@ -91,7 +91,7 @@ function renderStandings(section: HTMLElement, t: Tournament, finished: boolean)
       h("thead", {}, h("tr", {}, h("th", {}, "#"), h("th", {}, "Participant"), h("th", {}, "Games"), h("th", {}, "Points"), h("th", {}, "Score"), h("th", {}, "Rating"))),
       h("tbody", {}, t.standings.map((s) => h("tr", { "data-participant": s.participant, class: s.disqualified ? "disqualified" : "" },
         h("td", {}, s.rank),
-        h("td", {}, s.participant, s.disqualified ? " (disqualified)" : "", s.forfeits ? ` · ${s.forfeits} forfeit games (unrated)` : ""),
+        h("td", {}, s.participant, s.disqualified ? " (disqualified)" : "", s.forfeits ? ` · ${s.forfeits} forfeit games` : ""),
         h("td", {}, s.games),
         h("td", { class: "points" }, points(s.points)),
         h("td", {}, s.games ? `${((100 * s.points) / s.games).toFixed(1)} %` : "–"),
@@ -118,13 +118,15 @@ function renderCrosstable(section: HTMLElement, t: Tournament): void {
   );
 }
 
+/** A game by its index (0-based): the one number of a game everywhere (docs/tournaments.md, "Game numbers"). */
 function gameLine(g: TournamentGame): string {
-  return `Game ${g.index + 1}${g.round > 1 ? ` (round ${g.round})` : ""}: ${g.seats.join(" vs ")}`;
+  return `Game ${g.index}${g.round > 1 ? ` (round ${g.round})` : ""}: ${g.seats.join(" vs ")}`;
 }
 
 /** Who won a finished game: "greedy won", "draw", or the order of a Kabaleo table. */
 function resultText(g: TournamentGame): string {
   const winners = g.seats.filter((_, i) => g.ranks[i] === 1);
+  if (winners.length === 0) return "no winner: every seat forfeited";  // ranked last together
   if (winners.length === g.seats.length) return "draw";
   if (g.seats.length === 2) return `${winners[0]} won`;
   const order = g.seats.map((name, i) => ({ name, rank: g.ranks[i] ?? 0 })).sort((a, b) => a.rank - b.rank);
@@ -148,6 +150,6 @@ function renderGames(live: HTMLElement, done: HTMLElement, t: Tournament): void 
       h("span", {}, gameLine(g)), h("br"),
       h("span", { class: "result" }, resultText(g)), " ",
       h("span", { class: "hint" }, `(${terminationText(g.termination)}) `),
-      h("a", { href: `#/replay/${g.matchId}` }, "Replay")))));
+      g.matchId ? h("a", { href: `#/replay/${g.matchId}` }, "Replay") : h("span", { class: "hint" }, "not played")))));
   }
 }

@@ -51,6 +51,15 @@ test("a person invites a connected remote bot from the browser and plays it to t
   await page.click("#create");
   await page.waitForSelector('button.invite-bot[data-bot="robo"]');
   await shot(page, "invite-waiting-match");
+  // Only the browser that created the match (it holds the creator token) is offered the invitation:
+  // another browser on the same page sees the built-in bots but no connected bot to invite.
+  const stranger = await chrome.browser.newPage({ viewport: { width: 1200, height: 860 } });
+  await stranger.goto(page.url());
+  await stranger.waitForSelector("button.add-bot");
+  await sleep(1000); // ListBots has answered by now on the creator's page; nothing may appear here
+  assert.equal(await stranger.$$eval("button.invite-bot", (buttons) => buttons.length), 0);
+  await shot(stranger, "invite-not-offered-to-others");
+  await stranger.close();
   await page.click('button.invite-bot[data-bot="robo"]');
   await page.waitForSelector("svg.pyramid");
   const seats = await page.$$eval(".seats li .name", (names) => names.map((n) => n.textContent));

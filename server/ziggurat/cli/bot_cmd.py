@@ -22,6 +22,7 @@ from ziggurat.bots import BOTS, GAMES_OF
 from ziggurat.cli import exits
 from ziggurat.cli.gameopts import add_game_options, game_options
 from ziggurat.rules.core import InvalidConfigError
+from ziggurat.service.access import read_token_file
 from ziggurat.service.tokens import new_token
 from ziggurat.v1 import match_pb2
 from ziggurat.wire.codec import config_to_proto
@@ -42,7 +43,8 @@ def register(commands: Any) -> None:
             "Play with BOT until the match ends: create a match (--create GAME), join one (--match ID), "
             "or connect as a remote bot that plays every seat it is handed (--remote). "
             "`ziggurat bot invite NAME --match ID` invites the connected remote bot NAME into a waiting "
-            "match instead. BOT is a built-in "
+            "match instead (with the match's creator token from --creator-token-file or "
+            "ZIGGURAT_CREATOR_TOKEN). BOT is a built-in "
             "name (random, greedy, mcts, alphabeta), package.module:Class or path/to/file.py:Class; a bot "
             "is any object with a `name` and a `choose(turn)` method."
         ),
@@ -73,6 +75,12 @@ def register(commands: Any) -> None:
     )
     parser.add_argument(
         "--bot-token", default=env("ZIGGURAT_BOT_TOKEN"), help="remote bot token (default: new one)"
+    )
+    parser.add_argument(
+        "--creator-token-file",
+        metavar="FILE",
+        help="with BOT = invite: file holding the match's creator token (default: $ZIGGURAT_CREATOR_TOKEN); "
+        "with --create: the file to write the created match's creator token to (owner-only)",
     )
     parser.add_argument("--max-matches", type=int, default=1, help="remote bot: matches at once (default 1)")
     parser.add_argument(
@@ -117,7 +125,11 @@ def _bot(args: argparse.Namespace) -> int:
         return exits.USAGE
     try:
         options = {k: _parse_value(v) for k, _, v in (o.partition("=") for o in args.bot_option)}
-        bot = load_bot(args.bot, options, BOTS)
+        # a seat handed over by an organiser (a tournament's per-game program) comes with the
+        # seed it suggests for a built-in bot's randomness, so a replayed tournament replays it
+        handed = args.token and ":" not in args.bot
+        seed = os.environ.get("ZIGGURAT_BOT_SEED", "0") if handed else "0"
+        bot = load_bot(args.bot, _seeded(options, int(seed) if seed.isdigit() else 0), BOTS)
     except (BotLoadError, TypeError) as error:
         print(f"error: {error}", file=sys.stderr)
         return exits.USAGE
@@ -129,6 +141,15 @@ def _bot(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return exits.USAGE
+    if args.create and args.creator_token_file:
+        try:  # before the match exists: a file that cannot be written is a usage error, nothing created
+            _write_secret(args.creator_token_file, "")
+        except OSError as error:
+            print(
+                f"error: cannot write the creator token file {args.creator_token_file}: {error}",
+                file=sys.stderr,
+            )
+            return exits.USAGE
     try:
         return asyncio.run(_remote(args, options) if args.remote else _seat(args, bot))
     except (ZigguratError, InvalidConfigError) as error:
@@ -159,6 +180,8 @@ async def _seat(args: argparse.Namespace, bot: Bot) -> int:
             time_control = match_pb2.TimeControl(per_move_ms=args.per_move_ms)
             match = await client.create_match(config, time_control=time_control)
             match_id = match.match_id
+            if args.creator_token_file:
+                _write_secret(args.creator_token_file, client.creator_tokens[match_id])
             print(f"created match {match_id} (commitment {match.seed_commitment})", flush=True)
         if args.token and not args.create:
             handle = MatchHandle(match_id, args.seat, args.token)
@@ -182,22 +205,55 @@ async def _seat(args: argparse.Namespace, bot: Bot) -> int:
 
 
 def _invite(args: argparse.Namespace) -> int:
-    """``ziggurat bot invite NAME --match ID``: seat a connected remote bot in a waiting match."""
+    """``ziggurat bot invite NAME --match ID``: seat a connected remote bot in a waiting match.
+
+    Only the match's creator may invite: its creator token comes from --creator-token-file or
+    ZIGGURAT_CREATOR_TOKEN, never from the command line (``ps`` shows that to every user).
+    """
     if not args.bot_name or not args.match:
-        print("error: usage: ziggurat bot invite NAME --match ID [--seat N]", file=sys.stderr)
-        return 2
+        print(
+            "error: usage: ziggurat bot invite NAME --match ID [--seat N] [--creator-token-file FILE]",
+            file=sys.stderr,
+        )
+        return exits.USAGE
+    try:
+        creator_token = _creator_token(args.creator_token_file)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return exits.USAGE
 
     async def invite() -> int:
         async with ZigguratClient(args.server) as client:
-            seat = await client.invite_bot(args.match, args.bot_name, args.seat)
+            seat = await client.invite_bot(args.match, args.bot_name, args.seat, creator_token=creator_token)
         print(f"bot {args.bot_name!r} took seat {seat} of match {args.match}", flush=True)
-        return 0
+        return exits.OK
 
     try:
         return asyncio.run(invite())
     except ZigguratError as error:
         print(f"error: {error}", file=sys.stderr)
-        return 1
+        return exits.FAILED
+
+
+def _write_secret(path: str, token: str) -> None:
+    """Write ``token`` to a new file only its owner may read (what ``bot invite`` reads back)."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+        out.write(f"{token}\n" if token else "")
+
+
+def _creator_token(path: str | None) -> str:
+    """The creator token of ``bot invite``: from ``path``, else ZIGGURAT_CREATOR_TOKEN; ValueError
+    (one line) when there is none."""
+    if path:
+        return read_token_file(path, "creator token")
+    token = os.environ.get("ZIGGURAT_CREATOR_TOKEN", "").strip()
+    if not token:
+        raise ValueError(
+            "inviting a bot needs the match's creator token: --creator-token-file FILE "
+            "or the ZIGGURAT_CREATOR_TOKEN environment variable"
+        )
+    return token
 
 
 def _seeded(options: dict[str, Any], seed: int) -> dict[str, Any]:

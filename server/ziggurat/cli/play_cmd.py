@@ -23,8 +23,18 @@ def register(commands: Any) -> None:
         ),
     )
     parser.add_argument("--server", metavar="HOST:PORT", help="connect here instead of searching the LAN")
-    parser.add_argument("--name", default=_default_name(), help="your player name (default: your login)")
+    parser.add_argument(
+        "--name", type=_name, default=_default_name(), help="your player name (default: your login)"
+    )
     parser.set_defaults(handler=_play)
+
+
+def _name(text: str) -> str:
+    """A player name as the server takes it: outer spaces trimmed, not empty (else BAD_NAME)."""
+    name = text.strip()
+    if not name:
+        raise argparse.ArgumentTypeError("a player name cannot be empty")
+    return name
 
 
 def _default_name() -> str:

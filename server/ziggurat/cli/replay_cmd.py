@@ -25,7 +25,11 @@ def register(commands: Any) -> None:
     parser = commands.add_parser("replay", help="play back exported games (JSONL) in the terminal")
     parser.add_argument("file", type=Path, metavar="GAMES.jsonl")
     parser.add_argument(
-        "--game", type=int, action="append", metavar="INDEX", help="only this game (repeatable)"
+        "--game",
+        type=int,
+        action="append",
+        metavar="N",
+        help="only game N, as numbered in `Finished game N` and the export's index (0-based; repeatable)",
     )
     parser.add_argument("--delay", type=_seconds, default=0.0, help="seconds between moves (default 0)")
     parser.add_argument("--final", action="store_true", help="show only the final position of each game")
@@ -126,26 +130,47 @@ def _replay(args: argparse.Namespace) -> int:
     except UnicodeDecodeError:
         print(f"error: {args.file} is not UTF-8 text (one JSON game per line)", file=sys.stderr)
         return exits.USAGE
-    wanted = set(args.game or [])
-    shown = 0
+    records: list[tuple[int, dict[str, Any]]] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            record = parse_record(line)
+            records.append((number, parse_record(line)))
         except RecordError as error:
             print(f"error: {args.file} line {number}: {error}", file=sys.stderr)
             return exits.USAGE
+    # Every game asked for must be in the file, checked before anything is shown: a mistyped
+    # number is bad input, not an empty success.
+    wanted = set(args.game or [])
+    missing = sorted(wanted - {record["index"] for _, record in records})
+    if missing:
+        print(f"error: {_no_games(missing)} in {args.file} ({_held(records)})", file=sys.stderr)
+        return exits.USAGE
+    if not records:  # well-formed, nothing to show (an export of a tournament with no game yet)
+        print(f"error: {args.file} holds no games", file=sys.stderr)
+        return exits.FAILED
+    for number, record in records:
         if wanted and record["index"] not in wanted:
             continue
-        shown += 1
         if not _play_back(record, args):
             print(f"error: game on line {number} does not replay (see above)", file=sys.stderr)
             return exits.FAILED
-    if not shown:
-        print("no game matched", file=sys.stderr)
-        return 1
     return 0
+
+
+def _no_games(missing: list[int]) -> str:
+    return f"no game {missing[0]}" if len(missing) == 1 else "no games " + ", ".join(map(str, missing))
+
+
+def _held(records: list[tuple[int, dict[str, Any]]]) -> str:
+    """Which game numbers a file holds, for the error line (games are numbered from 0)."""
+    indices = sorted(record["index"] for _, record in records)
+    if not indices:
+        return "it holds no games"
+    if indices == list(range(indices[0], indices[-1] + 1)):
+        span = str(indices[0]) if len(indices) == 1 else f"{indices[0]} to {indices[-1]}"
+        return f"it holds game{'s' if len(indices) > 1 else ''} {span}; games are numbered from 0"
+    return f"it holds {len(indices)} games numbered from 0, {indices[0]} to {indices[-1]}"
 
 
 def _play_back(record: dict[str, Any], args: argparse.Namespace) -> bool:
@@ -153,6 +178,9 @@ def _play_back(record: dict[str, Any], args: argparse.Namespace) -> bool:
     seats = record["seats"]
     seed = bytes.fromhex(record["revealed_seed"])
     print(f"== game {record['index']} (round {record['round']}): {game}, " + " vs ".join(seats))
+    if not record["commitment"] and all(v == "disqualified" for v in record["verdicts"]):
+        print("-- not played: every seat was forfeited (all its participants disqualified); nobody wins")
+        return True
     if commitment(seed) != record["commitment"]:
         print("   the revealed seed does NOT match the commitment")
         return False

@@ -13,6 +13,7 @@ from typing import Any
 
 from ziggurat.cli import exits
 from ziggurat.service.access import Access
+from ziggurat.service.bots import DEFAULT_INVITATION_TTL_S, DEFAULT_MAX_PENDING_INVITATIONS
 from ziggurat.service.gate import default_binary
 from ziggurat.service.lograte import RepeatFilter
 from ziggurat.service.manager import DEFAULT_WAITING_TTL_S
@@ -116,6 +117,22 @@ def register(commands: Any) -> None:
         default=DEFAULT_WAITING_TTL_S,
         metavar="SECONDS",
         help=f"cancel a waiting match with no seat taken for this long (default {DEFAULT_WAITING_TTL_S:.0f})",
+    )
+    parser.add_argument(
+        "--max-pending-invitations",
+        type=int,
+        default=DEFAULT_MAX_PENDING_INVITATIONS,
+        metavar="N",
+        help="invitations (InviteBot) one remote bot may have waiting to be played "
+        f"(default {DEFAULT_MAX_PENDING_INVITATIONS})",
+    )
+    parser.add_argument(
+        "--invitation-ttl",
+        type=float,
+        default=DEFAULT_INVITATION_TTL_S,
+        metavar="SECONDS",
+        help="cancel the match of an invitation not played within this time and release the bot "
+        f"(default {DEFAULT_INVITATION_TTL_S:.0f})",
     )
     parser.add_argument(
         "--admin-token-file", metavar="FILE", help="operator token (AdminService: abort, close creation)"
@@ -470,6 +487,8 @@ def _serve(args: argparse.Namespace) -> int:
         tls_cert=args.tls_cert,
         tls_key=args.tls_key,
         waiting_ttl_s=args.waiting_ttl,
+        max_pending_invitations=args.max_pending_invitations,
+        invitation_ttl_s=args.invitation_ttl,
         admin_token_file=args.admin_token_file,
         create_token_file=args.create_token_file,
         max_message_bytes=args.max_message_bytes,
@@ -500,6 +519,12 @@ def _serve(args: argparse.Namespace) -> int:
 
     if not args.waiting_ttl > 0:
         print("error: --waiting-ttl must be a positive number of seconds", file=sys.stderr)
+        return 2
+    if not args.invitation_ttl > 0:
+        print("error: --invitation-ttl must be a positive number of seconds", file=sys.stderr)
+        return 2
+    if args.max_pending_invitations < 1:
+        print("error: --max-pending-invitations must be at least 1", file=sys.stderr)
         return 2
     try:
         Access.from_files(args.admin_token_file, args.create_token_file)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import logging
 import os
@@ -18,6 +19,7 @@ from ziggurat.store.owner import DatabaseOwner
 from ziggurat.store.startup import StartupError, check_database_path
 from ziggurat.tournament.config import ConfigError
 from ziggurat.tournament.executors import EXECUTORS, require_ray
+from ziggurat.tournament.preflight import PreflightError
 from ziggurat.tournament.results import (
     crosstable,
     disqualified,
@@ -239,10 +241,36 @@ def _resume(args: argparse.Namespace) -> int:
     return _go(runner)
 
 
+LEFTOVER_SECONDS = 5.0
+"""How long, after the run, what it left behind may take to finish while the event loop is open."""
+
+
+async def _run_to_the_end(runner: TournamentRunner) -> str:
+    """The run, then what it left behind, finished while this event loop is still open.
+
+    A stop that was shielded from a cancellation (a program's SIGTERM grace, a stdio bridge's
+    ``quit``) may outlive its game's task; ``asyncio.run`` cancels whatever is left when the main
+    task returns, and a subprocess transport or channel that nobody closed is then finalized by
+    the garbage collector after the loop is closed, printing ``Exception ignored … Event loop is
+    closed``. So: wait (bounded) for the tasks still running, then collect what nobody holds, so
+    that every finalizer runs with its loop open. Only here, in the command, is the loop the run's
+    own: a caller that runs the runner in its own loop owns its other tasks.
+    """
+    reason = await runner.run()
+    current = asyncio.current_task()
+    leftovers = [task for task in asyncio.all_tasks() if task is not current and not task.done()]
+    if leftovers:
+        await asyncio.wait(leftovers, timeout=LEFTOVER_SECONDS)
+    gc.collect()
+    await asyncio.sleep(0)  # the close callbacks those finalizers scheduled
+    return reason
+
+
 def _go(runner: TournamentRunner) -> int:
     try:
-        asyncio.run(runner.run())
-    except (StartupError, SandboxUnavailable) as error:  # this machine cannot run it as configured
+        asyncio.run(_run_to_the_end(runner))
+    # this machine cannot run it as configured, or a program cannot start in its sandbox
+    except (StartupError, SandboxUnavailable, PreflightError) as error:
         print(f"error: {error}", file=sys.stderr)
         return exits.FAILED
     except KeyboardInterrupt:

@@ -212,8 +212,15 @@ class GameRules(Protocol, Generic[ConfigT, StateT]):
         """
         ...
 
-    def view(self, state: StateT, seat: int | None) -> View:
-        """What ``seat`` (0-based; None for a spectator) may know: the only path to a client."""
+    def view(self, state: StateT, seat: int | None, *, released: bool = False) -> View:
+        """What ``seat`` (0-based; None for a spectator) may know: the only path to a client.
+
+        ``released`` is the match's decision, not the rules': True once the match has ended
+        and published its end. A game that is over but not released (a duplicate deal's
+        rotation held until its sister rotations are decided) shows what it showed before
+        its end: each seat its own secret, the outcome to nobody. So nothing reveals a game's
+        end by default; only a caller that knows the match has ended says so.
+        """
         ...
 
     def referee_view(self, state: StateT) -> View:

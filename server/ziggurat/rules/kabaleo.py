@@ -209,9 +209,13 @@ class KabaleoView(View):
     forfeited: frozenset[int]
 
 
-def _build_view(state: KabaleoState, viewer: int | None, referee: bool) -> KabaleoView:
-    """Assemble a view field by field from public values plus what this viewer may see."""
-    over = state.to_move is None
+def _build_view(state: KabaleoState, viewer: int | None, referee: bool, released: bool) -> KabaleoView:
+    """Assemble a view field by field from public values plus what this viewer may see.
+
+    Every objective, the unheld colours and the outcome are shown only once the game is over
+    *and* its match has released the end (``released``); the referee sees everything.
+    """
+    over = state.to_move is None and released
     objectives = tuple(
         colour if over or referee or seat == viewer else None for seat, colour in enumerate(state.objectives)
     )
@@ -233,7 +237,7 @@ def _build_view(state: KabaleoState, viewer: int | None, referee: bool) -> Kabal
             unheld=unheld,
         ),
         legal_moves=tuple(legal_moves(state)) if shows_moves else (),
-        outcome=outcome_of(state),
+        outcome=outcome_of(state) if over or referee else None,
         stacks=state.stacks,
         hands=state.hands,
         last=state.last,
@@ -243,16 +247,16 @@ def _build_view(state: KabaleoState, viewer: int | None, referee: bool) -> Kabal
     )
 
 
-def view(state: KabaleoState, seat: int | None) -> KabaleoView:
-    """Show ``seat`` its own objective only, until the end reveals every objective."""
+def view(state: KabaleoState, seat: int | None, *, released: bool = False) -> KabaleoView:
+    """Show ``seat`` its own objective only, until a released end reveals every objective."""
     if seat is not None and not 0 <= seat < state.config.players:
         raise ValueError(f"seat {seat} does not exist")
-    return _build_view(state, seat, referee=False)
+    return _build_view(state, seat, referee=False, released=released)
 
 
 def referee_view(state: KabaleoState) -> KabaleoView:
     """Show everything, for the server's records and the end-of-game reveal."""
-    return _build_view(state, None, referee=True)
+    return _build_view(state, None, referee=True, released=True)
 
 
 _OPTION_KEYS = ("deal", "last_stack", "colours")
@@ -341,9 +345,9 @@ class KabaleoRules:
         """Rank the seat last; end the game only when at most one seat has not forfeited."""
         return forfeit(state, seat, termination)
 
-    def view(self, state: KabaleoState, seat: int | None) -> KabaleoView:
-        """Build what ``seat`` (None: spectator) may know."""
-        return view(state, seat)
+    def view(self, state: KabaleoState, seat: int | None, *, released: bool = False) -> KabaleoView:
+        """Build what ``seat`` (None: spectator) may know (``released``: see GameRules.view)."""
+        return view(state, seat, released=released)
 
     def referee_view(self, state: KabaleoState) -> KabaleoView:
         """Build the view that shows everything."""

@@ -575,15 +575,16 @@ class PylosRules:
         outcome = Outcome.loss_for(SEATS, seat, termination)
         return PylosState(state.light, state.dark, state.side, state.ply, state.seen, outcome, state.config)
 
-    def view(self, state: PylosState, seat: int | None) -> PylosView:
-        """Everything in Pylos is public, but the view is still built field by field."""
-        return self._view(state, seat, referee=False)
+    def view(self, state: PylosState, seat: int | None, *, released: bool = False) -> PylosView:
+        """Everything in Pylos is public, but the view is still built field by field; the
+        outcome is the match's to release, as in every game (GameRules.view)."""
+        return self._view(state, seat, referee=False, released=released)
 
     def referee_view(self, state: PylosState) -> PylosView:
         """Show the same facts as any view, flagged as the referee's."""
-        return self._view(state, None, referee=True)
+        return self._view(state, None, referee=True, released=True)
 
-    def _view(self, state: PylosState, seat: int | None, *, referee: bool) -> PylosView:
+    def _view(self, state: PylosState, seat: int | None, *, referee: bool, released: bool) -> PylosView:
         """Build a view from public facts only."""
         state_to_move = self.to_move(state)
         return PylosView(
@@ -596,7 +597,7 @@ class PylosRules:
             position=_format(state),
             # Legal moves are told to the seat to move (and the referee) only, as in Kabaleo.
             legal_moves=tuple(self.legal_moves(state)) if referee or seat == state_to_move else (),
-            outcome=state.outcome,
+            outcome=state.outcome if released else None,
             levels=_levels(state.light, state.dark),
             reserves=(
                 BALLS_PER_COLOUR - state.light.bit_count(),

@@ -8,7 +8,7 @@ from typing import Any
 
 import grpc
 
-from ziggurat.service.bots import BotRegistry
+from ziggurat.service.bots import BotRegistry, Invitation
 from ziggurat.service.manager import MatchManager
 from ziggurat.service.match import Match
 from ziggurat.service.peer import Peers
@@ -21,6 +21,8 @@ from ziggurat.wire import errors
 from ziggurat.wire.codec import GAME_NAMES
 
 MAX_MATCHES_PER_BOT = 1000
+# How soon a withdrawal of an expired invitation that the database refused is tried again.
+RETRY_WITHDRAWAL_S = 5.0
 
 
 class BotServicer(bgrpc.BotServiceServicer):
@@ -86,12 +88,14 @@ class BotServicer(bgrpc.BotServiceServicer):
     ) -> bpb.InviteBotResponse:
         """Seat a connected bot in a waiting match (as JoinMatch would) and hand it the seat.
 
-        The checks of the bot come first and nothing awaits between them, the join and the
+        Only the match's creator may (its creator token): a bot's seats are not for anyone
+        to fill. The checks come first and nothing awaits between them, the join and the
         assignment, so a refusal changes nothing and a join is always followed by the
         bot's Assignment.
         """
         match = self.manager.get(request.match_id)
-        connection = self.registry.available(request.bot_name, match.game)
+        self.manager.check_creator(match.match_id, bearer_token(context), "InviteBot")
+        connection = self.registry.invitable(request.bot_name, match.game)
         token, seat = match.join(connection.name, request.seat - 1 if request.seat else None)
         public = render_match(match, None)
         assignment = bpb.Assignment(
@@ -101,16 +105,32 @@ class BotServicer(bgrpc.BotServiceServicer):
             config=public.config,
             time_control=public.time_control,
         )
-        self.registry.assign(connection.name, assignment, match.game)
-        task = asyncio.create_task(self._release_when_over(connection.name, match))
+        invitation = self.registry.invite(connection, assignment, match)
+        task = asyncio.create_task(self._follow_invitation(invitation))
         self._releases.add(task)
         task.add_done_callback(self._releases.discard)
         return bpb.InviteBotResponse(seat=seat + 1, match=public)
 
-    async def _release_when_over(self, name: str, match: Match) -> None:
-        """The invited bot counts against its max_matches until the match ends (or the server stops)."""
+    async def _follow_invitation(self, invitation: Invitation) -> None:
+        """The invited bot counts against its max_matches until the match ends (or the server
+        stops); an invitation still pending after the registry's TTL is withdrawn (the match
+        cancelled), tried again a little later if the database refused it."""
+        match = invitation.match
+        over = asyncio.ensure_future(_until_over(match))
         try:
-            async for _ in match.follow(match.last_seq):
-                pass
+            wait = self.registry.invitation_ttl_s
+            while not over.done():
+                await asyncio.wait({over}, timeout=wait)
+                if over.done() or self.registry.expire(invitation):
+                    break
+                wait = min(self.registry.invitation_ttl_s, RETRY_WITHDRAWAL_S)
+            await over
         finally:
-            self.registry.release(name, match.match_id)
+            over.cancel()
+            self.registry.release(invitation.bot, match.match_id)
+
+
+async def _until_over(match: Match) -> None:
+    """Return when the match has ended (or the server stops and wakes its followers)."""
+    async for _ in match.follow(match.last_seq):
+        pass

@@ -14,22 +14,63 @@ name's token takes it over at once: a new connection replaces one still register
 (whose network connection may have been cut without the server noticing yet), instead
 of being refused until the old one times out. New registrations are rate-limited per
 address and per server.
+
+Anyone who created a match may also *invite* a connected bot into it (BotService.InviteBot).
+An invitation is *pending* until the match has started and the bot has opened a stream on its
+seat. Pending invitations are bounded so that invitations alone cannot take a bot away from
+the organisers and players who want it: at most :attr:`BotRegistry.max_pending` per bot, each
+expires after :attr:`BotRegistry.invitation_ttl_s` (its match is cancelled, the bot released),
+and an organiser's seat (:meth:`BotRegistry.assign`) never waits for one: pending invitations
+do not count in :attr:`BotConnection.free`, and the oldest ones are withdrawn (their matches
+cancelled) when the bot would otherwise play more than its ``max_matches``. Cancelling ends the
+match as aborted (its ``Ended`` event committed to the match's log, as CancelMatch does) before
+the registry forgets the invitation.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hmac
+import logging
+import sqlite3
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ziggurat.service.botnames import bot_key, display_name
-from ziggurat.service.match import hash_token, store_unavailable
+from ziggurat.service.match import Match, hash_token, store_unavailable
 from ziggurat.service.ratelimit import RateLimiter
 from ziggurat.store.sqlite import Store, StoreUnavailableError
 from ziggurat.v1 import bot_service_pb2 as bpb
 from ziggurat.wire import errors
+from ziggurat.wire.reasons import Reason
+
+log = logging.getLogger("ziggurat.bots")
+
+# Defaults of ``ziggurat serve --max-pending-invitations`` and ``--invitation-ttl``
+# (docs/operations.md, the limits table).
+DEFAULT_MAX_PENDING_INVITATIONS = 2
+DEFAULT_INVITATION_TTL_S = 120.0
+
+
+@dataclass(eq=False)
+class Invitation:
+    """A seat a bot was invited into (InviteBot), until the match ends."""
+
+    bot: str  # the bot's name
+    match: Match
+    seat: int  # 0-based
+
+    @property
+    def played(self) -> bool:
+        """The match has started and the bot has opened a stream on its seat: no longer pending."""
+        match = self.match
+        return match.status != "waiting" and match.presence(self.seat) != ""
+
+    @property
+    def pending(self) -> bool:
+        """Still waiting to be played (and its match not over)."""
+        return self.match.status != "finished" and not self.played
 
 
 @dataclass(eq=False)
@@ -39,14 +80,23 @@ class BotConnection:
     name: str
     games: frozenset[str]
     max_matches: int
+    # Every match it was handed and that is not over, pending invitations included.
     active: set[str] = field(default_factory=set)
     # None ends the stream: the name's token holder connected again (a takeover)
     queue: asyncio.Queue[bpb.Assignment | None] = field(default_factory=asyncio.Queue)
+    # The invitations of its matches (match id -> invitation), pending or played.
+    invitations: dict[str, Invitation] = field(default_factory=dict)
+
+    @property
+    def pending(self) -> list[Invitation]:
+        """Its pending invitations, oldest first."""
+        return [i for i in self.invitations.values() if i.pending and i.match.match_id in self.active]
 
     @property
     def free(self) -> int:
-        """How many more matches it accepts now."""
-        return self.max_matches - len(self.active)
+        """How many more matches an organiser may hand it now: pending invitations do not count
+        (an organiser's seat withdraws them, :meth:`BotRegistry.assign`)."""
+        return self.max_matches - len(self.active) + len(self.pending)
 
     def plays(self, game: str) -> bool:
         """True when it accepts ``game``."""
@@ -60,8 +110,17 @@ REGISTRATIONS_PER_SERVER = (2.0, 100.0)  # new names per second on the whole ser
 class BotRegistry:
     """The bots connected to this server (keyed by :func:`~ziggurat.service.botnames.bot_key`)."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        max_pending: int = DEFAULT_MAX_PENDING_INVITATIONS,
+        invitation_ttl_s: float = DEFAULT_INVITATION_TTL_S,
+    ) -> None:
         self.store = store
+        # Pending invitations one bot may have at once, and how long one may stay pending.
+        self.max_pending = max_pending
+        self.invitation_ttl_s = invitation_ttl_s
         self.connected: dict[str, BotConnection] = {}
         self._arrived: asyncio.Event | None = None
         self._per_address = RateLimiter(*REGISTRATIONS_PER_ADDRESS)
@@ -100,6 +159,7 @@ class BotRegistry:
         previous = self.connected.get(key)
         if previous is not None:
             connection.active = previous.active  # its matches go on; the old stream ends
+            connection.invitations = previous.invitations
             previous.queue.put_nowait(None)
         self.connected[key] = connection
         if self._arrived is not None:
@@ -130,25 +190,84 @@ class BotRegistry:
         return self.connected[name]
 
     def available(self, name: str, game: str) -> BotConnection:
-        """The connection of ``name`` if it may be handed a seat of ``game`` now; refusals otherwise."""
+        """The connection of ``name`` if an organiser may hand it a seat of ``game`` now; refusals
+        otherwise (its pending invitations do not count: :meth:`assign` withdraws them)."""
+        connection = self._connection(name, game)
+        if connection.free <= 0:
+            raise errors.precondition("BOT_BUSY", f"bot {name!r} plays its maximum number of matches")
+        return connection
+
+    def invitable(self, name: str, game: str) -> BotConnection:
+        """The connection of ``name`` if it may be invited into a match of ``game`` now: it plays
+        the game, has a free match (pending invitations count) and fewer than
+        :attr:`max_pending` pending invitations; refusals otherwise."""
+        connection = self._connection(name, game)
+        if len(connection.active) >= connection.max_matches:
+            raise errors.precondition("BOT_BUSY", f"bot {name!r} plays its maximum number of matches")
+        if len(connection.pending) >= self.max_pending:
+            raise errors.refuse(
+                Reason.TOO_MANY_INVITATIONS,
+                f"bot {name!r} already has {self.max_pending} invitations waiting to be played",
+            )
+        return connection
+
+    def _connection(self, name: str, game: str) -> BotConnection:
         connection = self.connected.get(bot_key(name))
         if connection is None:
             raise errors.precondition("BOT_NOT_CONNECTED", f"bot {name!r} is not connected")
         if not connection.plays(game):
             raise errors.precondition("BOT_GAME", f"bot {name!r} does not play {game}")
-        if connection.free <= 0:
-            raise errors.precondition("BOT_BUSY", f"bot {name!r} plays its maximum number of matches")
         return connection
 
     def assign(self, name: str, assignment: bpb.Assignment, game: str) -> BotConnection:
-        """Hand a seat to a connected bot; it counts as busy until :meth:`release`."""
+        """An organiser hands a seat to a connected bot; it counts as busy until :meth:`release`.
+
+        Pending invitations give way: while the bot would play more than its ``max_matches``,
+        its oldest pending invitation is withdrawn (its match cancelled, :meth:`withdraw`).
+        """
         connection = self.available(name, game)
+        for invitation in connection.pending:
+            if len(connection.active) < connection.max_matches:
+                break
+            self.withdraw(invitation, "an organiser's seat needs the bot")
         connection.active.add(assignment.match_id)
         connection.queue.put_nowait(assignment)
         return connection
+
+    def invite(self, connection: BotConnection, assignment: bpb.Assignment, match: Match) -> Invitation:
+        """Hand the seat of an invitation (checked with :meth:`invitable`) to the bot."""
+        invitation = Invitation(connection.name, match, assignment.seat - 1)
+        connection.invitations[match.match_id] = invitation
+        connection.active.add(match.match_id)
+        connection.queue.put_nowait(assignment)
+        return invitation
+
+    def expire(self, invitation: Invitation) -> bool:
+        """Withdraw ``invitation`` if it is still pending after :attr:`invitation_ttl_s`; True when
+        it is settled (played, over or withdrawn), False when the withdrawal must be tried again."""
+        if not invitation.pending:
+            return True
+        return self.withdraw(invitation, f"not played within {self.invitation_ttl_s:g} s")
+
+    def withdraw(self, invitation: Invitation, why: str) -> bool:
+        """Cancel a pending invitation: the match ends as aborted (committed first), then the bot
+        is released. False (logged) when the database refused the cancellation: nothing changed."""
+        match = invitation.match
+        if match.status != "finished":
+            try:
+                match.abort()
+            except (errors.ApiError, sqlite3.Error) as error:
+                log.warning("match %s: could not withdraw the invitation: %s", match.match_id, error)
+                return False
+            log.info(
+                "match %s cancelled: the invitation of seat %d %s", match.match_id, invitation.seat + 1, why
+            )
+        self.release(invitation.bot, match.match_id)
+        return True
 
     def release(self, name: str, match_id: str) -> None:
         """The bot's match is over: it may take another."""
         connection = self.connected.get(bot_key(name))
         if connection is not None:
             connection.active.discard(match_id)
+            connection.invitations.pop(match_id, None)

@@ -176,6 +176,7 @@ def decide(settings: Settings, state: MatchState, command: Command, context: Con
         return plan.decision()
     if isinstance(command, Resign):
         _require_active(state)
+        _require_undecided(settings, state)
         if state.seats[command.seat].forfeited:
             raise errors.precondition("SEAT_FORFEITED", "this seat has already forfeited")
         _forfeit(plan, command.seat, Termination.RESIGNATION)
@@ -210,9 +211,9 @@ def seat_state(record_standing: str, presence: str) -> str:
 
 def _join(plan: _Plan, command: Join) -> None:
     settings, state = plan.settings, plan.state
-    name = command.name.strip() or "anonymous"
-    if len(name) > MAX_NAME or not name.isprintable():
-        raise errors.invalid("BAD_NAME", f"player_name must be at most {MAX_NAME} printable characters")
+    name = command.name.strip()
+    if not name or len(name) > MAX_NAME or not name.isprintable():
+        raise errors.invalid("BAD_NAME", f"player_name must be 1 to {MAX_NAME} printable characters")
     if state.status == "finished":
         # Cancelled or expired before it filled: seats may be open, but nobody can take them.
         raise errors.precondition("GAME_OVER", "the match is over: it can no longer be joined")
@@ -272,6 +273,7 @@ def _move(plan: _Plan, command: Move) -> Decision:
             raise refusal
         return _strike(plan, seat, refusal)  # a malformed move counts like an illegal one
     _require_active(state)
+    _require_undecided(settings, state)
     turn = state.turn
     if turn is None or turn.seat != seat:
         raise errors.precondition("NOT_YOUR_TURN", f"it is not seat {seat + 1}'s turn")
@@ -344,6 +346,14 @@ def _require_active(state: MatchState) -> None:
         raise errors.precondition("NOT_STARTED", "the match has not started: seats are still open")
     if state.status == "finished":
         raise errors.precondition("GAME_OVER", "the match is over")
+
+
+def _require_undecided(settings: Settings, state: MatchState) -> None:
+    """A match whose end is held stays active once its game is decided: nothing is left to play."""
+    if state.end_held and settings.rules.outcome(state.game) is not None:
+        raise errors.precondition(
+            "GAME_OVER", "the game is over (its end is held until the organiser reveals it)"
+        )
 
 
 def _snapshot(plan: _Plan) -> tuple[str, ...]:

@@ -162,7 +162,10 @@ def evolve(rules: AnyRules, state: MatchState, event: Event | Strike, game: Any 
         changes: dict[str, Any] = {"standing": FORFEIT_STATES[event.termination]}
         if event.clock_ms is not None:
             changes["clock_ms"] = event.clock_ms
-        turn = None if state.turn is not None and state.turn.seat == event.seat else state.turn
+        # The turn ends with its seat's forfeit, and with the game: a forfeit that decides a match
+        # whose end is held (no Ended follows) must not leave another seat a turn the rules refuse.
+        over = rules.outcome(after) is not None
+        turn = None if over or (state.turn is not None and state.turn.seat == event.seat) else state.turn
         return replace(state, game=after, seats=_with(state.seats, event.seat, **changes), turn=turn)
     if isinstance(event, SeatJoined):
         seats = _with(

@@ -310,11 +310,7 @@ class MatchManager:
     def cancel(self, match_id: str, token: str | None) -> Match:
         """The creator (with its creator token) cancels a match that is still waiting."""
         match = self.get(match_id)
-        known = self.store.creator_hash(match_id)
-        if not token:
-            raise errors.refuse(Reason.MISSING_TOKEN, "CancelMatch needs the creator token")
-        if known is None or not secrets.compare_digest(known, hash_token(token)):
-            raise errors.refuse(Reason.BAD_TOKEN, "the token is not the creator token of this match")
+        self.check_creator(match_id, token, "CancelMatch")
         if match.status == "finished":
             raise errors.refuse(Reason.GAME_OVER, "the match is over")
         if match.status != "waiting":
@@ -322,6 +318,15 @@ class MatchManager:
         match.abort()
         log.info("match %s cancelled by its creator", match_id)
         return match
+
+    def check_creator(self, match_id: str, token: str | None, call: str) -> None:
+        """Refuse ``call`` unless ``token`` is the creator token of ``match_id`` (MISSING_TOKEN
+        without one, BAD_TOKEN for another; a match a tournament made has no creator token)."""
+        if not token:
+            raise errors.refuse(Reason.MISSING_TOKEN, f"{call} needs the creator token of the match")
+        known = self.store.creator_hash(match_id)
+        if known is None or not secrets.compare_digest(known, hash_token(token)):
+            raise errors.refuse(Reason.BAD_TOKEN, "the token is not the creator token of this match")
 
     def abort(self, match_id: str) -> Match:
         """The operator ends a match that is not finished (nobody wins)."""

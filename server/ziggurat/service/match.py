@@ -373,6 +373,12 @@ class Match:
         return len(self.entries)
 
     @property
+    def released(self) -> bool:
+        """The match has ended and published its end: views may show the outcome and every
+        secret. A decided game whose end is held (:attr:`decided`) is not released."""
+        return self.current.status == "finished"
+
+    @property
     def revealed_seed(self) -> bytes | None:
         """The secret seed, but only once the match is finished."""
         return self._seed if self.current.status == "finished" else None

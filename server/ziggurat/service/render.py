@@ -1,9 +1,13 @@
 """Log entries → protobuf events for one audience: the only way events leave the server.
 
-Every game-dependent part goes through ``rules.view(state, audience)`` and the
-view codec; everything else in an event is public by construction (seat numbers,
-names, clocks, the move text, the seed commitment). The seed appears only in the
-``ended`` event, after the game is over. Rendering depends only on the entry and
+Every game-dependent part goes through ``rules.view(state, audience, released=…)`` and
+the view codec; everything else in an event is public by construction (seat numbers,
+names, clocks, the move text, the seed commitment). Release is the match's decision,
+not the rules': only the ``ended`` event — written when the match publishes its end,
+which for a held duplicate rotation is long after its game was decided — carries the
+released view (every objective, the unheld colours, the outcome) and the seed; every
+other event's view is rendered unreleased, even after the last move, and a snapshot
+(GetMatch, ListMatches) is released once the match has ended. Rendering depends only on the entry and
 the match's immutable settings, so the same entry renders to the same bytes for
 the same audience whenever it is sent (live, resumed, or after a restart).
 """
@@ -110,7 +114,7 @@ def render_event(match: Match, entry: LogEntry, audience: int | None) -> mpb.Eve
         ended.outcome.CopyFrom(outcome_to_proto(event.outcome))
         seed = match.revealed_seed
         ended.revealed_seed = "" if seed is None else seed.hex()
-        fill_view(ended.view, match.rules.view(entry.game, audience))
+        fill_view(ended.view, match.rules.view(entry.game, audience, released=True))
     elif isinstance(event, Created):
         created = out.match_created
         created.config.CopyFrom(
@@ -150,7 +154,7 @@ def render_match(match: Match, audience: int | None) -> mpb.Match:
     if seed is not None:
         out.revealed_seed = seed.hex()
     if match.status != "waiting":
-        fill_view(out.view, match.rules.view(match.state, audience))
+        fill_view(out.view, match.rules.view(match.state, audience, released=match.released))
     return out
 
 

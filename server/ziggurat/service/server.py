@@ -48,7 +48,8 @@ from ziggurat.service import memory
 from ziggurat.service.access import Access
 from ziggurat.service.admin_servicer import AdminServicer
 from ziggurat.service.bot_servicer import BotServicer
-from ziggurat.service.bots import BotRegistry
+from ziggurat.service.bots import DEFAULT_INVITATION_TTL_S, DEFAULT_MAX_PENDING_INVITATIONS, BotRegistry
+from ziggurat.service.competition import Competition, CompetitionConnectInterceptor, CompetitionInterceptor
 from ziggurat.service.gate import (
     BINARY_NAME,
     SHUTDOWN_MARGIN_S,
@@ -139,6 +140,10 @@ class ServeOptions:
     # Match lifetime and access (docs/protocol.md): waiting matches with no seat taken for
     # this long are cancelled; files holding the operator token and the create token.
     waiting_ttl_s: float = DEFAULT_WAITING_TTL_S
+    # Invitations (BotService.InviteBot): how many one bot may have waiting to be played, and
+    # how long one may wait before its match is cancelled and the bot released.
+    max_pending_invitations: int = DEFAULT_MAX_PENDING_INVITATIONS
+    invitation_ttl_s: float = DEFAULT_INVITATION_TTL_S
     admin_token_file: str | None = None
     create_token_file: str | None = None
     # Limits (docs/operations.md lists each, what happens when it is reached, and its tests).
@@ -177,6 +182,9 @@ class ServeOptions:
     gate: bool = False
     gate_binary: str | None = None
     log_level: str = "info"
+    # A tournament's own server (set by the tournament runner, never by ``ziggurat serve``):
+    # only what participants and spectators need, per listener (ziggurat.service.competition).
+    competition: bool = False
 
     @property
     def tls(self) -> bool:
@@ -282,7 +290,11 @@ class ZigguratServer:
         self.manager.shards = self.shards
         self.own_port = 0  # a worker's own port (clients are sent there for its matches)
         self.lister: ShardLister | None = None
-        self.bots = BotRegistry(self.store)
+        self.bots = BotRegistry(
+            self.store,
+            max_pending=options.max_pending_invitations,
+            invitation_ttl_s=options.invitation_ttl_s,
+        )
         self.house_bots: HouseBotSeater = house_bots(self.manager) if house_bots else NoHouseBots()
         self.health = health_aio.HealthServicer()
         # Each call's client address; with --gate, calls the gate forwards carry it.
@@ -305,8 +317,13 @@ class ZigguratServer:
         # Why the server stopped on its own (the gate exited), and whom to tell (run() stops).
         self.failure: str | None = None
         self.on_failure: Callable[[], None] | None = None
-        # The guard is outermost: it admits or refuses a call before anything else runs.
-        self.server = grpc.aio.server(interceptors=(self.guard, StatusGuard()), options=grpc_options(options))
+        # The guard is outermost: it admits or refuses a call before anything else runs; a
+        # competition server's policy comes next, before any handler runs.
+        self.competition = Competition(self.store) if options.competition else None
+        interceptors: list[Any] = [self.guard, StatusGuard()]
+        if self.competition is not None:
+            interceptors.insert(1, CompetitionInterceptor(self.competition, self.peers))
+        self.server = grpc.aio.server(interceptors=interceptors, options=grpc_options(options))
         self.port = 0
         self.http_port: int | None = None
         self.web: WebServer | None = None
@@ -314,6 +331,13 @@ class ZigguratServer:
         self.advertiser: Advertiser | None = None
         self.extra_services: list[ExtraService] = []
         self.trimmer = memory.Trimmer(self.guard.open_calls)
+
+    def preregister_bot(self, name: str, token_hash: str) -> None:
+        """Bind bot ``name`` to the hash of a token the organiser issued; on a competition server
+        it is also one of the only names ConnectBot accepts."""
+        self.bots.preregister(name, token_hash)
+        if self.competition is not None:
+            self.competition.allow_bot(name)
 
     def add_service(self, extra: ExtraService) -> None:
         """Serve another service (a host's, e.g. a tournament's read-only one) on gRPC and, with
@@ -416,7 +440,12 @@ class ZigguratServer:
             bindings = browser_bindings(servicer, bot_servicer)
             bindings += [Binding(extra.service, extra.servicer) for extra in self.extra_services]
             # The web port keeps the gRPC port's limits (docs/operations.md, "The web port").
-            app = WebApp(bindings, interceptors=[GuardInterceptor(self.guard)])
+            web_interceptors: list[Any] = [GuardInterceptor(self.guard)]
+            if self.competition is not None:
+                web_interceptors.append(CompetitionConnectInterceptor(self.competition))
+            app = WebApp(
+                bindings, interceptors=web_interceptors, max_message_bytes=self.options.max_message_bytes
+            )
             self.web = WebServer(
                 BodyDeadline(app, self.options.first_message_timeout),
                 self._web_socket,

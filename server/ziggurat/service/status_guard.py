@@ -88,9 +88,15 @@ async def end_call(context: Any, error: errors.ApiError) -> None:
     context.set_trailing_metadata(status.trailing_metadata)
 
 
+def undecodable(type_name: str, why: str = "corrupt bytes or invalid UTF-8") -> errors.ApiError:
+    """The refusal of a request that is not a ``type_name`` message: the same on the gRPC port
+    and on the web port (``ziggurat.web.codecs``), with no parser's own text."""
+    message = f"the request is not a valid {type_name} message ({why})"
+    return errors.refuse(Reason.MALFORMED_REQUEST, message)
+
+
 async def _refuse_undecodable(request: _Undecodable, context: _Context) -> None:
-    message = f"the request is not a valid {request.type_name} message (corrupt bytes or invalid UTF-8)"
-    status = errors.refuse(Reason.MALFORMED_REQUEST, message).to_status()
+    status = undecodable(request.type_name).to_status()
     await context.abort(status.code, status.details, status.trailing_metadata)
 
 

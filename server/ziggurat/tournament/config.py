@@ -273,7 +273,7 @@ def parse_config(data: dict[str, Any], base_dir: Path) -> TournamentConfig:
         options=_frozen(options),
         rounds=top.integer("rounds", 1, minimum=1),
         concurrency=top.integer("concurrency", 1, minimum=1),
-        duplicate=top.boolean("duplicate", True) if has_hidden_deal else False,
+        duplicate=top.boolean("duplicate", False) if has_hidden_deal else False,
         openings=openings,
         openings_path=openings_path,
         time_control=_time_control(top.sub("time_control")),
@@ -284,7 +284,37 @@ def parse_config(data: dict[str, Any], base_dir: Path) -> TournamentConfig:
         sandbox=_sandbox(top.sub("sandbox")),
     )
     top.done()
+    if config.duplicate:
+        _check_duplicate(config)
     return config
+
+
+def _check_duplicate(config: TournamentConfig) -> None:
+    """Duplicate deals only for participants that cannot remember across the rotations of a deal.
+
+    The rotations of a deal share its secret objectives: a participant that plays two of them
+    from one process (a remote bot, a keep_alive program) knows every objective from the first
+    move, and one that keeps anything between them (an unconfined program writing a file) knows
+    in the second rotation what was a rival's secret in the first. Allowed: built-in bots (each
+    of their games is played by a fresh process of its own in a duplicate tournament) and
+    ``command``/``stdio`` programs launched per game in the sandbox (no network, a private work
+    directory and ``/tmp`` per game, the tournament's socket serving only the program's own seat).
+    """
+    for i, p in enumerate(config.participants):
+        if p.kind == "remote":
+            why = "a remote bot plays every rotation of a deal in one process"
+        elif p.kind == "command" and p.keep_alive:
+            why = "a keep_alive program plays every rotation of a deal in one process"
+        elif p.kind in ("command", "stdio") and not config.sandbox.enabled:
+            why = "with [sandbox] enabled = false a program can keep files from one rotation for the next"
+        else:
+            continue
+        raise ConfigError(
+            f"participants[{i}]: duplicate = true needs participants that cannot remember across the "
+            f"rotations of a deal, and {p.name!r} can: {why}, so it would know every objective of the "
+            "deal from its first rotation on. Use built-in bots or per-game command/stdio programs "
+            "in the sandbox, or set duplicate = false"
+        )
 
 
 def _participants(top: _Table, game: str, base_dir: Path) -> tuple[Participant, ...]:
@@ -498,12 +528,27 @@ def _sandbox(t: _Table | None) -> SandboxPolicy:
     if t is None:
         return SandboxPolicy()
     default = SandboxPolicy()
+    cpus = t.number("cpus", default.cpus)
+    preflight = t.number("preflight_seconds", default.preflight_seconds)
     policy = SandboxPolicy(
         enabled=t.boolean("enabled", True),
         cpu_seconds=t.integer("cpu_seconds", default.cpu_seconds, minimum=1),
         memory_mb=t.integer("memory_mb", default.memory_mb, minimum=16),
         max_processes=t.integer("max_processes", default.max_processes, minimum=1),
         max_file_mb=t.integer("max_file_mb", default.max_file_mb, minimum=1),
+        cgroups=t.boolean("cgroups", True),
+        total_memory_mb=t.integer("total_memory_mb", default.total_memory_mb, minimum=16),
+        total_processes=t.integer("total_processes", default.total_processes, minimum=8),
+        cpus=cpus,
+        workdir_mb=t.integer("workdir_mb", default.workdir_mb, minimum=1),
+        tmp_mb=t.integer("tmp_mb", default.tmp_mb, minimum=1),
+        preflight_seconds=preflight,
     )
+    if not 0.01 <= cpus <= 1024:
+        raise ConfigError(f"{t.key('cpus')}: a number of CPUs from 0.01 to 1024, not {cpus}")
+    if not 0 < preflight <= 3600:
+        raise ConfigError(
+            f"{t.key('preflight_seconds')}: seconds, more than 0 and at most 3600, not {preflight}"
+        )
     t.done()
     return policy

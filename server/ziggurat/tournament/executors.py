@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ziggurat.bots import make_bot
+from ziggurat.service.match import hash_token
 from ziggurat.service.server import ServeOptions, ZigguratServer
 from ziggurat.service.timecontrol import TimeControl
 from ziggurat.store.sqlite import Store, StoredMatch
@@ -196,9 +197,13 @@ async def _play_here(job: WorkerJob) -> WorkerGame:
             rate_per_seat=0,
             mdns=False,
             grace_seconds=WORKER_GRACE_SECONDS,
+            competition=True,  # as the tournament's own server (docs/tournaments.md)
         )
         server = ZigguratServer(options)
         address = f"127.0.0.1:{await server.start()}"
+        for entrant in job.entrants:
+            if entrant.kind == "builtin" or entrant.keep_alive:  # the only names ConnectBot accepts
+                server.preregister_bot(entrant.bot_name, hash_token(entrant.bot_token))
         client = ZigguratClient(address)
         helpers = _Helpers(log_dir)
         try:

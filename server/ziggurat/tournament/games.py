@@ -31,12 +31,13 @@ from typing import Any
 
 from ziggurat.rules.core import Termination
 from ziggurat.service.bots import BotRegistry
-from ziggurat.service.events import Ended, Forfeited, MovePlayed, Substituted
+from ziggurat.service.events import Ended, Forfeited, MovePlayed, Started, Substituted, TurnStarted
 from ziggurat.service.manager import MatchManager
 from ziggurat.service.match import Match
 from ziggurat.service.timecontrol import TimeControl
 from ziggurat.stdio.bridge import BridgeSettings, HandshakeError, StdioBot, play_seat
-from ziggurat.tournament.sandbox import Sandbox
+from ziggurat.tournament.cgroups import CgroupUnavailable
+from ziggurat.tournament.sandbox import Confinement, Sandbox, SandboxUnavailable
 from ziggurat.tournament.schedule import GameSpec
 from ziggurat.v1 import bot_service_pb2 as bpb
 from ziggurat.wire.codec import config_to_proto
@@ -63,6 +64,8 @@ class Seating:
     cwd: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
     read_only: tuple[Path, ...] = ()  # more paths a sandboxed program may read
+    trusted: bool = False  # ziggurat's own code (a built-in bot's per-game process): never confined
+    hide: tuple[Path, ...] = ()  # other participants' files, which its sandbox must not show
 
 
 @dataclass
@@ -207,15 +210,45 @@ class _SeatJob:
 
 
 def game_result(spec: GameSpec, match: Match, reasons: Mapping[int, str]) -> dict[str, Any]:
-    """The stored form of a finished game: outcome, verdicts and everything to replay it."""
+    """The stored form of a finished game: outcome, verdicts, everything to replay it, and times.
+
+    Times come from the match's log (each event's server time, Unix ms): ``start_ms`` when the
+    match began (clocks start), ``end_ms`` when the game was decided (its last move or forfeit;
+    a rotation of a duplicate deal is released later), and per move ``time_ms`` (when the server
+    recorded it), ``spent_ms`` (from the start of the turn it answered; None for a move no turn
+    was offered for: an opening's, or one the server plays for a forfeited seat) and, with a
+    base clock, ``clock_ms`` (the seat's clock after it).
+    """
     outcome = match.outcome()
     assert outcome is not None
     moves: list[dict[str, Any]] = []
     verdicts = ["finished"] * len(spec.seats)
+    start_ms: int | None = None
+    end_ms: int | None = None
+    turn: tuple[int, int] | None = None  # (seat, time_ms) of the turn being played
     for entry in match.entries:
         event = entry.event
+        if isinstance(event, Started):
+            start_ms = end_ms = entry.time_ms
+        elif isinstance(event, TurnStarted):
+            turn = (event.seat, entry.time_ms)
+        elif isinstance(event, Ended) and end_ms is None:
+            end_ms = entry.time_ms  # aborted before it began
+        if isinstance(event, MovePlayed | Forfeited):
+            end_ms = entry.time_ms
         if isinstance(event, MovePlayed):
-            moves.append({"seat": event.seat + 1, "move": event.move, "substituted": event.substituted})
+            spent = entry.time_ms - turn[1] if turn is not None and turn[0] == event.seat else None
+            turn = None
+            move: dict[str, Any] = {
+                "seat": event.seat + 1,
+                "move": event.move,
+                "substituted": event.substituted,
+                "time_ms": entry.time_ms,
+                "spent_ms": spent,
+            }
+            if event.clock_ms is not None:
+                move["clock_ms"] = event.clock_ms
+            moves.append(move)
         elif isinstance(event, Substituted):
             verdicts[event.seat] = "timeout"
         elif isinstance(event, Forfeited):
@@ -225,6 +258,8 @@ def game_result(spec: GameSpec, match: Match, reasons: Mapping[int, str]) -> dic
                 verdicts[event.seat] = "illegal"
             else:
                 verdicts[event.seat] = reasons.get(event.seat, "finished")  # a bot may resign on its own
+            if turn is not None and turn[0] == event.seat:
+                turn = None
     for seat, reason in reasons.items():
         if verdicts[seat] == "finished":
             verdicts[seat] = reason
@@ -245,6 +280,37 @@ def game_result(spec: GameSpec, match: Match, reasons: Mapping[int, str]) -> dic
         "termination": outcome.termination.value,
         "ranks": list(outcome.ranks),
         "verdicts": verdicts,
+        "start_ms": start_ms,
+        "end_ms": end_ms,
+    }
+
+
+def forfeit_result(spec: GameSpec) -> dict[str, Any]:
+    """The stored form of a game every seat of which is forfeited (each participant disqualified).
+
+    Nobody shows up, so nothing is played and no match is made: a match would have to end with a
+    winner (the rules end a Pylos game at the first resignation), and a double forfeit has none.
+    Every seat ranks last; :func:`ziggurat.tournament.results.game_points` gives each 0.
+    """
+    seats = len(spec.seats)
+    return {
+        "index": spec.index,
+        "round": spec.round,
+        "match_id": None,
+        "game": spec.game,
+        "options": dict(spec.options),
+        "seats": list(spec.seats),
+        "opening": list(spec.opening),
+        "pair": spec.pair,
+        "deal": spec.deal,
+        "commitment": "",
+        "revealed_seed": "",
+        "moves": [],
+        "termination": Termination.RESIGNATION.value,
+        "ranks": [seats] * seats,
+        "verdicts": ["disqualified"] * seats,
+        "start_ms": None,
+        "end_ms": None,
     }
 
 
@@ -363,31 +429,41 @@ async def _run_program(job: _SeatJob) -> None:
     }
     label = f"{match.match_id}-seat{seat + 1}"
     argv, env, cwd = list(seating.argv), {**os.environ, **seating.env}, seating.cwd
-    if host.sandbox is not None:
-        confined = host.sandbox.confine(
-            argv,
-            cwd=cwd,
-            env={**seating.env, **seat_env, "ZIGGURAT_SERVER": host.program_address},
-            label=label,
-            read_only=seating.read_only,
-        )
+    confined: Confinement | None = None
+    if host.sandbox is not None and not seating.trusted:
+        confined = _confine(job, label, {**seating.env, **seat_env, "ZIGGURAT_SERVER": host.program_address})
+        if confined is None:
+            return
         argv, env, cwd = confined.argv, confined.env, None
     else:
         env.update(seat_env, ZIGGURAT_SERVER=host.address)
     log_path = host.log_dir / f"{label}.log"
     with log_path.open("ab") as output:
+
+        def note(line: str) -> None:
+            log.warning("%s: %s", label, line)
+            output.write(f"ziggurat: {line}\n".encode())
+            output.flush()
+
         try:
-            process = await asyncio.create_subprocess_exec(
-                *argv, cwd=cwd, env=env, stdout=output, stderr=output, start_new_session=True
-            )
-        except OSError as error:
-            log.warning("cannot start %s: %s", seating.argv[0], error)
-            job.give_up("crashed")
-            return
-        try:
-            code = await process.wait()
+            try:
+                process = await asyncio.create_subprocess_exec(
+                    *argv, cwd=cwd, env=env, stdout=output, stderr=output, start_new_session=True
+                )
+            except OSError as error:
+                log.warning("cannot start %s: %s", seating.argv[0], error)
+                job.give_up("crashed")
+                return
+            watch = asyncio.create_task(confined.watch_memory(note)) if confined is not None else None
+            try:
+                code = await process.wait()
+            finally:
+                if watch is not None:
+                    watch.cancel()
+                await asyncio.shield(stop_process(process))
         finally:
-            await asyncio.shield(stop_process(process))
+            if confined is not None:
+                await asyncio.shield(confined.close())
     if match.status != "finished":
         log.warning(
             "%s exited (%s) before match %s ended: seat %d resigned",
@@ -397,6 +473,28 @@ async def _run_program(job: _SeatJob) -> None:
             seat + 1,
         )
         job.give_up("crashed")
+
+
+def _confine(job: _SeatJob, label: str, env: Mapping[str, str]) -> Confinement | None:
+    """The seat's program in a new sandbox; None (the seat resigned, ``crashed``) when no sandbox
+    can be made now (e.g. every sandbox user is taken): the tournament goes on."""
+    assert job.host.sandbox is not None
+    seating = job.seating
+    try:
+        return job.host.sandbox.confine(
+            list(seating.argv),
+            cwd=seating.cwd,
+            env=env,
+            label=label,
+            read_only=seating.read_only,
+            hide=seating.hide,
+        )
+    except (SandboxUnavailable, CgroupUnavailable) as error:
+        log.error(
+            "%s: no sandbox for seat %d of %s: %s", seating.argv[0], job.seat + 1, job.match.match_id, error
+        )
+        job.give_up("crashed")
+        return None
 
 
 async def stop_process(process: asyncio.subprocess.Process) -> None:
@@ -426,16 +524,21 @@ async def _run_stdio(job: _SeatJob) -> None:
     """
     host, seating = job.host, job.seating
     argv, env, cwd = list(seating.argv), dict(seating.env), seating.cwd
+    label = f"{job.match.match_id}-seat{job.seat + 1}"
+    confined: Confinement | None = None
     if host.sandbox is not None:
-        confined = host.sandbox.confine(
-            argv,
-            cwd=cwd,
-            env=env,
-            label=f"{job.match.match_id}-seat{job.seat + 1}",
-            read_only=seating.read_only,
-        )
+        confined = _confine(job, label, env)
+        if confined is None:
+            return
         argv, env, cwd = confined.argv, confined.env, None
+    notes: list[str] = []
+
+    def note(line: str) -> None:
+        log.warning("%s: %s", label, line)
+        notes.append(f"ziggurat: {line}")
+
     bot = StdioBot(argv, settings=BridgeSettings(max_illegal=host.max_illegal), env=env, cwd=cwd)
+    watch = asyncio.create_task(confined.watch_memory(note)) if confined is not None else None
     try:
         try:
             await bot.start()
@@ -454,9 +557,13 @@ async def _run_stdio(job: _SeatJob) -> None:
                 job.reasons.setdefault(job.seat, bot.verdict.value)
             await asyncio.shield(bot.close())
     finally:
+        if watch is not None:
+            watch.cancel()
         bot.process.kill()  # even when cancelled during close(): nothing outlives its game
-        tail = list(bot.process.stderr_tail)
+        if confined is not None:
+            await asyncio.shield(confined.close())
+        tail = [*bot.process.stderr_tail, *notes]
         if tail:
-            log_path = host.log_dir / f"{job.match.match_id}-seat{job.seat + 1}.log"
+            log_path = host.log_dir / f"{label}.log"
             with log_path.open("a", encoding="utf-8") as output:
                 output.writelines(line + "\n" for line in tail)

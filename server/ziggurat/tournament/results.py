@@ -6,13 +6,19 @@ the sum is divided by T - 1. Two-player games score 1 / ½ / 0 as usual; a Kabal
 winner of four scores 1, the last 0.
 
 Forfeits. Once a participant is disqualified its remaining games are forfeited
-(verdict ``disqualified``): never played. As in Swiss events (FIDE: "forfeited games
-count for the standings but are not rated") and as fastchess does with games that were
-not really played, such a game counts for *points* — each comparison with a forfeiting
-seat is won by the seat that showed up, and two forfeiting seats both get 0 (a double
-forfeit gives no one a win) — but it is left out of every *rating and statistic*
-(OpenSkill, crosstable, Elo, LOS, SPRT), which measure play. Standings show forfeits
-apart. A timeout, a crash or an illegal move is play, and a loss like any other.
+(verdict ``disqualified``): its seat never plays. As in Swiss events (FIDE: "forfeited
+games count for the standings but are not rated") and as fastchess does with games that
+were not really played, a comparison with a forfeiting seat counts for *points* — it is
+won by the seat that showed up, and two forfeiting seats both get 0 (a double forfeit
+gives no one a win) — but is left out of every *rating and statistic* (OpenSkill,
+crosstable, Elo, LOS, SPRT), which measure play. The comparisons between the seats that
+played stay rated (:func:`rated_seats`): in a Kabaleo table with one forfeiting seat the
+others played the whole game against each other (the server plays the forfeited seat's
+moves at random, as for any seat that resigns), so their order measures play as in any
+game. A game in which every seat forfeits is never played (no match): it is recorded with
+termination ``resignation``, every seat ranked last and 0 points each. Every exported
+game carries its ``points``, so nobody has to re-derive them. A timeout, a crash or an
+illegal move is play, and a loss like any other.
 """
 
 from __future__ import annotations
@@ -75,9 +81,23 @@ def withdrawals(results: Iterable[Mapping[str, Any]], max_failures: int) -> dict
     return out
 
 
+def rated_seats(result: Mapping[str, Any]) -> list[int]:
+    """The seats whose comparisons with each other are rated: those that played (no ``disqualified``
+    verdict), when at least two did; none in an aborted game."""
+    if result["termination"] == "aborted":
+        return []
+    played = [seat for seat, verdict in enumerate(result["verdicts"]) if verdict != "disqualified"]
+    return played if len(played) >= 2 else []
+
+
 def unplayed(result: Mapping[str, Any]) -> bool:
-    """A game left out of ratings: aborted, or with a seat forfeited by a disqualified participant."""
-    return result["termination"] == "aborted" or "disqualified" in result["verdicts"]
+    """A game with nothing rated in it: aborted, or fewer than two seats played (see :func:`rated_seats`)."""
+    return not rated_seats(result)
+
+
+def has_forfeit(result: Mapping[str, Any]) -> bool:
+    """A seat of the game was forfeited by a disqualified participant."""
+    return "disqualified" in result["verdicts"]
 
 
 def game_points(result: Mapping[str, Any]) -> list[float]:
@@ -123,7 +143,7 @@ class Standing:
     sigma: float = 0.0
     failures: dict[str, int] = field(default_factory=dict)
     disqualified: bool = False
-    forfeits: int = 0  # games in it counted for points only: it or an opponent forfeited
+    forfeits: int = 0  # games with a forfeiting seat (its own or an opponent's): partly or wholly unrated
 
     @property
     def score(self) -> float:
@@ -141,16 +161,17 @@ def standings(
     for result in games:
         if result["termination"] == "aborted":
             continue
-        rated = not unplayed(result)
+        rated = rated_seats(result)
         if rated:
-            table.record(dict(zip(result["seats"], result["ranks"], strict=True)))
+            table.record({result["seats"][seat]: result["ranks"][seat] for seat in rated})
+        forfeit = has_forfeit(result)
         for name, points, verdict in zip(
             result["seats"], game_points(result), result["verdicts"], strict=True
         ):
             row = rows[name]
             row.games += 1
             row.points += points
-            row.forfeits += not rated
+            row.forfeits += forfeit
             if verdict in FAILURES:
                 row.failures[verdict] = row.failures.get(verdict, 0) + 1
     banned = set(disqualified)
@@ -171,11 +192,11 @@ def crosstable(
     """``table[a][b]`` = (a's points against b, games in which both sat), from pairwise comparisons."""
     table: dict[str, dict[str, tuple[float, int]]] = {a: {} for a in participants}
     for result in results:
-        if unplayed(result):
-            continue
-        seats, ranks = result["seats"], result["ranks"]
-        for i, a in enumerate(seats):
-            for j, b in enumerate(seats):
+        seats, ranks, rated = result["seats"], result["ranks"], rated_seats(result)
+        for i in rated:
+            a = seats[i]
+            for j in rated:
+                b = seats[j]
                 if i != j:
                     points, count = table[a].get(b, (0.0, 0))
                     score = 1.0 if ranks[i] < ranks[j] else 0.5 if ranks[i] == ranks[j] else 0.0
@@ -247,11 +268,11 @@ def pairwise_elo(
     """
     counts: dict[tuple[str, str], list[int]] = {}
     for result in results:
-        if unplayed(result):
-            continue
-        seats, ranks = result["seats"], result["ranks"]
-        for i, a in enumerate(seats):
-            for j, b in enumerate(seats):
+        seats, ranks, rated = result["seats"], result["ranks"], rated_seats(result)
+        for i in rated:
+            a = seats[i]
+            for j in rated:
+                b = seats[j]
                 if i != j:
                     wdl = counts.setdefault((a, b), [0, 0, 0])
                     wdl[0 if ranks[i] < ranks[j] else 1 if ranks[i] == ranks[j] else 2] += 1
@@ -288,10 +309,12 @@ def _elo_text(estimate: EloEstimate) -> str:
 
 
 def game_line(result: Mapping[str, Any]) -> str:
-    """One finished game as cutechess prints it: number, players, result, termination, plies."""
+    """One finished game as cutechess prints it: number (the game's 0-based index), players, result
+    (two seats: its points, so a double forfeit is ``0-0``), termination, plies."""
     seats, ranks = result["seats"], result["ranks"]
     if len(seats) == 2:
-        score = "1/2-1/2" if ranks[0] == ranks[1] else "1-0" if ranks[0] < ranks[1] else "0-1"
+        first, second = game_points(result)
+        score = "1/2-1/2" if first == second == 0.5 else f"{first:g}-{second:g}"
         players = f"{seats[0]} vs {seats[1]}"
     else:
         score = "ranks " + " ".join(map(str, ranks))
@@ -303,7 +326,7 @@ def game_line(result: Mapping[str, Any]) -> str:
     ]
     extra = f" [{', '.join(notes)}]" if notes else ""
     plies, termination = len(result["moves"]), result["termination"]
-    return f"Finished game {result['index'] + 1} ({players}): {score} {{{termination}}} {plies} plies{extra}"
+    return f"Finished game {result['index']} ({players}): {score} {{{termination}}} {plies} plies{extra}"
 
 
 def format_standings(rows: Sequence[Standing]) -> str:
@@ -314,7 +337,7 @@ def format_standings(rows: Sequence[Standing]) -> str:
     for row in rows:
         notes = ", ".join(f"{count} {kind}" for kind, count in sorted(row.failures.items()))
         if row.forfeits:
-            notes = ", ".join(filter(None, [notes, f"{row.forfeits} forfeit games (unrated)"]))
+            notes = ", ".join(filter(None, [notes, f"{row.forfeits} forfeit games"]))
         if row.disqualified:
             notes = "DISQUALIFIED" + (f" ({notes})" if notes else "")
         lines.append(
@@ -358,11 +381,12 @@ def format_head_to_head(h2h: HeadToHead) -> str:
 
 
 def export_jsonl(results: Iterable[Mapping[str, Any]], path: Path) -> int:
-    """One JSON object per game: configuration, seats, commitment, seed, moves, outcome, verdicts."""
+    """One JSON object per game: configuration, seats, commitment, seed, moves, outcome, verdicts and
+    the points of each seat (what the standings add up, forfeits included)."""
     count = 0
     with path.open("w") as out:
         for result in results:
-            out.write(json.dumps(result, sort_keys=True) + "\n")
+            out.write(json.dumps({**result, "points": game_points(result)}, sort_keys=True) + "\n")
             count += 1
     return count
 

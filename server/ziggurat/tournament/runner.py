@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import hmac
 import logging
@@ -34,6 +35,7 @@ from typing import Any
 from ziggurat.service.match import hash_token
 from ziggurat.service.server import ExtraService, ServeOptions, ZigguratServer
 from ziggurat.tournament import sealed
+from ziggurat.tournament.cgroups import CgroupUnavailable
 from ziggurat.tournament.config import ConfigError, Participant, TournamentConfig, parse_config
 from ziggurat.tournament.executors import (
     EXECUTORS,
@@ -43,7 +45,8 @@ from ziggurat.tournament.executors import (
     check_ray_config,
     entrants_of,
 )
-from ziggurat.tournament.games import DealBarrier, GameHost, Seating, stop_process
+from ziggurat.tournament.games import DealBarrier, GameHost, Seating, forfeit_result, stop_process
+from ziggurat.tournament.preflight import Entrant, Setting, preflight
 from ziggurat.tournament.progress import Progress
 from ziggurat.tournament.results import (
     disqualified,
@@ -59,7 +62,7 @@ from ziggurat.tournament.results import (
     standings,
     withdrawals,
 )
-from ziggurat.tournament.sandbox import Sandbox
+from ziggurat.tournament.sandbox import Confinement, Sandbox, SandboxUnavailable, named_paths
 from ziggurat.tournament.schedule import GameSpec, plan, swiss_round
 from ziggurat.tournament.servicer import TournamentServicer
 from ziggurat.tournament.store import GameRow, TournamentStore
@@ -121,7 +124,13 @@ def load_tournament_config(config_text: str, config_path: Path) -> TournamentCon
 
 
 class _Launched:
-    """A participant process launched once for the whole tournament, restarted when it dies."""
+    """A participant process launched once for the whole tournament, restarted when it dies.
+
+    A confined one gets a new sandbox (``confine``) for each launch: a fresh work directory, a
+    control group, a sandbox user; the old one is removed when its process has exited. Nothing
+    it wrote survives a restart, so each launch is told how many came before it
+    (``ZIGGURAT_RESTARTS``).
+    """
 
     def __init__(
         self,
@@ -133,6 +142,7 @@ class _Launched:
         *,
         exits: dict[str, int],
         bot_name: str,
+        confine: Callable[[dict[str, str]], Confinement] | None = None,
     ) -> None:
         self.name = name
         self.exits = exits  # shared with the GameHost: exits by bot name
@@ -141,8 +151,10 @@ class _Launched:
         self.env = env
         self.cwd = cwd
         self.log_path = log_path
+        self.confine = confine
         self.restarts = 0
         self.process: asyncio.subprocess.Process | None = None
+        self.confinement: Confinement | None = None
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -151,33 +163,58 @@ class _Launched:
 
     async def _supervise(self) -> None:
         while True:
+            restarts = {"ZIGGURAT_RESTARTS": str(self.restarts)}
+            argv, env, cwd = self.argv, {**self.env, **restarts}, self.cwd
+            if self.confine is not None:
+                try:
+                    self.confinement = self.confine(restarts)
+                except (SandboxUnavailable, CgroupUnavailable) as error:
+                    log.error("cannot launch %s: no sandbox: %s", self.name, error)
+                    return
+                argv, env, cwd = self.confinement.argv, self.confinement.env, None
             with self.log_path.open("ab") as output:
+
+                def note(line: str) -> None:
+                    log.warning("%s: %s", self.name, line)
+                    output.write(f"ziggurat: {line}\n".encode())
+                    output.flush()
+
                 try:
                     self.process = await asyncio.create_subprocess_exec(
-                        *self.argv,
-                        env=self.env,
-                        cwd=self.cwd,
-                        stdout=output,
-                        stderr=output,
-                        start_new_session=True,
+                        *argv, env=env, cwd=cwd, stdout=output, stderr=output, start_new_session=True
                     )
                 except OSError as error:
                     log.error("cannot launch %s: %s", self.name, error)
+                    await self._close_sandbox()
                     return
-                code = await self.process.wait()
+                watch = None
+                if self.confinement is not None:
+                    watch = asyncio.create_task(self.confinement.watch_memory(note))
+                try:
+                    code = await self.process.wait()
+                finally:
+                    if watch is not None:
+                        watch.cancel()
+            await self._close_sandbox()
             self.exits[self.bot_name] = self.exits.get(self.bot_name, 0) + 1
             self.restarts += 1
             log.warning("%s exited with %s; restarting it", self.name, code)
             await asyncio.sleep(RESTART_DELAY)
 
+    async def _close_sandbox(self) -> None:
+        if self.confinement is not None:
+            confinement, self.confinement = self.confinement, None
+            await asyncio.shield(confinement.close())
+
     async def stop(self) -> None:
-        """Stop supervising and terminate the process."""
+        """Stop supervising and terminate the process (and remove its sandbox)."""
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
         if self.process is not None:
             await stop_process(self.process)
+        await self._close_sandbox()
 
 
 class TournamentRunner:
@@ -261,21 +298,23 @@ class TournamentRunner:
             socket_dir = Path(tempfile.mkdtemp(prefix="ziggurat-t-"))
             socket_dir.chmod(0o755)
             sandbox = Sandbox(
-                config.sandbox,
-                root=self.db_path.parent / f"{self.db_path.stem}-sandbox" / self.tournament_id,
-                hidden=self._hidden_paths(),
-                socket_dir=socket_dir,
+                config.sandbox, hidden=self._hidden_paths(), socket_dir=socket_dir, name=self.tournament_id
             )
             try:
                 sandbox.check()  # SandboxUnavailable: say so before anything is created
+                for participant in config.participants:
+                    sandbox.refuse_databases(participant.name, participant.read_only)
             except BaseException:
                 shutil.rmtree(socket_dir, ignore_errors=True)
+                sandbox.close()
                 raise
         try:
             return await self._run(sandbox, socket_dir)
         finally:
             if socket_dir is not None:
                 shutil.rmtree(socket_dir, ignore_errors=True)
+            if sandbox is not None:
+                sandbox.close()
 
     def _hidden_paths(self) -> list[Path]:
         """What no sandbox may read: the database (it holds the secret) and the logs."""
@@ -300,6 +339,8 @@ class TournamentRunner:
                 grace_seconds=SERVER_GRACE_SECONDS,
                 unix_socket=str(socket_dir / SOCKET_NAME) if socket_dir is not None else None,
                 http_port=self.http_port,
+                # participants play their own seats and nothing else (docs/tournaments.md)
+                competition=True,
             )
         )
         server.add_service(
@@ -309,13 +350,6 @@ class TournamentRunner:
                 tournament_service_pb2_grpc.add_TournamentServiceServicer_to_server,
             )
         )
-        if self.resuming:
-            if self.store.secret(self.tournament_id) is None:  # stored before secrets were kept
-                self.store.set_secret(self.tournament_id, self.secret)
-        else:
-            self.store.create(
-                self.tournament_id, config.name, str(self.config_path), self.config_text, self.secret
-            )
         self.log_dir.mkdir(parents=True, exist_ok=True)
         bound = await server.start()
         self.server = server
@@ -364,7 +398,16 @@ class TournamentRunner:
                     exits=self.exits,
                     barrier=self.barrier,
                 )
+                # every program starts and says it is ready before the tournament is recorded
+                await self._preflight(game_host)
                 executor = LocalExecutor(game_host, self.seatings())
+            if self.resuming:
+                if self.store.secret(self.tournament_id) is None:  # stored before secrets were kept
+                    self.store.set_secret(self.tournament_id, self.secret)
+            else:
+                self.store.create(
+                    self.tournament_id, config.name, str(self.config_path), self.config_text, self.secret
+                )
             await executor.start()
             return await self._play_all(executor)
         finally:
@@ -429,23 +472,30 @@ class TournamentRunner:
             replays.append((row.index, attempt, spec_to_dict(fresh)))
         self.store.replay(self.tournament_id, replays, "cut off")
 
+    def _hosted(self, participant: Participant) -> bool:
+        """A built-in bot played by one host process for the whole tournament (a remote bot the
+        tournament launches). In a duplicate tournament each of its games gets a fresh process
+        instead (:meth:`seatings`): one process playing two rotations of a deal would know it."""
+        return participant.kind == "builtin" and not self.config.duplicate
+
     def _preregister(self, server: ZigguratServer) -> None:
         """Every name the tournament's bots play under belongs to its token before anyone connects:
         the tokens the organiser issued to remote participants, its own for what it launches."""
         for participant in self.config.participants:
             if participant.kind == "remote":
-                server.bots.preregister(participant.name, participant.token_sha256)
-            elif participant.kind == "builtin" or participant.keep_alive:
-                server.bots.preregister(self.bot_name(participant), hash_token(self.bot_token(participant)))
+                server.preregister_bot(participant.name, participant.token_sha256)
+            elif self._hosted(participant) or participant.keep_alive:
+                server.preregister_bot(self.bot_name(participant), hash_token(self.bot_token(participant)))
 
     def _launch_participants(self, address: str, sandbox: Sandbox | None, program_address: str) -> None:
         """Start the built-in bots and ``keep_alive`` programs (bot tokens in the environment)."""
         for participant in self.config.participants:
+            confine: Callable[[dict[str, str]], Confinement] | None = None
             bot_env = {
                 "ZIGGURAT_BOT_NAME": self.bot_name(participant),
                 "ZIGGURAT_BOT_TOKEN": self.bot_token(participant),
             }
-            if participant.kind == "builtin":
+            if self._hosted(participant):
                 argv = [
                     sys.executable,
                     "-m",
@@ -464,16 +514,19 @@ class TournamentRunner:
             elif participant.kind == "command" and participant.keep_alive:
                 argv = list(participant.argv)
                 cwd = str(participant.cwd) if participant.cwd else None
+                env = {}
                 if sandbox is not None:
                     # no ZIGGURAT_PARENT_PID: the sandbox dies with the tournament by itself
-                    confined = sandbox.confine(
+                    confine = functools.partial(
+                        _confine_launch,
+                        sandbox,
                         argv,
                         cwd=cwd,
                         env={**participant.env, **bot_env, "ZIGGURAT_SERVER": program_address},
                         label=f"keep-alive-{participant.name}",
                         read_only=participant.read_only,
+                        hide=self._foreign_paths(participant),
                     )
-                    argv, env, cwd = confined.argv, confined.env, None
                 else:
                     env = {
                         **os.environ,
@@ -484,30 +537,69 @@ class TournamentRunner:
                     }
             else:
                 continue
-            safe = participant.name.replace("/", "_")
             launched = _Launched(
                 participant.name,
                 argv,
                 env,
                 cwd,
-                self.log_dir / f"{safe}.log",
+                self._launch_log(participant),
                 exits=self.exits,
                 bot_name=self.bot_name(participant),
+                confine=confine,
             )
             launched.start()
             self._launched.append(launched)
+
+    def _launch_log(self, participant: Participant) -> Path:
+        """Where a launched participant's output goes (all its launches)."""
+        return self.log_dir / f"{participant.name.replace('/', '_')}.log"
+
+    def _foreign_paths(self, participant: Participant) -> tuple[Path, ...]:
+        """The files of every other program participant: ``participant``'s sandbox hides them."""
+        out: list[Path] = []
+        for other in self.config.participants:
+            if other.name != participant.name and other.kind in ("command", "stdio"):
+                out += named_paths(other.argv, other.cwd, other.read_only)
+        return tuple(dict.fromkeys(out))
+
+    async def _preflight(self, host: GameHost) -> None:
+        """Start every program once in its sandbox; PreflightError when one cannot say it is ready."""
+        seatings = self.seatings()
+        entrants = []
+        for participant in self.config.participants:
+            if participant.kind not in ("command", "stdio"):
+                continue
+            entrants.append(
+                Entrant(participant.name, seatings[participant.name], self._launch_log(participant))
+            )
+        if not entrants:
+            return
+        setting = Setting(self.config.game, self.config.seats, dict(self.config.options))
+        await preflight(entrants, host, setting, self.config.sandbox.preflight_seconds)
 
     def seatings(self) -> dict[str, Seating]:
         """How each participant takes a seat."""
         out: dict[str, Seating] = {}
         for p in self.config.participants:
             cwd = str(p.cwd) if p.cwd else None
-            if p.kind in ("builtin", "remote") or (p.kind == "command" and p.keep_alive):
+            if p.kind == "builtin" and not self._hosted(p):
+                # a fresh `ziggurat bot NAME` process per game, on the seat the environment names;
+                # our own code, so not confined (it remembers nothing: it writes nothing)
+                argv = [sys.executable, "-m", "ziggurat.cli.main", "bot", str(p.builtin)]
+                for key, value in p.options.items():
+                    argv += ["--bot-option", f"{key}={value}"]
+                out[p.name] = Seating("command", argv=tuple(argv), trusted=True)
+            elif p.kind in ("builtin", "remote") or (p.kind == "command" and p.keep_alive):
                 out[p.name] = Seating("bot", bot_name=self.bot_name(p))
-            elif p.kind == "command":
-                out[p.name] = Seating("command", argv=p.argv, cwd=cwd, env=dict(p.env), read_only=p.read_only)
             else:
-                out[p.name] = Seating("stdio", argv=p.argv, cwd=cwd, env=dict(p.env), read_only=p.read_only)
+                out[p.name] = Seating(
+                    "command" if p.kind == "command" else "stdio",
+                    argv=p.argv,
+                    cwd=cwd,
+                    env=dict(p.env),
+                    read_only=p.read_only,
+                    hide=self._foreign_paths(p),
+                )
         return out
 
     def _schedule_more(self) -> bool:
@@ -606,9 +698,14 @@ class TournamentRunner:
                         def started(match_id: str, index: int = scheduled.index) -> None:
                             self.store.start_game(self.tournament_id, index, match_id)
 
-                        task = asyncio.create_task(
-                            executor.play(spec, disqualified=frozenset(self.disqualified), on_started=started)
-                        )
+                        if set(spec.seats) <= self.disqualified:  # nobody comes: nothing to play
+                            task = asyncio.create_task(_forfeited(spec))
+                        else:
+                            task = asyncio.create_task(
+                                executor.play(
+                                    spec, disqualified=frozenset(self.disqualified), on_started=started
+                                )
+                            )
                         running[task] = scheduled
                 if not running:
                     if stop_reason is None and self._schedule_more():
@@ -623,6 +720,7 @@ class TournamentRunner:
                     result = task.result()
                     result["attempt"] = finished.attempt
                     result["replaced"] = self.store.attempts(self.tournament_id, finished.index)
+                    result["points"] = game_points(result)  # recorded as the standings count it
                     self.store.finish_game(self.tournament_id, finished.index, result)
                     results.append(result)
                     _add_points(points, result)
@@ -649,6 +747,26 @@ class TournamentRunner:
             print(format_elo_table(names, pairwise_elo(names, final)), flush=True)
         print(f"tournament {self.tournament_id}: {reason}", flush=True)
         return reason
+
+
+async def _forfeited(spec: GameSpec) -> dict[str, Any]:
+    """The result of a game whose every seat is forfeited (see :func:`forfeit_result`)."""
+    return forfeit_result(spec)
+
+
+def _confine_launch(
+    sandbox: Sandbox,
+    argv: list[str],
+    extra: dict[str, str],
+    *,
+    cwd: str | None,
+    env: dict[str, str],
+    label: str,
+    read_only: tuple[Path, ...],
+    hide: tuple[Path, ...],
+) -> Confinement:
+    """A new sandbox for one launch of a kept-alive program (``extra``: that launch's variables)."""
+    return sandbox.confine(argv, cwd=cwd, env={**env, **extra}, label=label, read_only=read_only, hide=hide)
 
 
 async def _cancel_all(tasks: dict[asyncio.Task[dict[str, Any]], GameRow]) -> None:

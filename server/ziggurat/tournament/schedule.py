@@ -51,7 +51,9 @@ from ziggurat.tournament.config import TournamentConfig
 
 MAX_TABLES = 60
 BYE_POINTS = 1.0
-"""A Swiss bye scores 1 point of the 2 a round's pair of games offers: the score of a drawn pair."""
+"""A Swiss bye counts 1 point of the 2 a round's pair of games offers (the score of a drawn pair), in
+the Swiss pairing score only: it is not a game, so the standings (points per game played) and the
+ratings never see it."""
 SEARCH_BUDGET = 20_000
 """Nodes the Swiss pairing search may visit per round; past it, pairing is greedy and may rematch.
 Never reached by small fields; it bounds late rounds of large ones, where rematches are forced anyway."""
@@ -306,13 +308,19 @@ def swiss_round(
       by a lot drawn for the round, so round 1 is a seeded random pairing;
     * with an odd field one player sits out: among those with the fewest byes,
       the lowest in the standings for whom the others can still be paired
-      without a rematch (byes therefore rotate). The bye is not a game: see
-      :func:`swiss_byes`;
+      without a rematch (byes therefore rotate); only when no such player
+      exists does a player with more byes sit out, the lowest placed first —
+      a second bye comes before a repeated pairing. The bye is not a game: see
+      :func:`swiss_byes` and :data:`BYE_POINTS`;
     * from the top of the standings, each player meets the highest-placed
       player left whom they have not met, backtracking when that leaves the
-      rest unpairable: no rematch while one can be avoided this round, else as
-      few as possible. (Rematches can become forced in late rounds; with at
-      most ``n // 2`` rounds they never are.)
+      rest unpairable: no rematch while any pairing of the players in the draw
+      (with any one of them sitting out) avoids one, else as few as possible.
+      Rematches become forced only when every such pairing repeats one (late
+      rounds, or a field shrunk by disqualifications); with at most ``n // 2``
+      rounds and no withdrawal they never are. The one exception is a search
+      past :data:`SEARCH_BUDGET` nodes in a round (large fields only), which
+      pairs greedily down the standings and may repeat a pairing;
     * each pairing plays a colour-swapped pair of games, so colours balance by
       construction. Pylos openings: one drawn by lot per pairing;
     * a participant in ``withdrawn`` (disqualified) leaves the draw from the round
@@ -350,8 +358,9 @@ def _pair_round(
     if len(standings) % 2 == 0:
         candidates: list[str | None] = [None]
     else:
-        fewest = min(bye_count[n] for n in standings)
-        candidates = [n for n in reversed(standings) if bye_count[n] == fewest]
+        # fewest byes first, then lowest placed first; every player is a candidate, so that a
+        # second bye is given before a pairing is repeated (stable sort: placings kept)
+        candidates = [*sorted(reversed(standings), key=lambda n: bye_count[n])]
     budget = [SEARCH_BUDGET]
     for repeats in range(len(standings) // 2 + 1):
         for bye in candidates:

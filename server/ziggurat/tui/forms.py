@@ -53,6 +53,8 @@ def _number(text: str, field: str) -> float:
 def parse_form(form: MatchForm) -> tuple[game_pb2.GameConfig, match_pb2.TimeControl]:
     """The configuration and time control the form describes."""
     seats = int(_number(form.seats, "seats"))
+    if not seats:  # the server refuses 0 (INVALID_CONFIG): say it here, beside the field
+        raise FormError("seats: 2 for Pylos, 2 to 4 for Kabaleo")
     if form.game == "pylos":
         config = game_pb2.GameConfig(
             game=game_pb2.GAME_PYLOS,

@@ -53,9 +53,11 @@ class WebApp:
         static: dict[str, tuple[bytes, str]] | None = None,
         *,
         interceptors: Sequence[Any] = (),
+        max_message_bytes: int,
     ) -> None:
-        """``interceptors`` wrap every Connect call (the server's limits: ziggurat.web.limits)."""
-        self.connect = ConnectServices(bindings, interceptors)
+        """``interceptors`` wrap every Connect call (the server's limits: ziggurat.web.limits); a
+        request message over ``max_message_bytes`` is refused as over gRPC (0 = no limit)."""
+        self.connect = ConnectServices(bindings, interceptors, max_message_bytes=max_message_bytes)
         self.static = load_static() if static is None else static
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

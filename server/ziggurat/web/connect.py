@@ -5,7 +5,10 @@ gRPC server calls (:class:`~ziggurat.service.servicer.MatchServicer`, the bot an
 servicers), with a small adapter in place of the gRPC call context (metadata, peer, abort).
 What reaches a browser is therefore built by the same handlers from the same per-seat view
 (:mod:`ziggurat.service.render`), and a refusal carries the same status code and
-``google.rpc.ErrorInfo`` (reason, domain ``ziggurat``) as a Connect error detail.
+``google.rpc.ErrorInfo`` (reason, domain ``ziggurat``) as a Connect error detail, readable as
+JSON too (:mod:`ziggurat.web.details`). Requests are decoded as strictly as the gRPC port
+decodes them (:mod:`ziggurat.web.codecs`), and held to the same size limit; a gRPC content
+type is refused as a gRPC client understands (:mod:`ziggurat.web.requests`).
 
 The endpoint table is derived from the service descriptors instead of generated Python
 stubs: each served method is under its usual path (``/ziggurat.v1.MatchService/GetMatch``,
@@ -24,21 +27,19 @@ from dataclasses import dataclass
 from typing import Any
 
 import grpc
-from connectrpc.code import Code
-from connectrpc.compat import google_protobuf_binary_codec, google_protobuf_json_codec
-from connectrpc.errors import ConnectError, ErrorDetail
 from connectrpc.method import IdempotencyLevel, MethodInfo, StreamType
 from connectrpc.request import RequestContext
 from connectrpc.server import ConnectASGIApplication, Endpoint
 from google.protobuf import symbol_database
 from google.protobuf.descriptor import ServiceDescriptor
 from google.protobuf.message import Message
-from google.rpc import status_pb2
-from protobuf.wkt import Any as AnyDetail
 
 from ziggurat.service.peer import grpc_peer, is_gate_key
 from ziggurat.v1 import bot_service_pb2 as bpb
 from ziggurat.v1 import match_service_pb2 as spb
+from ziggurat.web.codecs import BinaryCodec, JsonCodec, Raw
+from ziggurat.web.details import to_connect_error
+from ziggurat.web.requests import Gzip, Receive, Scope, Send, limited_body, refuse_grpc, wants_grpc
 
 SERVICE = spb.DESCRIPTOR.services_by_name["MatchService"]
 BOT_SERVICE = bpb.DESCRIPTOR.services_by_name["BotService"]
@@ -46,51 +47,6 @@ PATH = f"/{SERVICE.full_name}"
 BOT_PATH = f"/{BOT_SERVICE.full_name}"
 # The BotService methods a browser needs: who is connected, and inviting one into a match.
 BOT_METHODS = frozenset({"ListBots", "InviteBot"})
-STATUS_DETAILS_KEY = "grpc-status-details-bin"
-
-
-class _Raw:
-    """A response message the servicer already serialized (WatchMatch's cached event bytes)."""
-
-    __slots__ = ("data", "message_type")
-
-    def __init__(self, data: bytes, message_type: type[Message]) -> None:
-        self.data = data
-        self.message_type = message_type
-
-
-class _BinaryCodec:
-    """Protobuf binary; pre-serialized responses go out byte for byte."""
-
-    _inner = google_protobuf_binary_codec()
-
-    def name(self) -> str:
-        return "proto"
-
-    def encode(self, message: Any) -> bytes:
-        if isinstance(message, _Raw):
-            return message.data
-        return self._inner.encode(message)
-
-    def decode(self, data: bytes | bytearray, message_class: type[Any]) -> Any:
-        return self._inner.decode(data, message_class)
-
-
-class _JsonCodec:
-    """Protobuf JSON (handy with curl); pre-serialized responses are parsed first."""
-
-    _inner = google_protobuf_json_codec()
-
-    def name(self) -> str:
-        return "json"
-
-    def encode(self, message: Any) -> bytes:
-        if isinstance(message, _Raw):
-            message = message.message_type.FromString(message.data)
-        return self._inner.encode(message)
-
-    def decode(self, data: bytes | bytearray, message_class: type[Any]) -> Any:
-        return self._inner.decode(data, message_class)
 
 
 class CallContext:
@@ -116,18 +72,6 @@ class CallContext:
     ) -> None:
         """Refuse the call: the gRPC status becomes a Connect error with the same details."""
         raise to_connect_error(code, details, trailing_metadata)
-
-
-def to_connect_error(
-    code: grpc.StatusCode, message: str, trailing_metadata: Iterable[tuple[str, Any]] = ()
-) -> ConnectError:
-    """A Connect error with the status code and the ``google.rpc.Status`` details of a gRPC refusal."""
-    details: list[ErrorDetail] = []
-    for key, value in trailing_metadata:
-        if key == STATUS_DETAILS_KEY and isinstance(value, bytes):
-            status = status_pb2.Status.FromString(value)
-            details.extend(ErrorDetail(AnyDetail(type_url=d.type_url, value=d.value)) for d in status.details)
-    return ConnectError(Code[code.name], message, details)
 
 
 @dataclass(frozen=True)
@@ -159,7 +103,7 @@ def _unary(servicer: Any, name: str, response_type: type[Message]) -> Any:
     async def call(request: Any, ctx: RequestContext[Any, Any]) -> Any:
         response = await handler(request, CallContext(ctx))
         # Some handlers (ListMatches) answer with bytes already serialized for gRPC.
-        return _Raw(response, response_type) if isinstance(response, bytes) else response
+        return Raw(response, response_type) if isinstance(response, bytes) else response
 
     return call
 
@@ -171,7 +115,7 @@ def _server_stream(servicer: Any, name: str, response_type: type[Message]) -> An
         stream = handler(request, CallContext(ctx))
         try:
             async for message in stream:
-                yield _Raw(message, response_type) if isinstance(message, bytes) else message
+                yield Raw(message, response_type) if isinstance(message, bytes) else message
         finally:
             await stream.aclose()
 
@@ -216,14 +160,37 @@ def endpoints(bindings: Sequence[Binding]) -> Mapping[str, Any]:
 class ConnectServices(ConnectASGIApplication[Sequence[Binding]]):
     """The ASGI application serving the bound services over Connect (and gRPC-Web)."""
 
-    def __init__(self, bindings: Sequence[Binding], interceptors: Iterable[Any] = ()) -> None:
+    def __init__(
+        self,
+        bindings: Sequence[Binding],
+        interceptors: Iterable[Any] = (),
+        *,
+        max_message_bytes: int,
+    ) -> None:
+        """Serve ``bindings``; a request message over ``max_message_bytes`` (0 = no limit) is
+        refused as the gRPC port refuses it (``ziggurat.web.requests``)."""
         self.bindings = tuple(bindings)
+        self.max_message_bytes = max_message_bytes
         super().__init__(
             service=self.bindings,
             endpoints=endpoints,
             interceptors=interceptors,
-            codecs=[_BinaryCodec(), _JsonCodec()],
+            # connectrpc's own cap stays as a backstop for compressed bodies (what they inflate to).
+            read_max_bytes=max_message_bytes or None,
+            compressions=[Gzip()],
+            codecs=[BinaryCodec(), JsonCodec()],
         )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """One request: a gRPC content type is refused as a gRPC client understands (this port
+        has no HTTP/2 trailers), and the body is held to the message size limit."""
+        if scope["type"] == "http":
+            if wants_grpc(scope):
+                await refuse_grpc(send)
+                return
+            if self.max_message_bytes:
+                receive = limited_body(scope, receive, self.max_message_bytes)
+        await super().__call__(scope, receive, send)
 
     @property
     def path(self) -> str:

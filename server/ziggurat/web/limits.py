@@ -33,25 +33,18 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from connectrpc.errors import ConnectError
 from connectrpc.request import RequestContext
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ziggurat.service.guard import Call, Guard, shutting_down_error
 from ziggurat.service.peer import DEFAULT_IPV6_PREFIX_LENGTH, grpc_peer, split_peer
-from ziggurat.web.connect import to_connect_error
+from ziggurat.web.details import connect_error
 from ziggurat.wire import errors
 from ziggurat.wire.reasons import Reason
 
 log = logging.getLogger("ziggurat.limits")
 
 Receive = Callable[[], Awaitable[dict[str, Any]]]
-
-
-def connect_error(error: errors.ApiError) -> ConnectError:
-    """The Connect form of a refusal: same code, message and ErrorInfo."""
-    status = error.to_status()
-    return to_connect_error(status.code, status.details, status.trailing_metadata)
 
 
 # A refused connection is logged at most this often (a flood of them would flood the log).

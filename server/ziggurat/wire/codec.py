@@ -64,8 +64,10 @@ def config_from_proto(config: pb.GameConfig) -> tuple[str, int, dict[str, str]]:
             options["last_stack"] = "true"
         if config.kabaleo.colours:
             options["colours"] = config.kabaleo.colours
-    seats = config.seats or 2
-    return game, seats, options
+    if not config.seats:
+        # Not read as 2: a client that forgot the count would get a game it did not ask for.
+        raise InvalidConfigError("config.seats must be given: 2 for Pylos, 2 to 4 for Kabaleo")
+    return game, config.seats, options
 
 
 def config_to_proto(game: str, seats: int, options: dict[str, str]) -> pb.GameConfig:

@@ -79,6 +79,10 @@ class Reason(enum.Enum):
         grpc.StatusCode.PERMISSION_DENIED,
         "the token gives no right here (forged, or another match's)",
     )
+    NOT_ALLOWED_IN_COMPETITION = (
+        grpc.StatusCode.PERMISSION_DENIED,
+        "a competition server refuses this call on this listener to this caller (docs/tournaments.md)",
+    )
     RATE_LIMITED = (_EXHAUSTED, "too many requests from this seat or address; slow down")
     TOO_MANY_MATCHES = (_EXHAUSTED, "the server hosts its maximum number of live matches")
     TOO_MANY_MATCHES_CREATED = (
@@ -95,6 +99,11 @@ class Reason(enum.Enum):
         "this address has as many connections in use as the server allows (--max-connections-per-address)",
     )
     TOO_MANY_BOTS = (_EXHAUSTED, "the server already plays its maximum number of built-in bots")
+    TOO_MANY_INVITATIONS = (
+        _EXHAUSTED,
+        "the named bot already has as many invitations waiting to be played as the server allows "
+        "(--max-pending-invitations)",
+    )
     SERVER_BUSY = (
         _EXHAUSTED,
         "the server holds as many calls from all clients together, or as much memory, as it allows "

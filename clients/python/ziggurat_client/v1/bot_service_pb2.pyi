@@ -89,7 +89,7 @@ class ConnectBotRequest(_message.Message):
     name: _builtins.str
     """The bot's name (1–64 printable characters), as tournaments refer to it."""
     max_matches: _builtins.int
-    """How many matches it plays at once (default 1)."""
+    """How many matches it plays at once (default 1), pending invitations included."""
     @_builtins.property
     def games(self) -> _containers.RepeatedScalarFieldContainer[_game_pb2.Game.ValueType]:
         """Games the bot plays; empty = all."""
@@ -252,7 +252,7 @@ class ConnectedBot(_message.Message):
     name: _builtins.str
     max_matches: _builtins.int
     active_matches: _builtins.int
-    """Matches it is playing now."""
+    """Matches it is playing now, pending invitations (InviteBot) included."""
     @_builtins.property
     def games(self) -> _containers.RepeatedScalarFieldContainer[_game_pb2.Game.ValueType]: ...
     def __init__(

@@ -46,10 +46,22 @@ class BotServiceStub:
     """Invites a connected bot into a match that is waiting for players (Lichess's
     "challenge a bot"): the bot takes a seat under its bot name, exactly as JoinMatch
     would seat a player, and receives the seat as an Assignment on its ConnectBot
-    stream. Anyone who may join the match may invite. The bot's `games` and
-    `max_matches` are respected: refused with BOT_NOT_CONNECTED, BOT_GAME or BOT_BUSY
-    (FAILED_PRECONDITION) and nothing changes; the match's own refusals are those of
-    JoinMatch (MATCH_NOT_FOUND, MATCH_FULL, SEAT_TAKEN, BAD_SEAT, SEAT_BY_LOT).
+    stream. Only the match's creator may invite: the call carries
+    `authorization: Bearer <creator token>` (the token CreateMatch returned); without a
+    token it is refused with MISSING_TOKEN (UNAUTHENTICATED), with any other token
+    (another match's, a seat token; a match a tournament made has none) with BAD_TOKEN
+    (PERMISSION_DENIED). The bot's `games` and `max_matches` are respected: refused with
+    BOT_NOT_CONNECTED, BOT_GAME or BOT_BUSY (FAILED_PRECONDITION). An invitation is
+    pending until its match has started and the bot has opened a stream (Play or
+    WatchMatch) with the seat's token; a bot has at most the server's
+    --max-pending-invitations pending invitations (default 2), more are refused with
+    TOO_MANY_INVITATIONS (RESOURCE_EXHAUSTED). An invitation still pending after the
+    server's --invitation-ttl (default 120 s) expires: the match is cancelled (it ends as
+    aborted, TERMINATION_ABORTED, as CancelMatch would end it) and the bot is released.
+    Pending invitations never keep an organiser (a tournament) from handing the bot a
+    seat: the oldest are withdrawn the same way when the bot would otherwise play more
+    than its max_matches. A refusal changes nothing; the match's own refusals are those
+    of JoinMatch (MATCH_NOT_FOUND, MATCH_FULL, SEAT_TAKEN, BAD_SEAT, SEAT_BY_LOT).
     """
 
 @_typing.type_check_only
@@ -70,10 +82,22 @@ class BotServiceAsyncStub(BotServiceStub):
     """Invites a connected bot into a match that is waiting for players (Lichess's
     "challenge a bot"): the bot takes a seat under its bot name, exactly as JoinMatch
     would seat a player, and receives the seat as an Assignment on its ConnectBot
-    stream. Anyone who may join the match may invite. The bot's `games` and
-    `max_matches` are respected: refused with BOT_NOT_CONNECTED, BOT_GAME or BOT_BUSY
-    (FAILED_PRECONDITION) and nothing changes; the match's own refusals are those of
-    JoinMatch (MATCH_NOT_FOUND, MATCH_FULL, SEAT_TAKEN, BAD_SEAT, SEAT_BY_LOT).
+    stream. Only the match's creator may invite: the call carries
+    `authorization: Bearer <creator token>` (the token CreateMatch returned); without a
+    token it is refused with MISSING_TOKEN (UNAUTHENTICATED), with any other token
+    (another match's, a seat token; a match a tournament made has none) with BAD_TOKEN
+    (PERMISSION_DENIED). The bot's `games` and `max_matches` are respected: refused with
+    BOT_NOT_CONNECTED, BOT_GAME or BOT_BUSY (FAILED_PRECONDITION). An invitation is
+    pending until its match has started and the bot has opened a stream (Play or
+    WatchMatch) with the seat's token; a bot has at most the server's
+    --max-pending-invitations pending invitations (default 2), more are refused with
+    TOO_MANY_INVITATIONS (RESOURCE_EXHAUSTED). An invitation still pending after the
+    server's --invitation-ttl (default 120 s) expires: the match is cancelled (it ends as
+    aborted, TERMINATION_ABORTED, as CancelMatch would end it) and the bot is released.
+    Pending invitations never keep an organiser (a tournament) from handing the bot a
+    seat: the oldest are withdrawn the same way when the bot would otherwise play more
+    than its max_matches. A refusal changes nothing; the match's own refusals are those
+    of JoinMatch (MATCH_NOT_FOUND, MATCH_FULL, SEAT_TAKEN, BAD_SEAT, SEAT_BY_LOT).
     """
 
 class BotServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -109,10 +133,22 @@ class BotServiceServicer(metaclass=_abc_1.ABCMeta):
         """Invites a connected bot into a match that is waiting for players (Lichess's
         "challenge a bot"): the bot takes a seat under its bot name, exactly as JoinMatch
         would seat a player, and receives the seat as an Assignment on its ConnectBot
-        stream. Anyone who may join the match may invite. The bot's `games` and
-        `max_matches` are respected: refused with BOT_NOT_CONNECTED, BOT_GAME or BOT_BUSY
-        (FAILED_PRECONDITION) and nothing changes; the match's own refusals are those of
-        JoinMatch (MATCH_NOT_FOUND, MATCH_FULL, SEAT_TAKEN, BAD_SEAT, SEAT_BY_LOT).
+        stream. Only the match's creator may invite: the call carries
+        `authorization: Bearer <creator token>` (the token CreateMatch returned); without a
+        token it is refused with MISSING_TOKEN (UNAUTHENTICATED), with any other token
+        (another match's, a seat token; a match a tournament made has none) with BAD_TOKEN
+        (PERMISSION_DENIED). The bot's `games` and `max_matches` are respected: refused with
+        BOT_NOT_CONNECTED, BOT_GAME or BOT_BUSY (FAILED_PRECONDITION). An invitation is
+        pending until its match has started and the bot has opened a stream (Play or
+        WatchMatch) with the seat's token; a bot has at most the server's
+        --max-pending-invitations pending invitations (default 2), more are refused with
+        TOO_MANY_INVITATIONS (RESOURCE_EXHAUSTED). An invitation still pending after the
+        server's --invitation-ttl (default 120 s) expires: the match is cancelled (it ends as
+        aborted, TERMINATION_ABORTED, as CancelMatch would end it) and the bot is released.
+        Pending invitations never keep an organiser (a tournament) from handing the bot a
+        seat: the oldest are withdrawn the same way when the bot would otherwise play more
+        than its max_matches. A refusal changes nothing; the match's own refusals are those
+        of JoinMatch (MATCH_NOT_FOUND, MATCH_FULL, SEAT_TAKEN, BAD_SEAT, SEAT_BY_LOT).
         """
 
 def add_BotServiceServicer_to_server(servicer: BotServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -306,7 +306,9 @@ class KabaleoView(_message.Message):
 
     @_builtins.property
     def objectives(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """Seats 1..n, each the objective colour letter, or "?" where hidden from this viewer."""
+        """Seats 1..n, each the objective colour letter, or "?" where hidden from this viewer: every
+        seat's but the viewer's own until the match has released the end (see GameView.outcome).
+        """
 
     @_builtins.property
     def unheld(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
@@ -366,7 +368,9 @@ class GameView(_message.Message):
 
     @_builtins.property
     def outcome(self) -> Global___Outcome:
-        """Set once the game is over."""
+        """Set once the match has ended and released the game's end: in GetMatch/ListMatches of a
+        finished match and in MatchEndedEvent.view; never in the view of another event.
+        """
 
     @_builtins.property
     def pylos(self) -> Global___PylosView: ...

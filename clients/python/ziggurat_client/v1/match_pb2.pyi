@@ -457,7 +457,9 @@ class MovePlayedEvent(_message.Message):
     """True when the server played it for the seat (timeout policy or forfeited seat)."""
     @_builtins.property
     def view(self) -> _game_pb2.GameView:
-        """The game after the move, as the receiver may see it."""
+        """The game after the move, as the receiver may see it: its own secrets only and no outcome,
+        even after the last move (the end is published by MatchEndedEvent alone).
+        """
 
     def __init__(
         self,
@@ -477,7 +479,9 @@ Global___MovePlayedEvent: _TypeAlias = MovePlayedEvent  # noqa: Y015
 
 @_typing.final
 class MatchEndedEvent(_message.Message):
-    """The game is over: the outcome and the reveal of every secret."""
+    """The match has ended and publishes the game's end: the outcome and the reveal of every secret.
+    A tournament may hold a decided game's end (duplicate deals); this event comes on release.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -241,7 +241,7 @@ class TournamentStanding(_message.Message):
     """OpenSkill ordinal (mu - 3 sigma)."""
     disqualified: _builtins.bool
     forfeits: _builtins.int
-    """Games counted for points only (a participant forfeited)."""
+    """Games with a forfeiting seat (its own or an opponent's): comparisons with it count for points only."""
     def __init__(
         self,
         *,

@@ -199,7 +199,8 @@ export type KabaleoView = Message<"ziggurat.v1.KabaleoView"> & {
   hands: string[];
 
   /**
-   * Seats 1..n, each the objective colour letter, or "?" where hidden from this viewer.
+   * Seats 1..n, each the objective colour letter, or "?" where hidden from this viewer: every
+   * seat's but the viewer's own until the match has released the end (see GameView.outcome).
    *
    * @generated from field: repeated string objectives = 3;
    */
@@ -286,7 +287,8 @@ export type GameView = Message<"ziggurat.v1.GameView"> & {
   legalMoves: string[];
 
   /**
-   * Set once the game is over.
+   * Set once the match has ended and released the game's end: in GetMatch/ListMatches of a
+   * finished match and in MatchEndedEvent.view; never in the view of another event.
    *
    * @generated from field: ziggurat.v1.Outcome outcome = 8;
    */

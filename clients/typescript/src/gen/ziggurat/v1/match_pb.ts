@@ -330,7 +330,8 @@ export type MovePlayedEvent = Message<"ziggurat.v1.MovePlayedEvent"> & {
   substituted: boolean;
 
   /**
-   * The game after the move, as the receiver may see it.
+   * The game after the move, as the receiver may see it: its own secrets only and no outcome,
+   * even after the last move (the end is published by MatchEndedEvent alone).
    *
    * @generated from field: ziggurat.v1.GameView view = 4;
    */
@@ -345,7 +346,8 @@ export const MovePlayedEventSchema: GenMessage<MovePlayedEvent> = /*@__PURE__*/
   messageDesc(file_ziggurat_v1_match, 7);
 
 /**
- * The game is over: the outcome and the reveal of every secret.
+ * The match has ended and publishes the game's end: the outcome and the reveal of every secret.
+ * A tournament may hold a decided game's end (duplicate deals); this event comes on release.
  *
  * @generated from message ziggurat.v1.MatchEndedEvent
  */

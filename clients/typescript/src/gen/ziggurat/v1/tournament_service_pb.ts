@@ -222,7 +222,7 @@ export type TournamentStanding = Message<"ziggurat.v1.TournamentStanding"> & {
   disqualified: boolean;
 
   /**
-   * Games counted for points only (a participant forfeited).
+   * Games with a forfeiting seat (its own or an opponent's): comparisons with it count for points only.
    *
    * @generated from field: uint32 forfeits = 7;
    */

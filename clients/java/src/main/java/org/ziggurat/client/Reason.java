@@ -39,6 +39,8 @@ public enum Reason {
   TOO_MANY_MATCHES,
   TOO_MANY_STREAMS,
   TOO_MANY_CONNECTIONS,
+  /** The invited bot already has as many invitations waiting to be played as the server allows. */
+  TOO_MANY_INVITATIONS,
   BAD_SEQ,
   STORE_UNAVAILABLE,
   SERVER_ERROR,

@@ -310,12 +310,18 @@ public final class ZigguratClient implements AutoCloseable {
   /**
    * Invites a connected remote bot into a match that waits for players ("challenge a bot"): it
    * takes a seat ({@code seat} only for {@code SEAT_ASSIGNMENT_CHOSEN}, else 0) and gets it as
-   * an assignment. Returns the seat and the match after it sat down.
+   * an assignment. Returns the seat and the match after it sat down. Only the match's creator
+   * may invite: {@code creatorToken} is {@link CreatedMatch#creatorToken()} ({@code
+   * MISSING_TOKEN} when null or empty, {@code BAD_TOKEN} for another); a bot with as many
+   * invitations waiting to be played as the server allows is refused with {@code
+   * TOO_MANY_INVITATIONS}.
    */
-  public InviteBotResponse inviteBot(String matchId, String botName, int seat) {
+  public InviteBotResponse inviteBot(String matchId, String creatorToken, String botName, int seat) {
     InviteBotRequest request =
         InviteBotRequest.newBuilder().setMatchId(matchId).setBotName(botName).setSeat(seat).build();
-    return call(() -> botStub().inviteBot(request));
+    BotServiceGrpc.BotServiceBlockingStub stub =
+        creatorToken == null || creatorToken.isEmpty() ? botStub() : withToken(botStub(), creatorToken);
+    return call(() -> stub.inviteBot(request));
   }
 
   /** The remote bots connected now, with what they accept. */

@@ -426,15 +426,26 @@ class MatchesTest {
         Thread.sleep(50);
       }
       CreatedMatch pylos = client.createMatch(ZigguratClient.pylos());
+      CreatedMatch created = client.createMatch(ZigguratClient.kabaleo(2));
+      ZigguratException missing =
+          assertThrows(ZigguratException.class, () -> client.inviteBot(pylos.matchId(), null, "java-invited", 0));
+      assertEquals(Reason.MISSING_TOKEN, missing.reason());
+      ZigguratException wrong =
+          assertThrows(
+              ZigguratException.class,
+              () -> client.inviteBot(pylos.matchId(), created.creatorToken(), "java-invited", 0));
+      assertEquals(Reason.BAD_TOKEN, wrong.reason());
       ZigguratException refused =
-          assertThrows(ZigguratException.class, () -> client.inviteBot(pylos.matchId(), "java-invited", 0));
+          assertThrows(
+              ZigguratException.class,
+              () -> client.inviteBot(pylos.matchId(), pylos.creatorToken(), "java-invited", 0));
       assertEquals(Reason.BOT_GAME, refused.reason());
       ZigguratException nobody =
-          assertThrows(ZigguratException.class, () -> client.inviteBot(pylos.matchId(), "nobody", 0));
+          assertThrows(
+              ZigguratException.class, () -> client.inviteBot(pylos.matchId(), pylos.creatorToken(), "nobody", 0));
       assertEquals(Reason.BOT_NOT_CONNECTED, nobody.reason());
 
-      CreatedMatch created = client.createMatch(ZigguratClient.kabaleo(2));
-      int seat = client.inviteBot(created.matchId(), "java-invited", 0).getSeat();
+      int seat = client.inviteBot(created.matchId(), created.creatorToken(), "java-invited", 0).getSeat();
       MatchHandle me = client.join(created.matchId(), "me");
       assertTrue(me.seat() != seat);
       MatchEndedEvent ended = client.play(me, random(1));
