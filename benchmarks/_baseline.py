@@ -306,6 +306,13 @@ class ServerProcess(_Spawned):
             "0",
             "--max-connections-per-address",
             "0",
+            # ...nor on the matches one address creates, how fast, or the calls of all clients
+            "--max-matches-per-address",
+            "0",
+            "--create-rate",
+            "0",
+            "--max-streams",
+            "0",
             # ...nor, with the gate, on the connections open from it (gate-only: refused without --gate)
             *(["--max-open-connections-per-address", "0"] if self.gate else []),
             "--grace",

@@ -304,7 +304,7 @@ async def test_per_address_limits_count_the_real_client_not_a_forged_peer(
     # sends x-ziggurat-peer is still counted as itself, with a guessed secret and even with the
     # real one: the gate drops both keys from what clients send, and so does the web port
     # (which the gate does not front).
-    limits = ["--rate", "0.1", "--max-streams-per-address", "3", "--max-connections-per-address", "2"]
+    limits = ["--create-rate", "0.1", "--max-streams-per-address", "3", "--max-connections-per-address", "2"]
     server = ServerProcess(tmp_path / "z.db", ["--gate", "--http-port", "0", *limits])
     web: ConnectClient | None = None
     try:

@@ -219,7 +219,7 @@ async def test_the_server_counts_an_ipv6_prefix_as_one_address_for_its_caps_and_
     # client with a /64 must not pass the per-address create rate (which only the server
     # keeps) or the server's own caps by changing its address within it. Loopback has one IPv6
     # address, so the gate's word is given here as the gate gives it, with its secret.
-    limits = {"max_streams_per_address": 2, "rate_per_seat": 0.1, "burst_per_seat": 1}
+    limits = {"max_streams_per_address": 2, "create_rate": 0.1}
     async with _beside_the_gate(gate_built, tmp_path, private_tmp, **limits) as (server, secret, stub):
 
         def gate_says(peer: str) -> tuple[tuple[str, str], ...]:

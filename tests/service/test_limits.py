@@ -390,3 +390,102 @@ class DarkeningProxy:
                     pending = pending[9 + length :]
             writer.write(data)
             await writer.drain()
+
+
+async def test_a_play_stream_that_does_not_read_is_no_longer_read_while_its_refusals_wait(
+    tmp_path: Path,
+) -> None:
+    # A client with a 1 KiB window that sends moves and never reads: every move is refused
+    # (not its turn, then RATE_LIMITED), the refusals cannot be written, and the server stops
+    # reading the stream instead of queueing a refusal for each move (servicer.Play). Before,
+    # the queue grew by every move sent (20,399 after 8 s; benchmarks/play_backpressure.py).
+    from ziggurat.service.servicer import MAX_PENDING_REFUSALS
+
+    tiny_window = [("grpc.http2.lookahead_bytes", 1024), ("grpc.http2.bdp_probe", 0), *OWN_CONNECTION]
+    async with (
+        serving(tmp_path) as (server, address),
+        ZigguratClient(address) as client,
+        grpc.aio.insecure_channel(address, options=tiny_window) as channel,
+    ):
+        match = await client.create_match(pylos_config())
+        handles = [await client.join(match.match_id, name) for name in ("a", "b")]
+        public = await client.get_match(match.match_id)
+        waiting = next(h for h in handles if h.seat != public.view.to_move)
+        play = sgrpc.MatchServiceStub(channel).Play(metadata=waiting.metadata)
+        await play.write(spb.PlayRequest(match_id=match.match_id))
+        live = server.manager.live[match.match_id]
+        assert await until(lambda: any(s.seat == waiting.seat - 1 for s in live._subscribers), 5)
+        subscriber = next(s for s in live._subscribers if s.seat == waiting.seat - 1)
+        most = sent = 0
+        started = time.monotonic()
+        while time.monotonic() - started < 3 and sent < 20_000:
+            await asyncio.wait_for(play.write(spb.PlayRequest(move="A1")), 5)
+            sent += 1
+            most = max(most, len(subscriber.outbox))
+        await asyncio.sleep(0.5)  # whatever the server would still read is read by now
+        most = max(most, len(subscriber.outbox))
+        assert sent > 4 * MAX_PENDING_REFUSALS, f"only {sent} moves sent"
+        assert len(subscriber.outbox) == MAX_PENDING_REFUSALS, "the reader waits with a full queue"
+        assert most <= MAX_PENDING_REFUSALS, f"{most} refusals queued for a stream that does not read"
+        # The stream itself is whole: once the client reads, its events and refusals come.
+        first = await asyncio.wait_for(play.read(), 5)
+        assert first.events
+        rejected = 0
+        while rejected < 2 * MAX_PENDING_REFUSALS:
+            response = await asyncio.wait_for(play.read(), 5)
+            rejected += response.HasField("move_rejected")
+        play.cancel()
+
+
+async def test_the_server_holds_so_many_calls_from_all_clients_together(tmp_path: Path) -> None:
+    from tests.service.test_gate import from_address
+
+    async with (
+        serving(tmp_path, max_streams=3, max_streams_per_address=0) as (server, address),
+        ZigguratClient(address) as client,
+    ):
+        match = await client.create_match(pylos_config())
+        request = spb.WatchMatchRequest(match_id=match.match_id)
+        streams = [client.stub.WatchMatch(request) for _ in range(3)]
+        for stream in streams:
+            await stream.read()
+        async with (
+            from_address(server.port, "127.0.0.2") as elsewhere,
+            grpc.aio.insecure_channel(elsewhere) as channel,
+        ):
+            other = sgrpc.MatchServiceStub(channel)
+            try:
+                await other.GetMatch(spb.GetMatchRequest(match_id=match.match_id))
+                raise AssertionError("a call past the server's total was admitted")
+            except grpc.aio.AioRpcError as error:
+                assert status_of(error) == (grpc.StatusCode.RESOURCE_EXHAUSTED, "SERVER_BUSY")
+            streams[0].cancel()
+            assert await until(lambda: server.guard.open_calls() == 2, 2)
+            answered = await other.GetMatch(spb.GetMatchRequest(match_id=match.match_id))
+            assert answered.match.match_id == match.match_id
+        for stream in streams[1:]:
+            stream.cancel()
+
+
+async def test_new_calls_are_shed_while_the_server_s_memory_is_at_its_ceiling(tmp_path: Path) -> None:
+    # The in-process server's resident memory is this test process's: a ceiling at half of it
+    # is reached at once, and every new call is refused until the memory is under it again.
+    from ziggurat.service.memory import rss_bytes
+    from ziggurat.service.memory_ceiling import usable_memory_bytes
+
+    percent = rss_bytes() / 2 / usable_memory_bytes() * 100
+    async with (
+        serving(tmp_path, max_memory_percent=percent) as (server, address),
+        grpc.aio.insecure_channel(address) as channel,
+    ):
+        stub = sgrpc.MatchServiceStub(channel)
+        assert await until(lambda: server.memory_ceiling.over, 5)
+        try:
+            await stub.CreateMatch(spb.CreateMatchRequest(config=pylos_config()))
+            raise AssertionError("a call was admitted with the memory at its ceiling")
+        except grpc.aio.AioRpcError as error:
+            assert status_of(error) == (grpc.StatusCode.RESOURCE_EXHAUSTED, "SERVER_BUSY")
+        server.memory_ceiling.limit = rss_bytes() * 4  # as if the memory had fallen under it
+        assert await until(lambda: not server.memory_ceiling.over, 5)
+        created = await stub.CreateMatch(spb.CreateMatchRequest(config=pylos_config()))
+        assert created.match.match_id

@@ -359,3 +359,63 @@ async def test_a_locked_database_delays_expiry_until_the_store_is_back(tmp_path:
         finally:
             lock.off()
         assert_aborted(await wait_finished(stub, created.match.match_id))
+
+
+async def test_one_address_cannot_keep_another_from_creating_matches(tmp_path: Path) -> None:
+    from tests.service.test_gate import from_address
+
+    async with serving(tmp_path, max_matches_per_address=3) as (server, channel):
+        stub = rpc.MatchServiceStub(channel)
+        port = server.port
+        mine = [await stub.CreateMatch(spb.CreateMatchRequest(config=pylos_config())) for _ in range(3)]
+        await stub.JoinMatch(spb.JoinMatchRequest(match_id=mine[0].match.match_id, player_name="a"))
+        await refused(
+            stub.CreateMatch(spb.CreateMatchRequest(config=pylos_config())),
+            grpc.StatusCode.RESOURCE_EXHAUSTED,
+            "TOO_MANY_MATCHES_CREATED",
+        )
+        assert server.manager.created_by("ipv4:127.0.0.1") == 3
+        # Another client (127.0.0.2) still creates: the cap is the address's, not the server's.
+        async with (
+            from_address(port, "127.0.0.2") as elsewhere,
+            grpc.aio.insecure_channel(elsewhere) as other,
+        ):
+            create = spb.CreateMatchRequest(config=pylos_config())
+            theirs = await rpc.MatchServiceStub(other).CreateMatch(create)
+            assert theirs.match.status == WAITING
+            assert server.manager.created_by("ipv4:127.0.0.2") == 1
+        # A match that ends frees its creator's slot (here: cancelled by its creator).
+        await stub.CancelMatch(
+            spb.CancelMatchRequest(match_id=mine[1].match.match_id), metadata=bearer(mine[1].creator_token)
+        )
+        again = await stub.CreateMatch(spb.CreateMatchRequest(config=pylos_config()))
+        assert again.match.status == WAITING
+        assert server.manager.created_by("ipv4:127.0.0.1") == 3
+        assert len(server.manager.live) == 4
+
+
+async def test_the_create_rate_is_per_address_and_apart_from_the_move_rate(tmp_path: Path) -> None:
+    # One match per 10 s for creation, and a seat rate so low that it would stop the second
+    # create if creation still shared it: each rate counts only what it is for.
+    async with serving(tmp_path, create_rate=0.1, rate_per_seat=0.1, burst_per_seat=1) as (_, channel):
+        stub = rpc.MatchServiceStub(channel)
+        created = await stub.CreateMatch(spb.CreateMatchRequest(config=pylos_config()))
+        await refused(
+            stub.CreateMatch(spb.CreateMatchRequest(config=pylos_config())),
+            grpc.StatusCode.RESOURCE_EXHAUSTED,
+            "RATE_LIMITED",
+        )
+        match_id = created.match.match_id
+        joins = [await stub.JoinMatch(spb.JoinMatchRequest(match_id=match_id, player_name=n)) for n in "ab"]
+        public = (await stub.GetMatch(spb.GetMatchRequest(match_id=match_id))).match
+        mover = next(joined.token for joined in joins if joined.seat == public.view.to_move)
+        own = await stub.GetMatch(spb.GetMatchRequest(match_id=match_id), metadata=bearer(mover))
+        view = own.match.view
+        moved = await stub.SubmitMove(
+            spb.SubmitMoveRequest(match_id=match_id, move=view.legal_moves[0]), metadata=bearer(mover)
+        )
+        assert moved.seq > 0, "a seat's first move is not held back by the create rate"
+    async with serving(tmp_path, create_rate=0) as (_, channel):
+        stub = rpc.MatchServiceStub(channel)
+        for _ in range(5):  # 0: no create rate
+            await stub.CreateMatch(spb.CreateMatchRequest(config=pylos_config()))

@@ -27,6 +27,7 @@ async def test_without_the_gate_a_forged_peer_is_counted_as_itself(tmp_path: Pat
         max_streams_per_address=2,
         rate_per_seat=0.1,
         burst_per_seat=1,
+        create_rate=0.1,
     )
     server = ZigguratServer(options)
     port = await server.start()

@@ -44,9 +44,18 @@ def test_documented_limits_are_the_code_s() -> None:
         "player or bot name": f"1 to {match.MAX_NAME} printable characters",
         "move text": f"{match.MAX_MOVE_TEXT} characters",
         "requests per seat": per_second,
-        "matches created per client address": per_second,
+        "matches created per client address": (
+            f"{defaults['create_rate']:g} per second, bursts of {2 * float(defaults['create_rate']):g} "  # type: ignore[arg-type]
+            "(`--create-rate`)"
+        ),
+        "live matches created by one client address": (
+            f"{defaults['max_matches_per_address']} (`--max-matches-per-address`)"
+        ),
         "live (waiting or active) matches on the server": f"{defaults['max_matches']} (`--max-matches`)",
         "waiting TTL: time a waiting match may go without a join": ttl,
+        "time for a move in a match created untimed": (
+            f"{defaults['untimed_move_limit']:g} seconds (`--untimed-move-limit`)"
+        ),
         "matches per ListMatches page": f"{servicer.MAX_PAGE} (default page {servicer.DEFAULT_PAGE})",
         "matches a remote bot takes at once": f"{bot_servicer.MAX_MATCHES_PER_BOT}",
         "invitations (`InviteBot`) one remote bot may have waiting to be played": (
@@ -65,12 +74,15 @@ def test_documented_limits_are_the_code_s() -> None:
         "open streams with one seat's token": (
             f"{defaults['max_streams_per_seat']} (`--max-streams-per-seat`)"
         ),
+        "refused moves waiting to be sent on one `Play` stream": f"{servicer.MAX_PENDING_REFUSALS}",
         "connection changes recorded per seat and turn": f"{PRESENCE_EVENTS_PER_TURN}",
         "size of one streamed response": f"{render.MESSAGE_BYTES // 1024} KiB, whole changes only",
     }
     assert defaults["max_streams_per_match"] == options.max_streams_per_match
     assert defaults["max_streams_per_seat"] == options.max_streams_per_seat
     assert defaults["max_matches"] == options.max_live_matches
+    assert defaults["max_matches_per_address"] == options.max_matches_per_address
+    assert defaults["create_rate"] == options.create_rate
     assert defaults["waiting_ttl"] == DEFAULT_WAITING_TTL_S == options.waiting_ttl_s
     assert defaults["max_pending_invitations"] == options.max_pending_invitations
     assert defaults["invitation_ttl"] == options.invitation_ttl_s

@@ -14,7 +14,7 @@ import random
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import grpc
@@ -805,3 +805,62 @@ async def test_every_watch_message_carries_the_server_s_clock(
         assert messages[-1].server_time_ms >= messages[-1].events[-1].time_ms
     finally:
         call.cancel()
+
+
+# ------------------------------------------------------------------- abandoned matches end
+
+
+async def test_a_joined_seat_that_never_connects_is_timed_out_after_the_grace_from_its_join(
+    server: RunningServer, client: ZigguratClient
+) -> None:
+    # Both seats joined with JoinMatch and never opened a stream: the grace of the seat to move
+    # runs from its join (before, only a stream that closed started it: the match stayed for ever).
+    grace = 300
+    match_id, _, spectator = await start(client, pylos_config(), tc(disconnect_grace_ms=grace))
+    live = await asyncio.wait_for(spectator, 10)
+    end = the_end(live)
+    assert end.outcome.termination == game_pb2.TERMINATION_TIMEOUT
+    started = next(e for e in live if e.WhichOneof("kind") == "match_started")
+    waited = live[-1].time_ms - started.time_ms
+    assert grace - 10 <= waited < grace + 2000, f"the grace ended {waited} ms after the start"
+    assert not moves(live), "nobody moved"
+    await check_log(client, match_id, live)
+
+
+async def test_an_untimed_match_gets_the_server_s_move_limit_and_ends_when_nobody_plays(
+    tmp_path: Path,
+) -> None:
+    # Nobody configured a time control: the server's --untimed-move-limit is the match's per-move
+    # limit, stored with it. A seat connected on Play that only sends an illegal move, and a
+    # joined match nobody plays at all, both end; 0 leaves untimed matches untimed.
+    options = ServeOptions(host="127.0.0.1", port=0, db_path=str(tmp_path / "z.db"), grace_seconds=0.2)
+    limited = ZigguratServer(replace(options, untimed_move_limit_s=0.4))
+    port = await limited.start()
+    try:
+        async with ZigguratClient(f"127.0.0.1:{port}") as client:
+            match_id, (light, dark), spectator = await start(client, pylos_config(), tc())
+            runs = await asyncio.wait_for(
+                asyncio.gather(run_bot(client, light, lambda t, n: "Z9"), run_bot(client, dark, never)), 10
+            )
+            live = await asyncio.wait_for(spectator, 5)
+            assert live[0].match_created.time_control == tc(per_move_ms=400)
+            assert the_end(live).outcome.termination == game_pb2.TERMINATION_TIMEOUT
+            assert runs[0].rejected, "the illegal move was refused, and did not keep the match alive"
+            await check_log(client, match_id, live)
+            abandoned, _, watched = await start(client, kabaleo_config(2), tc(disconnect_grace_ms=0))
+            assert the_end(await asyncio.wait_for(watched, 10)).outcome.termination == (
+                game_pb2.TERMINATION_TIMEOUT
+            )
+            assert abandoned not in limited.manager.live
+    finally:
+        await limited.stop()
+    untimed = ZigguratServer(replace(options, untimed_move_limit_s=0))
+    port = await untimed.start()
+    try:
+        async with ZigguratClient(f"127.0.0.1:{port}") as client:
+            created = await client.create_match(pylos_config(), time_control=tc())
+            assert created.time_control.per_move_ms == 0
+            timed = await client.create_match(pylos_config(), time_control=tc(base_ms=60_000))
+            assert timed.time_control == tc(base_ms=60_000)
+    finally:
+        await untimed.stop()

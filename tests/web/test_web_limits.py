@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import resource
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -18,17 +19,19 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import pytest
 from connectrpc.code import Code
 from connectrpc.errors import ConnectError
 from google.rpc import error_details_pb2
 
-from tests.service.conftest import pylos_config
+from tests.service.conftest import ServerProcess, pylos_config
 from tests.service.test_limits import LOOPBACK, SLEEP_METHOD, _read_to_eof, _sleeper_service, until
 from tests.web.test_connect import Web, _reason
 from ziggurat.service.server import ServeOptions, ZigguratServer
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.v1 import match_service_pb2_grpc as sgrpc
 from ziggurat.wire.errors import error_reason
+from ziggurat_client import ZigguratClient
 
 
 async def _start(tmp_path: Path, **options: Any) -> tuple[ZigguratServer, str, str]:
@@ -220,3 +223,104 @@ async def _http_response(reader: asyncio.StreamReader, timeout: float) -> tuple[
         return head, body
     length = int(headers.get(b"content-length", b"0"))
     return head, await asyncio.wait_for(reader.readexactly(length), timeout) if length else b""
+
+
+async def _connect_from(url: str, source: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    host, port = url.removeprefix("http://").rstrip("/").split(":")
+    return await asyncio.open_connection(host, int(port), local_addr=(source, 0))
+
+
+async def test_web_connections_are_capped_from_accept_per_address_and_in_total(tmp_path: Path) -> None:
+    limits = {"max_web_connections_per_address": 2, "max_web_connections": 3}
+    async with both_ports(tmp_path, **limits) as (_, _, url):
+        opened = []
+        try:
+            ones = [await _connect_from(url, "127.0.0.1") for _ in range(3)]
+            opened += ones
+            assert await _read_to_eof(ones[2][0], 5), "a third connection from one address was held"
+            assert not await _read_to_eof(ones[0][0], 0.3), "the address's first connections are held"
+            twos = [await _connect_from(url, "127.0.0.2") for _ in range(2)]
+            opened += twos
+            assert await _read_to_eof(twos[1][0], 5), "a connection past the total was held"
+            assert not await _read_to_eof(twos[0][0], 0.3), "another address has its own connections"
+            ones[0][1].close()  # one closed: room for one more, from anywhere
+            await asyncio.sleep(0.3)
+            reader, writer = await _connect_from(url, "127.0.0.2")
+            opened.append((reader, writer))
+            writer.write(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n")
+            head, _ = await _http_response(reader, 5)
+            assert head.split()[1] == b"200", head
+        finally:
+            for _, writer in opened:
+                writer.close()
+
+
+async def test_two_thousand_idle_web_connections_from_one_address_leave_other_clients_answered(
+    tmp_path: Path,
+) -> None:
+    # `ziggurat serve` started under a soft open-files limit of 1,024 (as a shell with the usual
+    # `ulimit -n` starts it): it raises the limit to the hard one, and one address's 2,000 idle web
+    # connections (127.0.0.2) get --max-web-connections-per-address of them, so gRPC and web calls
+    # from another address (127.0.0.1) are answered.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    needed = 2_300  # the test's own 2,000 sockets and the rest of this process
+    if hard != resource.RLIM_INFINITY and hard < needed:
+        pytest.skip(f"the hard open-files limit {hard} is under the {needed} this test needs")
+    server = ServerProcess(tmp_path / "z.db", ["--http-port", "0"])
+    resource.setrlimit(resource.RLIMIT_NOFILE, (1024, hard))
+    try:
+        await asyncio.to_thread(server.start)
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, needed), hard))
+    assert server.proc is not None
+    idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+    web = Web(server.web_url.rstrip("/"))
+    try:
+        limits = Path(f"/proc/{server.proc.pid}/limits").read_text()
+        open_files = next(line for line in limits.splitlines() if line.startswith("Max open files"))
+        assert open_files.split()[3] == open_files.split()[4], f"the soft limit was not raised: {open_files}"
+        for _ in range(2_000):
+            idle.append(await _connect_from(server.web_url, "127.0.0.2"))
+        await asyncio.sleep(1.0)
+        held = sum(1 for reader, _ in idle if not reader.at_eof())
+        assert 0 < held <= ServeOptions().max_web_connections_per_address, f"{held} held from one address"
+        async with ZigguratClient(server.address) as client:
+            created = await asyncio.wait_for(client.create_match(pylos_config()), 10)
+        got = await asyncio.wait_for(web.call("GetMatch", spb.GetMatchRequest(match_id=created.match_id)), 10)
+        assert got.match.match_id == created.match_id
+    finally:
+        await web.close()
+        for _, writer in idle:
+            writer.close()
+        server.stop()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+async def test_the_web_port_counts_an_ipv6_prefix_as_one_address_as_the_grpc_port_does() -> None:
+    # Loopback has one IPv6 address, so the clients' addresses are given as uvicorn gives them
+    # (an unbracketed host and a port) to the two places the web port counts them.
+    from ziggurat.service.guard import Guard, GuardLimits
+    from ziggurat.web.limits import ConnectionLimits, GuardInterceptor, OpenConnections
+
+    guard = Guard(GuardLimits(max_streams_per_address=2))
+    interceptor = GuardInterceptor(guard)
+
+    class Ctx:
+        def __init__(self, client_address: str) -> None:
+            self.client_address = client_address
+
+    calls = [
+        interceptor._admit(Ctx(f"2001:db8:1:2::{n}:{1000 + n}"), streaming=False)  # type: ignore[arg-type]
+        for n in (1, 2)
+    ]
+    assert guard.calls_from("ipv6:[2001:db8:1:2::]/64") == 2
+    with pytest.raises(ConnectError) as refused:
+        interceptor._admit(Ctx("2001:db8:1:2:ffff::3:1003"), streaming=False)  # type: ignore[arg-type]
+    assert (refused.value.code, _reason(refused.value)) == (Code.RESOURCE_EXHAUSTED, "TOO_MANY_STREAMS")
+    other = interceptor._admit(Ctx("2001:db8:1:3::1:1001"), streaming=False)  # type: ignore[arg-type]
+    for call in (*calls, other):
+        guard.release(call)
+    connections = OpenConnections(ConnectionLimits(max_per_address=1, max_total=10))
+    assert connections.admit(("2001:db8:1:2::a", 5000, 0, 0)) == "ipv6:[2001:db8:1:2::]/64"
+    assert connections.admit(("2001:db8:1:2:ffff::b", 5001, 0, 0)) is None, "the same /64"
+    assert connections.admit(("::ffff:10.0.0.1", 5002, 0, 0)) == "ipv4:10.0.0.1"

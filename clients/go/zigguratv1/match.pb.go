@@ -268,17 +268,20 @@ func (SeatState) EnumDescriptor() ([]byte, []int) {
 	return file_ziggurat_v1_match_proto_rawDescGZIP(), []int{3}
 }
 
-// Clocks of a match. All zero = untimed.
+// Clocks of a match. All zero = untimed; but CreateMatch gives a match with neither
+// per_move_ms nor base_ms the server's per-move limit for such matches (ziggurat serve
+// --untimed-move-limit, default 3600 s; 0 leaves it untimed), so that an abandoned match ends.
 type TimeControl struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Hard limit for each move, in milliseconds; 0 = none.
+	// Hard limit for each move, in milliseconds; 0 = none (see above).
 	PerMoveMs uint32 `protobuf:"varint,1,opt,name=per_move_ms,json=perMoveMs,proto3" json:"per_move_ms,omitempty"`
 	// Fischer clock: starting time per seat and increment per move, in milliseconds.
 	BaseMs      uint32        `protobuf:"varint,2,opt,name=base_ms,json=baseMs,proto3" json:"base_ms,omitempty"`
 	IncrementMs uint32        `protobuf:"varint,3,opt,name=increment_ms,json=incrementMs,proto3" json:"increment_ms,omitempty"`
 	OnTimeout   TimeoutPolicy `protobuf:"varint,4,opt,name=on_timeout,json=onTimeout,proto3,enum=ziggurat.v1.TimeoutPolicy" json:"on_timeout,omitempty"`
-	// How long a seat's bot may stay disconnected on its turn before the timeout policy
-	// applies regardless of its clock; 0 = only the clock counts.
+	// How long a seat's bot may stay disconnected on its turn (no stream open: closed, or
+	// never opened since it joined) before the timeout policy applies regardless of its clock;
+	// 0 = only the clock counts.
 	DisconnectGraceMs uint32 `protobuf:"varint,5,opt,name=disconnect_grace_ms,json=disconnectGraceMs,proto3" json:"disconnect_grace_ms,omitempty"`
 	// Conduct limit: a seat whose refused illegal or malformed moves on its turn exceed
 	// this number forfeits (TERMINATION_ILLEGAL_MOVE); 0 = no limit (refusals cost nothing).

@@ -20,6 +20,7 @@ from ziggurat.service.manager import DEFAULT_WAITING_TTL_S
 from ziggurat.service.server import ServeOptions, ServerFailed, ZigguratServer, bind_failure, run
 from ziggurat.service.shards import WorkerOptions, stray_shards
 from ziggurat.service.supervisor import Supervisor
+from ziggurat.service.timecontrol import MAX_MS
 from ziggurat.store.startup import StartupError
 
 DEFAULT_PORT = 50051
@@ -216,6 +217,26 @@ def _limits(parser: argparse.ArgumentParser) -> None:
         help=f"calls open at once from one IP address (default {d.max_streams_per_address})",
     )
     group.add_argument(
+        "--max-streams",
+        type=_count,
+        default=d.max_streams,
+        metavar="N",
+        help=(
+            f"calls open at once from all clients together, on every port (default {d.max_streams}; "
+            f"beyond: SERVER_BUSY)"
+        ),
+    )
+    group.add_argument(
+        "--max-memory-percent",
+        type=_percent,
+        default=d.max_memory_percent,
+        metavar="PERCENT",
+        help=(
+            f"refuse new calls (SERVER_BUSY) while the server's resident memory is at this share of "
+            f"the machine's memory or its cgroup's limit (default {d.max_memory_percent:g}; 0 = no ceiling)"
+        ),
+    )
+    group.add_argument(
         "--max-open-connections-per-address",
         type=_count,
         action=_GateOnly,
@@ -227,6 +248,23 @@ def _limits(parser: argparse.ArgumentParser) -> None:
         ),
     )
     group.add_argument(
+        "--max-web-connections-per-address",
+        type=_count,
+        default=d.max_web_connections_per_address,
+        metavar="N",
+        help=(
+            f"web-port connections open from one IP address, counted from accept; one more is "
+            f"closed at once (default {d.max_web_connections_per_address})"
+        ),
+    )
+    group.add_argument(
+        "--max-web-connections",
+        type=_count,
+        default=d.max_web_connections,
+        metavar="N",
+        help=f"web-port connections open from all clients together (default {d.max_web_connections})",
+    )
+    group.add_argument(
         "--ipv6-prefix-length",
         type=_ipv6_prefix,
         default=d.ipv6_prefix_length,
@@ -234,6 +272,36 @@ def _limits(parser: argparse.ArgumentParser) -> None:
         help=(
             f"IPv6 clients count as one address per this prefix, for every per-address cap and "
             f"the per-address create rate (1-128; 128: each address alone; default {d.ipv6_prefix_length})"
+        ),
+    )
+    group.add_argument(
+        "--max-matches-per-address",
+        type=_count,
+        default=d.max_matches_per_address,
+        metavar="N",
+        help=(
+            f"live (waiting or active) matches one IP address may have created "
+            f"(default {d.max_matches_per_address}; beyond: TOO_MANY_MATCHES_CREATED)"
+        ),
+    )
+    group.add_argument(
+        "--create-rate",
+        type=_rate,
+        default=d.create_rate,
+        metavar="PER_SECOND",
+        help=(
+            f"matches one IP address may create (and built-in bots it may seat) per second, "
+            f"bursts of twice as many (default {d.create_rate:g}; 0 = no limit)"
+        ),
+    )
+    group.add_argument(
+        "--untimed-move-limit",
+        type=_move_limit,
+        default=d.untimed_move_limit_s,
+        metavar="SECONDS",
+        help=(
+            f"the per-move limit of a match created with neither a move limit nor a clock, so that "
+            f"an abandoned one ends (default {d.untimed_move_limit_s:g}; 0 = such matches stay untimed)"
         ),
     )
     group.add_argument(
@@ -285,6 +353,33 @@ def _limits(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help=f"a new connection must finish its set-up within this (default {d.handshake_timeout:g})",
     )
+
+
+def _rate(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError("must be 0 or more per second")
+    return value
+
+
+def _percent(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError("must be 0 to 100")
+    return value
+
+
+def _move_limit(text: str) -> float:
+    value = _seconds(text)
+    if value * 1000 > MAX_MS:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_MS // 1000} seconds")
+    return value
 
 
 def _ipv6_prefix(text: str) -> int:
@@ -382,6 +477,9 @@ def _serve(args: argparse.Namespace) -> int:
         rate_per_seat=args.rate,
         burst_per_seat=max(1.0, 2 * args.rate),
         max_live_matches=args.max_matches,
+        max_matches_per_address=args.max_matches_per_address,
+        create_rate=args.create_rate,
+        untimed_move_limit_s=args.untimed_move_limit,
         max_streams_per_match=max(1, args.max_streams_per_match),
         max_streams_per_seat=max(1, args.max_streams_per_seat),
         mdns=args.mdns,
@@ -397,6 +495,8 @@ def _serve(args: argparse.Namespace) -> int:
         max_streams_per_connection=args.max_streams_per_connection,
         max_connections_per_address=args.max_connections_per_address,
         max_streams_per_address=args.max_streams_per_address,
+        max_streams=args.max_streams,
+        max_memory_percent=args.max_memory_percent,
         first_message_timeout=args.first_message_timeout,
         keepalive_time=args.keepalive,
         keepalive_timeout=args.keepalive_timeout,
@@ -406,6 +506,8 @@ def _serve(args: argparse.Namespace) -> int:
         handshake_timeout=args.handshake_timeout,
         max_open_connections_per_address=args.max_open_connections_per_address,
         ipv6_prefix_length=args.ipv6_prefix_length,
+        max_web_connections_per_address=args.max_web_connections_per_address,
+        max_web_connections=args.max_web_connections,
         http_port=None if args.shard is not None else _http_port(args),
         gate=args.gate,
         gate_binary=args.gate_binary,

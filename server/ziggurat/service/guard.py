@@ -50,6 +50,9 @@ class GuardLimits:
     max_connections_per_address: int = 500
     max_streams_per_address: int = 5_000
     first_message_timeout: float = 10.0
+    # Calls open at once from every address together (SERVER_BUSY past it): the per-address
+    # caps bound one client, this bounds them all, before the host's memory or descriptors do.
+    max_streams: int = 20_000
 
 
 @dataclass(slots=True)
@@ -88,8 +91,12 @@ else:  # the stubs are generic, the runtime class is not
 class Guard(_Interceptor):
     """The interceptor; :meth:`shutdown` ends the open streams."""
 
-    def __init__(self, limits: GuardLimits, peers: Peers | None = None) -> None:
+    def __init__(
+        self, limits: GuardLimits, peers: Peers | None = None, *, overloaded: Callable[[], bool] | None = None
+    ) -> None:
         self.limits = limits
+        # True while the server holds as much memory as it may (memory_ceiling.MemoryCeiling).
+        self.overloaded = overloaded
         # Whose call it is: the client's address also behind the gate (ziggurat.service.peer).
         self.peers = peers if peers is not None else Peers()
         self.shutting_down = False
@@ -123,10 +130,23 @@ class Guard(_Interceptor):
         if self.shutting_down:
             raise shutting_down_error()
         address, peer = split_peer(peer_name, self.peers.ipv6_prefix_length)
+        limits = self.limits
+        if self.overloaded is not None and self.overloaded():
+            log.warning("refused a call from %s: %s (memory)", address, Reason.SERVER_BUSY.name)
+            raise errors.refuse(
+                Reason.SERVER_BUSY,
+                "the server holds as much memory as it may (--max-memory-percent); retry later",
+            )
+        if limits.max_streams and self.open_calls() >= limits.max_streams:
+            log.warning("refused a call from %s: %s", address, Reason.SERVER_BUSY.name)
+            raise errors.refuse(
+                Reason.SERVER_BUSY,
+                f"the server has {self.open_calls()} calls open from all clients, the most it allows "
+                f"({limits.max_streams}); retry later",
+            )
         use = self._addresses.get(address)
         if use is None:
             use = self._addresses[address] = _Address()
-        limits = self.limits
         if limits.max_streams_per_address and use.calls >= limits.max_streams_per_address:
             log.warning("refused a call from %s: %s", address, Reason.TOO_MANY_STREAMS.name)
             raise errors.refuse(

@@ -20,7 +20,7 @@ import logging
 import secrets
 import sqlite3
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
 
 import grpc
@@ -53,6 +53,10 @@ FINISHED_VIEWS = 1024
 # A waiting match in which no seat was taken for this long is cancelled (ziggurat serve
 # --waiting-ttl): abandoned lobbies must not hold the server's match slots forever.
 DEFAULT_WAITING_TTL_S = 900.0
+# Live (waiting or active) matches one client address may have created (ziggurat serve
+# --max-matches-per-address): without it one anonymous client fills --max-matches and every
+# other client's CreateMatch is refused until those matches end.
+DEFAULT_MAX_MATCHES_PER_ADDRESS = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +88,7 @@ class MatchManager:
         store: Store,
         *,
         max_live_matches: int = 20_000,
+        max_matches_per_address: int = DEFAULT_MAX_MATCHES_PER_ADDRESS,
         waiting_ttl_s: float = DEFAULT_WAITING_TTL_S,
         stream_limits: StreamLimits | None = None,
         group_commit: bool = True,
@@ -94,6 +99,12 @@ class MatchManager:
         # for the moves of every match that arrive in the same loop iteration).
         self.group: GroupCommit | None = GroupCommit(store) if group_commit else None
         self.max_live_matches = max_live_matches
+        self.max_matches_per_address = max_matches_per_address  # 0 = no cap
+        # Who created each live match (its client's address group, peer.address_group) and how
+        # many live matches each address has: admission accounting, not match state, so it is
+        # not in the log (a match restored after a restart counts against no address).
+        self._creators: dict[str, str] = {}
+        self._created_by: Counter[str] = Counter()
         self.waiting_ttl_s = waiting_ttl_s
         self.creation_open = True
         self.live: dict[str, Match] = {}
@@ -157,12 +168,15 @@ class MatchManager:
         *,
         seed: bytes | None = None,
         creator_hash: str | None = None,
+        creator_address: str | None = None,
         held: bool = False,
         end_held: bool = False,
     ) -> Match:
         """A new match with a fresh secret seed (``seed`` only for tests and tournaments).
 
         ``creator_hash`` (the hash of the creator token) lets its holder cancel the match;
+        ``creator_address`` (the client's address group) counts it against that address's
+        ``max_matches_per_address`` until it ends;
         ``held`` (tournaments) keeps it from starting until :meth:`Match.begin`, ``end_held``
         from ending (once decided) until :meth:`Match.reveal`.
         """
@@ -173,6 +187,13 @@ class MatchManager:
         if len(self.live) >= self.max_live_matches:
             raise errors.refuse(
                 Reason.TOO_MANY_MATCHES, "the server hosts its maximum number of live matches"
+            )
+        cap = self.max_matches_per_address
+        if creator_address is not None and cap and self._created_by[creator_address] >= cap:
+            raise errors.refuse(
+                Reason.TOO_MANY_MATCHES_CREATED,
+                f"this address has {self._created_by[creator_address]} live matches it created, the "
+                f"most the server allows ({cap}); cancel or finish some first",
             )
         try:
             rules = get_rules(game)
@@ -202,8 +223,15 @@ class MatchManager:
             held=held,
             end_held=end_held,
         )
+        if creator_address is not None:
+            self._creators[match_id] = creator_address
+            self._created_by[creator_address] += 1
         self._track(match)
         return match
+
+    def created_by(self, address: str) -> int:
+        """Live matches created from ``address`` (an address group) now."""
+        return self._created_by[address]
 
     def get(self, match_id: str) -> Match:
         """A match by id, live or finished; NOT_FOUND, or DATA_LOSS for a damaged one."""
@@ -423,6 +451,11 @@ class MatchManager:
         """Move a match that has just finished from the live set to the finished cache."""
         if self.live.pop(match.match_id, None) is not None:
             self._listed.pop(match.match_id, None)
+            creator = self._creators.pop(match.match_id, None)
+            if creator is not None:
+                self._created_by[creator] -= 1
+                if self._created_by[creator] <= 0:
+                    del self._created_by[creator]
             self._save_summaries(match)  # rendered once: stored, and kept as its finished view
             self._track(match)
         else:

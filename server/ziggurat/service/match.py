@@ -236,6 +236,10 @@ class Match:
         # Transport state, not in the log: open streams per seat, and since when a seat has none.
         self._connections = [0] * stored.seats
         self._gone_since: list[float | None] = [None] * stored.seats
+        # Since when a joined seat that has never had a stream open has been waited for (its
+        # join, or the restart): its disconnect grace counts from then, so that a seat that is
+        # joined and never connects cannot hold an untimed match for ever.
+        self._joined_since: list[float | None] = [None] * stored.seats
         self._turn_started = time.monotonic()
         self._timer: asyncio.TimerHandle | None = None
         self._retry: asyncio.TimerHandle | None = None
@@ -320,6 +324,8 @@ class Match:
         for seat, record in enumerate(match.current.seats):
             if record.presence:
                 match._gone_since[seat] = now
+            elif record.standing != "open":
+                match._joined_since[seat] = now
         if match.current.status != "finished":
             match._drive()
         return match
@@ -637,6 +643,7 @@ class Match:
         joined = next((e for e in events if isinstance(e, SeatJoined)), None)
         if joined is not None:
             self._by_token[joined.token_hash] = joined.seat
+            self._joined_since[joined.seat] = time.monotonic()
         if not events:
             return
         seq = self.last_seq
@@ -689,6 +696,9 @@ class Match:
             self._recent = []
             self.entries.extend(missing)
             self._by_token = {r.token_hash: s for s, r in enumerate(state.seats) if r.token_hash}
+            for entry in missing:
+                if isinstance(entry.event, SeatJoined):
+                    self._joined_since[entry.event.seat] = time.monotonic()
             self._wake()
         self._dirty = False
 
@@ -760,7 +770,8 @@ class Match:
         self._drive()
 
     def _deadline(self) -> float | None:
-        """When the running turn expires (monotonic seconds): its time limit or the grace."""
+        """When the running turn expires (monotonic seconds): its time limit or the grace (which a
+        seat that never had a stream open runs from its join, or from the restart)."""
         turn = self.current.turn
         if turn is None or self.current.status != "active":
             return None
@@ -769,6 +780,8 @@ class Match:
             deadlines.append(self._turn_started + turn.time_left_ms / 1000)
         grace = self.time_control.disconnect_grace_ms
         gone = self._gone_since[turn.seat]
+        if gone is None:  # never connected: waited for since its join (or the restart)
+            gone = self._joined_since[turn.seat]
         if grace and gone is not None and not self._connections[turn.seat]:
             deadlines.append(max(gone, self._turn_started) + grace / 1000)
         return min(deadlines) if deadlines else None

@@ -106,6 +106,22 @@ def split_peer(peer: str, ipv6_prefix_length: int = DEFAULT_IPV6_PREFIX_LENGTH) 
     return peer, peer  # unix sockets and unknown forms: one address per peer
 
 
+def grpc_peer(host_port: str) -> str:
+    """A ``HOST:PORT`` (an ASGI client, an IPv6 host unbracketed) in gRPC's peer spelling, so that
+    the web port's clients are grouped as the gRPC port's are (:func:`split_peer`).
+
+    >>> grpc_peer("127.0.0.1:5000")
+    'ipv4:127.0.0.1:5000'
+    >>> grpc_peer("2001:db8::7:443")
+    'ipv6:[2001:db8::7]:443'
+    >>> split_peer(grpc_peer("::ffff:10.1.2.3:80"))[0]
+    'ipv4:10.1.2.3'
+    """
+    host, _, port = host_port.rpartition(":")
+    host = host.strip("[]")
+    return f"ipv6:[{host}]:{port}" if ":" in host else f"ipv4:{host}:{port}"
+
+
 class Peers:
     """Decides each call's client address; ``secret`` is the gate's (None: no gate, trust nothing),
     ``ipv6_prefix_length`` how much of an IPv6 address makes one address (:func:`address_group`)."""

@@ -61,15 +61,18 @@ from ziggurat.service.gate import (
 )
 from ziggurat.service.guard import Guard, GuardLimits
 from ziggurat.service.house_bots import HouseBotFactory, HouseBotSeater, NoHouseBots
-from ziggurat.service.manager import DEFAULT_WAITING_TTL_S, MatchManager
+from ziggurat.service.manager import DEFAULT_MAX_MATCHES_PER_ADDRESS, DEFAULT_WAITING_TTL_S, MatchManager
 from ziggurat.service.match import StreamLimits
 from ziggurat.service.mdns import Advertiser
+from ziggurat.service.memory_ceiling import MemoryCeiling
+from ziggurat.service.openfiles import raise_open_files_limit
 from ziggurat.service.peer import Peers, new_secret
 from ziggurat.service.private_dir import make_private_dir, remove_stale_private_dirs
 from ziggurat.service.servicer import MatchServicer, method_handlers
 from ziggurat.service.shard_listing import ShardLister
 from ziggurat.service.shards import WorkerOptions, advertised_address, bind_own
 from ziggurat.service.status_guard import StatusGuard
+from ziggurat.service.timecontrol import DEFAULT_UNTIMED_MOVE_LIMIT_S
 from ziggurat.store.owner import DatabaseOwner
 from ziggurat.store.sqlite import Store
 from ziggurat.store.startup import StartupError, check_database_path
@@ -113,6 +116,12 @@ class ServeOptions:
     rate_per_seat: float = 200.0
     burst_per_seat: float = 400.0
     max_live_matches: int = 20_000
+    # Live matches one client address may have created (0 = no cap), and the matches it may
+    # create per second (bursts of twice as many; 0 = no limit): its own rate, not rate_per_seat.
+    max_matches_per_address: int = DEFAULT_MAX_MATCHES_PER_ADDRESS
+    create_rate: float = 50.0
+    # The per-move limit of matches created untimed (0: they stay untimed).
+    untimed_move_limit_s: float = DEFAULT_UNTIMED_MOVE_LIMIT_S
     # Open streams (Play and WatchMatch) at once: per match, and per seat of a match.
     max_streams_per_match: int = 2000
     max_streams_per_seat: int = 8
@@ -142,6 +151,10 @@ class ServeOptions:
     max_streams_per_connection: int = 10_000
     max_connections_per_address: int = 500  # connections with calls on them; 0 = no cap
     max_streams_per_address: int = 5_000  # calls open at once; 0 = no cap
+    max_streams: int = 20_000  # calls open at once from every address together; 0 = no cap
+    # New calls are refused (SERVER_BUSY) while the resident memory is at this share of the
+    # memory the server may use (memory_ceiling.MemoryCeiling); 0 = no ceiling.
+    max_memory_percent: float = 80.0
     first_message_timeout: float = 10.0  # seconds for a Play stream's first message; 0 = none
     keepalive_time: float = 30.0  # seconds between the server's pings on a quiet connection
     keepalive_timeout: float = 10.0  # a ping unanswered this long closes the connection
@@ -154,6 +167,10 @@ class ServeOptions:
     # per-address cap of the gate. gRPC Python sees no connection before its first call.
     max_open_connections_per_address: int = 1_000
     ipv6_prefix_length: int = 64
+    # The web port's connections open at once, counted from accept: from one address, and from
+    # all together (0 = no cap; ziggurat.web.limits.OpenConnections).
+    max_web_connections_per_address: int = 256
+    max_web_connections: int = 4096
     # The web client (browser UI + MatchService over Connect) on this HTTP port of ``host``;
     # 0 picks a free port, None serves no web client.
     http_port: int | None = None
@@ -265,6 +282,7 @@ class ZigguratServer:
         self.manager = MatchManager(
             self.store,
             max_live_matches=options.max_live_matches,
+            max_matches_per_address=options.max_matches_per_address,
             waiting_ttl_s=options.waiting_ttl_s,
             stream_limits=StreamLimits(options.max_streams_per_match, options.max_streams_per_seat),
         )
@@ -283,13 +301,16 @@ class ZigguratServer:
         # The secret is the gate's word that a call's x-ziggurat-peer is the client's own.
         self._gate_secret = new_secret() if options.gate else None
         self.peers = Peers(self._gate_secret, options.ipv6_prefix_length)
+        self.memory_ceiling = MemoryCeiling(options.max_memory_percent)
         self.guard = Guard(
             GuardLimits(
                 max_connections_per_address=options.max_connections_per_address,
                 max_streams_per_address=options.max_streams_per_address,
                 first_message_timeout=options.first_message_timeout,
+                max_streams=options.max_streams,
             ),
             self.peers,
+            overloaded=lambda: self.memory_ceiling.over,
         )
         self.gate: Gate | None = None
         self.gate_dir: str | None = None  # holds the private socket the gate forwards to
@@ -362,6 +383,7 @@ class ZigguratServer:
         if restored:
             log.info("restored %d unfinished matches from %s", restored, self.options.db_path)
         self.manager.start_expiry()
+        self.memory_ceiling.start()
         if self.manager.quarantined:
             log.error(
                 "%d damaged matches quarantined (run `ziggurat check --db %s` for a full report)",
@@ -372,6 +394,9 @@ class ZigguratServer:
             self.manager,
             rate=self.options.rate_per_seat,
             burst=self.options.burst_per_seat,
+            create_rate=self.options.create_rate,
+            create_burst=max(1.0, 2 * self.options.create_rate),
+            untimed_move_limit_ms=int(self.options.untimed_move_limit_s * 1000),
             access=self.access,
             house_bots=self.house_bots,
             peers=self.peers,
@@ -409,7 +434,7 @@ class ZigguratServer:
         if self.options.http_port is not None:
             from ziggurat.web.app import WebApp
             from ziggurat.web.connect import Binding, browser_bindings
-            from ziggurat.web.limits import BodyDeadline, GuardInterceptor
+            from ziggurat.web.limits import BodyDeadline, ConnectionLimits, GuardInterceptor, OpenConnections
 
             assert self._web_socket is not None
             bindings = browser_bindings(servicer, bot_servicer)
@@ -427,6 +452,13 @@ class ZigguratServer:
                 grace_seconds=self.options.grace_seconds,
                 handshake_timeout=self.options.handshake_timeout,
                 idle_timeout=self.options.max_connection_idle,
+                connections=OpenConnections(
+                    ConnectionLimits(
+                        self.options.max_web_connections_per_address,
+                        self.options.max_web_connections,
+                        self.options.ipv6_prefix_length,
+                    )
+                ),
             )
             self.http_port = await self.web.start()
         serving = health_pb2.HealthCheckResponse.SERVING
@@ -602,6 +634,7 @@ class ZigguratServer:
         await self.health.set("", not_serving)
         await self.health.set(SERVICE_NAME, not_serving)
         await self.trimmer.stop()
+        await self.memory_ceiling.stop()
         ended = self.guard.shutdown()
         if ended:
             log.info("ending %d open streams (UNAVAILABLE SERVER_SHUTTING_DOWN)", ended)
@@ -686,6 +719,14 @@ async def run(
     # Before "listening" is printed: a supervisor may signal as soon as it reads that line.
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, on_signal, sig)
+    open_files = raise_open_files_limit()
+    if options.http_port is not None and open_files < 2 * options.max_web_connections:
+        log.warning(
+            "the open-files limit (%d) is under twice --max-web-connections (%d): the web port's "
+            "connections could leave the gRPC port's clients few descriptors",
+            open_files,
+            options.max_web_connections,
+        )
     server = ZigguratServer(options, house_bots=house_bots)
     servers.append(server)
     server.on_failure = stop.set  # the gate exited: stop as if told to, then say so

@@ -53,6 +53,11 @@ _STATUS_NAMES = {value: name for name, value in STATUSES.items()}
 DEFAULT_PAGE = 100
 GAME_NUMBERS: dict[str, Any] = {name: value for value, name in GAME_NAMES.items()}
 MAX_PAGE = 1000
+# Refusals (MoveRejected) a Play stream may have waiting for its writer before its reader stops
+# reading: a client that sends moves but does not read its stream would otherwise make the
+# server queue a refusal for every move it sends (92,170 refusals, +49 MB in 12 s from one
+# stream with a 1 KiB window). Once the reader stops, HTTP/2 flow control stops the client.
+MAX_PENDING_REFUSALS = 32
 log = logging.getLogger("ziggurat.server")
 SERVICE = "ziggurat.v1.MatchService"
 
@@ -97,6 +102,9 @@ class MatchServicer:
         *,
         rate: float = 200.0,
         burst: float = 400.0,
+        create_rate: float = 50.0,
+        create_burst: float = 100.0,
+        untimed_move_limit_ms: int = 0,
         access: Access | None = None,
         house_bots: HouseBotSeater | None = None,
         peers: Peers | None = None,
@@ -105,6 +113,11 @@ class MatchServicer:
         # Each call's client address, also behind the gate (the per-address create rate).
         self.peers = peers if peers is not None else Peers()
         self.limiter = RateLimiter(rate, burst)
+        # Matches created (and built-in bots seated) per client address: a rate of its own, not
+        # the per-seat move rate (which is 200/s so that a bot may play fast).
+        self.create_limiter = RateLimiter(create_rate, create_burst)
+        # The per-move limit of a match created untimed (timecontrol.DEFAULT_UNTIMED_MOVE_LIMIT_S).
+        self.untimed_move_limit_ms = untimed_move_limit_ms
         self.access = access or Access()
         self.house_bots: HouseBotSeater = house_bots if house_bots is not None else NoHouseBots()
         # As one of several worker processes (docs/scaling.md): this worker's own address,
@@ -132,7 +145,8 @@ class MatchServicer:
     ) -> spb.CreateMatchResponse:
         """Validate the configuration and time control, then create the match and its creator token."""
         self.access.require_create(bearer_token(context))
-        if not self.limiter.allow(f"create/{self.peers.address_of(context)}"):
+        address = self.peers.address_of(context)
+        if not self.create_limiter.allow(address):
             raise errors.refuse(Reason.RATE_LIMITED, "too many matches created from this address; slow down")
         try:
             game, seats, options = config_from_proto(request.config)
@@ -144,7 +158,7 @@ class MatchServicer:
                 on_timeout=_POLICIES.get(tc.on_timeout, "invalid"),
                 disconnect_grace_ms=tc.disconnect_grace_ms,
                 max_illegal_moves=tc.max_illegal_moves,
-            )
+            ).with_default_move_limit(self.untimed_move_limit_ms)
         except RulesError as error:
             raise errors.refuse(Reason.INVALID_CONFIG, str(error)) from None
         if request.seat_assignment == mpb.SEAT_ASSIGNMENT_UNSPECIFIED:
@@ -157,7 +171,13 @@ class MatchServicer:
             )
         creator_token = new_token()
         match = self.manager.create(
-            game, seats, options, time_control, assignment, creator_hash=hash_token(creator_token)
+            game,
+            seats,
+            options,
+            time_control,
+            assignment,
+            creator_hash=hash_token(creator_token),
+            creator_address=address,
         )
         return spb.CreateMatchResponse(match=self._render(match, None), creator_token=creator_token)
 
@@ -274,7 +294,7 @@ class MatchServicer:
         self, request: spb.AddBotRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> spb.AddBotResponse:
         """Seat a built-in bot, which the server then plays."""
-        if not self.limiter.allow(f"create/{self.peers.address_of(context)}"):
+        if not self.create_limiter.allow(self.peers.address_of(context)):
             raise errors.refuse(Reason.RATE_LIMITED, "too many requests from this address; slow down")
         match = self.manager.get(request.match_id)
         seat = self.house_bots.add(match, request.bot, request.seat - 1 if request.seat else None)
@@ -354,11 +374,14 @@ class MatchServicer:
             return
         match.connect(seat)
         presence = _SeatPresence(match, seat)
+        taken = asyncio.Event()  # set whenever the writer takes the refusals waiting in the outbox
         reader = asyncio.create_task(
-            self._play_reader(match, seat, subscriber, first, context, presence=presence)
+            self._play_reader(match, seat, subscriber, first, context, presence=presence, taken=taken)
         )
         try:
             async for entries, extras in match.batches(subscriber):
+                if extras:
+                    taken.set()
                 for message in framed_batches(match, entries, seat):
                     await context.write(message + frame_server_time(PLAY_SERVER_TIME))
                 for item in extras:
@@ -385,15 +408,24 @@ class MatchServicer:
         context: grpc.aio.ServicerContext[Any, Any],
         *,
         presence: _SeatPresence,
+        taken: asyncio.Event,
     ) -> None:
         """Apply every move that arrives on a Play stream; refusals go back as MoveRejected.
 
         When the client closes its sending side the seat counts as disconnected (it can
         no longer move) while its events keep flowing. A stream that cannot be read any
         more ends with a status; nothing ends silently, and failures are logged.
+
+        Backpressure: while :data:`MAX_PENDING_REFUSALS` refusals wait for the writer (which
+        waits on the client's flow control when the client does not read), the reader reads
+        nothing more; the client's own sends then wait on the server's flow control. A stream
+        thus holds at most twice that many refusals (those waiting, and those being written).
         """
         request: spb.PlayRequest | None = first
         while request is not None:
+            while len(subscriber.outbox) >= MAX_PENDING_REFUSALS:
+                taken.clear()
+                await taken.wait()
             if request.move:
                 try:
                     if not self.limiter.allow(f"{match.match_id}/{seat}"):

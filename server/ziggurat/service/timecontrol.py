@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from ziggurat.rules.core import InvalidConfigError
 
 POLICIES = ("forfeit", "random_move")
 MAX_MS = 7 * 24 * 3600 * 1000
+# The per-move limit the server gives a match created with neither a move limit nor a clock
+# (ziggurat serve --untimed-move-limit; 0 leaves such matches untimed): without it an untimed
+# match whose seat never answers, or only sends illegal moves, never ends and holds its slot
+# (and its creator's, --max-matches-per-address) for ever.
+DEFAULT_UNTIMED_MOVE_LIMIT_S = 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +43,20 @@ class TimeControl:
     def timed(self) -> bool:
         """True when any limit applies to a move."""
         return bool(self.per_move_ms or self.base_ms)
+
+    def with_default_move_limit(self, per_move_ms: int) -> TimeControl:
+        """The same time control, or, when it limits no move (untimed), one with ``per_move_ms``
+        as its per-move limit (0: unchanged). The limit is stored with the match, so its log and
+        record say which limit its turns had.
+
+        >>> TimeControl(disconnect_grace_ms=5000).with_default_move_limit(60_000).per_move_ms
+        60000
+        >>> TimeControl(base_ms=1000).with_default_move_limit(60_000).per_move_ms
+        0
+        """
+        if self.timed or not per_move_ms:
+            return self
+        return replace(self, per_move_ms=per_move_ms)
 
     def to_dict(self) -> dict[str, int | str]:
         """Plain form for the database and records."""

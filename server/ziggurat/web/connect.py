@@ -34,7 +34,7 @@ from google.protobuf import symbol_database
 from google.protobuf.descriptor import ServiceDescriptor
 from google.protobuf.message import Message
 
-from ziggurat.service.peer import is_gate_key
+from ziggurat.service.peer import grpc_peer, is_gate_key
 from ziggurat.v1 import bot_service_pb2 as bpb
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.web.codecs import BinaryCodec, JsonCodec, Raw
@@ -63,9 +63,9 @@ class CallContext:
         return tuple((key, value) for key, value in headers if not is_gate_key(key))
 
     def peer(self) -> str:
-        """The client's address in gRPC's ``ipv4:HOST:PORT`` spelling."""
+        """The client's address in gRPC's ``ipv4:HOST:PORT`` / ``ipv6:[HOST]:PORT`` spelling."""
         address = self._ctx.client_address
-        return f"ipv4:{address}" if address else "unknown"
+        return grpc_peer(address) if address else "unknown"
 
     async def abort(
         self, code: grpc.StatusCode, details: str = "", trailing_metadata: Iterable[tuple[str, Any]] = ()

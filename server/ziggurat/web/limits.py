@@ -11,6 +11,9 @@ HTTP/1.1 and Connect:
   RESOURCE_EXHAUSTED (``TOO_MANY_STREAMS`` / ``TOO_MANY_CONNECTIONS``) as a Connect error;
 * **first message**: a call's request body must have arrived within
   ``first_message_timeout`` seconds, else DEADLINE_EXCEEDED (``FIRST_MESSAGE_TIMEOUT``);
+* **connections per address and in total**: counted from accept
+  (:class:`OpenConnections`), one more is closed at once, before it is read; an IPv6
+  client counts by its ``--ipv6-prefix-length`` prefix as on the gRPC port;
 * **handshake**: a new connection must send its first request line and headers within
   ``handshake_timeout`` seconds, else it is closed;
 * **idle connections**: a connection with no request for ``max_connection_idle`` seconds is
@@ -24,13 +27,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from connectrpc.request import RequestContext
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ziggurat.service.guard import Call, Guard, shutting_down_error
+from ziggurat.service.peer import DEFAULT_IPV6_PREFIX_LENGTH, grpc_peer, split_peer
 from ziggurat.web.details import connect_error
 from ziggurat.wire import errors
 from ziggurat.wire.reasons import Reason
@@ -40,15 +47,95 @@ log = logging.getLogger("ziggurat.limits")
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 
 
-def handshake_limited(handshake_timeout: float) -> type[H11Protocol]:
+# A refused connection is logged at most this often (a flood of them would flood the log).
+REFUSAL_LOG_EVERY_S = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionLimits:
+    """Web connections open at once, counted from accept (0 = no cap)."""
+
+    max_per_address: int = 256
+    max_total: int = 4096
+    ipv6_prefix_length: int = DEFAULT_IPV6_PREFIX_LENGTH
+
+
+class OpenConnections:
+    """The web port's open connections by client address group (peer.address_group).
+
+    Why from accept and not from the first request: a connection that never sends one holds
+    a file descriptor all the same, and 1,060 of them from one address were enough to take a
+    server under a 1,024 open-files limit away from every other client. A connection over a
+    cap is closed before anything is read or sent (as the gate does: nothing of HTTP has
+    begun, so there is no request to answer).
+    """
+
+    def __init__(self, limits: ConnectionLimits) -> None:
+        self.limits = limits
+        self.by_address: Counter[str] = Counter()
+        self.total = 0
+        self._logged = 0.0
+
+    def admit(self, peername: Any) -> str | None:
+        """Count a new connection from ``peername`` (the socket's) in: its address group, or
+        None when a cap refuses it (the caller closes it)."""
+        if isinstance(peername, (tuple, list)) and len(peername) >= 2:
+            peer = grpc_peer(f"{peername[0]}:{peername[1]}")
+        else:
+            peer = "unknown"
+        address = split_peer(peer, self.limits.ipv6_prefix_length)[0]
+        limits = self.limits
+        if limits.max_total and self.total >= limits.max_total:
+            self._refused(address, f"the server holds {self.total} web connections, its most")
+            return None
+        if limits.max_per_address and self.by_address[address] >= limits.max_per_address:
+            self._refused(address, f"this address holds {self.by_address[address]} web connections, its most")
+            return None
+        self.by_address[address] += 1
+        self.total += 1
+        return address
+
+    def release(self, address: str) -> None:
+        """Count a closed connection out."""
+        self.total -= 1
+        self.by_address[address] -= 1
+        if self.by_address[address] <= 0:
+            del self.by_address[address]
+
+    def _refused(self, address: str, why: str) -> None:
+        now = time.monotonic()
+        if now - self._logged >= REFUSAL_LOG_EVERY_S:
+            self._logged = now
+            log.warning(
+                "closed a web connection from %s at accept: %s (TOO_MANY_OPEN_CONNECTIONS)", address, why
+            )
+
+
+def handshake_limited(
+    handshake_timeout: float, connections: OpenConnections | None = None
+) -> type[H11Protocol]:
     """Uvicorn's HTTP/1.1 protocol, closing a connection whose first request has not begun
-    (request line and headers) within ``handshake_timeout`` seconds."""
+    (request line and headers) within ``handshake_timeout`` seconds, and one over the
+    ``connections`` caps at once."""
 
     class HandshakeLimited(H11Protocol):
+        counted: str | None = None  # the address group this connection is counted under
+
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
+            if connections is not None:
+                self.counted = connections.admit(transport.get_extra_info("peername"))
+                if self.counted is None:
+                    transport.close()
+                    return
             if handshake_timeout > 0:
                 self.loop.call_later(handshake_timeout, self._first_request_due)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            super().connection_lost(exc)
+            if connections is not None and self.counted is not None:
+                connections.release(self.counted)
+                self.counted = None
 
         def _first_request_due(self) -> None:
             if self.cycle is None and not self.transport.is_closing():
@@ -98,7 +185,7 @@ class GuardInterceptor:
     def _admit(self, ctx: RequestContext[Any, Any], *, streaming: bool) -> Call:
         address = ctx.client_address
         try:
-            return self.guard.admit(f"ipv4:{address}" if address else "unknown", streaming=streaming)
+            return self.guard.admit(grpc_peer(address) if address else "unknown", streaming=streaming)
         except errors.ApiError as error:
             raise connect_error(error) from None
 

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 import uvicorn
 
 from ziggurat.web.app import WebApp
-from ziggurat.web.limits import BodyDeadline, handshake_limited
+from ziggurat.web.limits import BodyDeadline, OpenConnections, handshake_limited
 
 log = logging.getLogger("ziggurat.web")
 
@@ -66,15 +66,17 @@ class WebServer:
         grace_seconds: float = 5.0,
         handshake_timeout: float = 0.0,
         idle_timeout: float = 5.0,
+        connections: OpenConnections | None = None,
     ) -> None:
         """Serve ``app`` on ``sock``, a listening socket from :func:`bind`; a connection must
         send its first request within ``handshake_timeout`` seconds (0 = no limit) and is closed
-        after ``idle_timeout`` seconds without one (uvicorn's keep-alive timeout)."""
+        after ``idle_timeout`` seconds without one (uvicorn's keep-alive timeout); ``connections``
+        caps the connections open at once (ziggurat.web.limits.OpenConnections)."""
         self.socket = sock
         self.port: int = self.socket.getsockname()[1]
         config = uvicorn.Config(
             app,
-            http=handshake_limited(handshake_timeout),
+            http=handshake_limited(handshake_timeout, connections),
             timeout_keep_alive=max(1, int(idle_timeout)) if idle_timeout > 0 else 2**31,
             lifespan="off",
             log_config=None,

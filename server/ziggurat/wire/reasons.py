@@ -85,6 +85,11 @@ class Reason(enum.Enum):
     )
     RATE_LIMITED = (_EXHAUSTED, "too many requests from this seat or address; slow down")
     TOO_MANY_MATCHES = (_EXHAUSTED, "the server hosts its maximum number of live matches")
+    TOO_MANY_MATCHES_CREATED = (
+        _EXHAUSTED,
+        "the caller's address has as many live matches it created as the server allows "
+        "(--max-matches-per-address)",
+    )
     TOO_MANY_STREAMS = (
         _EXHAUSTED,
         "the match, the seat or the caller's address already has the most open streams it may have",
@@ -98,6 +103,11 @@ class Reason(enum.Enum):
         _EXHAUSTED,
         "the named bot already has as many invitations waiting to be played as the server allows "
         "(--max-pending-invitations)",
+    )
+    SERVER_BUSY = (
+        _EXHAUSTED,
+        "the server holds as many calls from all clients together, or as much memory, as it allows "
+        "(--max-streams, --max-memory-percent); retry later",
     )
     BAD_SEQ = (grpc.StatusCode.OUT_OF_RANGE, "the resume point after_seq is beyond the match's log")
     # UNAVAILABLE: nothing changed; the same request may succeed later.

@@ -182,7 +182,10 @@ Global___SeatState: _TypeAlias = SeatState  # noqa: Y015
 
 @_typing.final
 class TimeControl(_message.Message):
-    """Clocks of a match. All zero = untimed."""
+    """Clocks of a match. All zero = untimed; but CreateMatch gives a match with neither
+    per_move_ms nor base_ms the server's per-move limit for such matches (ziggurat serve
+    --untimed-move-limit, default 3600 s; 0 leaves it untimed), so that an abandoned match ends.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -193,14 +196,15 @@ class TimeControl(_message.Message):
     DISCONNECT_GRACE_MS_FIELD_NUMBER: _builtins.int
     MAX_ILLEGAL_MOVES_FIELD_NUMBER: _builtins.int
     per_move_ms: _builtins.int
-    """Hard limit for each move, in milliseconds; 0 = none."""
+    """Hard limit for each move, in milliseconds; 0 = none (see above)."""
     base_ms: _builtins.int
     """Fischer clock: starting time per seat and increment per move, in milliseconds."""
     increment_ms: _builtins.int
     on_timeout: Global___TimeoutPolicy.ValueType
     disconnect_grace_ms: _builtins.int
-    """How long a seat's bot may stay disconnected on its turn before the timeout policy
-    applies regardless of its clock; 0 = only the clock counts.
+    """How long a seat's bot may stay disconnected on its turn (no stream open: closed, or
+    never opened since it joined) before the timeout policy applies regardless of its clock;
+    0 = only the clock counts.
     """
     max_illegal_moves: _builtins.int
     """Conduct limit: a seat whose refused illegal or malformed moves on its turn exceed

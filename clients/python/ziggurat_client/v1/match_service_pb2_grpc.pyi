@@ -71,10 +71,12 @@ class MatchServiceStub:
       NOT_ALLOWED_IN_COMPETITION (PERMISSION_DENIED): a competition server refuses this call on this listener to this caller (docs/tournaments.md).
       RATE_LIMITED (RESOURCE_EXHAUSTED): too many requests from this seat or address; slow down.
       TOO_MANY_MATCHES (RESOURCE_EXHAUSTED): the server hosts its maximum number of live matches.
+      TOO_MANY_MATCHES_CREATED (RESOURCE_EXHAUSTED): the caller's address has as many live matches it created as the server allows (--max-matches-per-address).
       TOO_MANY_STREAMS (RESOURCE_EXHAUSTED): the match, the seat or the caller's address already has the most open streams it may have.
       TOO_MANY_CONNECTIONS (RESOURCE_EXHAUSTED): this address has as many connections in use as the server allows (--max-connections-per-address).
       TOO_MANY_BOTS (RESOURCE_EXHAUSTED): the server already plays its maximum number of built-in bots.
       TOO_MANY_INVITATIONS (RESOURCE_EXHAUSTED): the named bot already has as many invitations waiting to be played as the server allows (--max-pending-invitations).
+      SERVER_BUSY (RESOURCE_EXHAUSTED): the server holds as many calls from all clients together, or as much memory, as it allows (--max-streams, --max-memory-percent); retry later.
       BAD_SEQ (OUT_OF_RANGE): the resume point after_seq is beyond the match's log.
       STORE_UNAVAILABLE (UNAVAILABLE): the database refused the write (locked, full, read-only or failing); nothing changed; retry later.
       SERVER_ERROR (UNAVAILABLE): the server could not process the request because of a fault of its own (logged); retry.
@@ -174,10 +176,12 @@ class MatchServiceAsyncStub(MatchServiceStub):
       NOT_ALLOWED_IN_COMPETITION (PERMISSION_DENIED): a competition server refuses this call on this listener to this caller (docs/tournaments.md).
       RATE_LIMITED (RESOURCE_EXHAUSTED): too many requests from this seat or address; slow down.
       TOO_MANY_MATCHES (RESOURCE_EXHAUSTED): the server hosts its maximum number of live matches.
+      TOO_MANY_MATCHES_CREATED (RESOURCE_EXHAUSTED): the caller's address has as many live matches it created as the server allows (--max-matches-per-address).
       TOO_MANY_STREAMS (RESOURCE_EXHAUSTED): the match, the seat or the caller's address already has the most open streams it may have.
       TOO_MANY_CONNECTIONS (RESOURCE_EXHAUSTED): this address has as many connections in use as the server allows (--max-connections-per-address).
       TOO_MANY_BOTS (RESOURCE_EXHAUSTED): the server already plays its maximum number of built-in bots.
       TOO_MANY_INVITATIONS (RESOURCE_EXHAUSTED): the named bot already has as many invitations waiting to be played as the server allows (--max-pending-invitations).
+      SERVER_BUSY (RESOURCE_EXHAUSTED): the server holds as many calls from all clients together, or as much memory, as it allows (--max-streams, --max-memory-percent); retry later.
       BAD_SEQ (OUT_OF_RANGE): the resume point after_seq is beyond the match's log.
       STORE_UNAVAILABLE (UNAVAILABLE): the database refused the write (locked, full, read-only or failing); nothing changed; retry later.
       SERVER_ERROR (UNAVAILABLE): the server could not process the request because of a fault of its own (logged); retry.
@@ -273,10 +277,12 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
       NOT_ALLOWED_IN_COMPETITION (PERMISSION_DENIED): a competition server refuses this call on this listener to this caller (docs/tournaments.md).
       RATE_LIMITED (RESOURCE_EXHAUSTED): too many requests from this seat or address; slow down.
       TOO_MANY_MATCHES (RESOURCE_EXHAUSTED): the server hosts its maximum number of live matches.
+      TOO_MANY_MATCHES_CREATED (RESOURCE_EXHAUSTED): the caller's address has as many live matches it created as the server allows (--max-matches-per-address).
       TOO_MANY_STREAMS (RESOURCE_EXHAUSTED): the match, the seat or the caller's address already has the most open streams it may have.
       TOO_MANY_CONNECTIONS (RESOURCE_EXHAUSTED): this address has as many connections in use as the server allows (--max-connections-per-address).
       TOO_MANY_BOTS (RESOURCE_EXHAUSTED): the server already plays its maximum number of built-in bots.
       TOO_MANY_INVITATIONS (RESOURCE_EXHAUSTED): the named bot already has as many invitations waiting to be played as the server allows (--max-pending-invitations).
+      SERVER_BUSY (RESOURCE_EXHAUSTED): the server holds as many calls from all clients together, or as much memory, as it allows (--max-streams, --max-memory-percent); retry later.
       BAD_SEQ (OUT_OF_RANGE): the resume point after_seq is beyond the match's log.
       STORE_UNAVAILABLE (UNAVAILABLE): the database refused the write (locked, full, read-only or failing); nothing changed; retry later.
       SERVER_ERROR (UNAVAILABLE): the server could not process the request because of a fault of its own (logged); retry.
