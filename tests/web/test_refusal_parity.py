@@ -174,6 +174,16 @@ def in_waiting(make: Callable[[str], Message], *, seat_token: bool = True) -> Bu
     return build
 
 
+def in_waiting_as_creator(make: Callable[[str], Message]) -> Build:
+    """A request about the waiting match, with its creator token (InviteBot's credential)."""
+
+    async def build(world: World) -> tuple[Request, str | None]:
+        match_id, _, creator = await world.waiting()
+        return make(match_id), creator
+
+    return build
+
+
 def in_finished(make: Callable[[str], Message]) -> Build:
     async def build(world: World) -> tuple[Request, str | None]:
         match_id, handle = await world.finished()
@@ -202,6 +212,8 @@ INVALID = grpc.StatusCode.INVALID_ARGUMENT
 PRECONDITION = grpc.StatusCode.FAILED_PRECONDITION
 EXHAUSTED = grpc.StatusCode.RESOURCE_EXHAUSTED
 NOT_FOUND = grpc.StatusCode.NOT_FOUND
+UNAUTHENTICATED = grpc.StatusCode.UNAUTHENTICATED
+DENIED = grpc.StatusCode.PERMISSION_DENIED
 KABALEO = game_pb2.GAME_KABALEO
 PYLOS = game_pb2.GAME_PYLOS
 INVALID_UTF8 = b"\x0a\x02\xff\xfe"  # field 1 (a string) holding bytes that are not UTF-8
@@ -362,9 +374,21 @@ CASES: dict[str, Case] = {
     ),
     "invite-unconnected-bot": Case(
         "BotService/InviteBot",
-        in_waiting(lambda m: bpb.InviteBotRequest(match_id=m, bot_name="nobody"), seat_token=False),
+        in_waiting_as_creator(lambda m: bpb.InviteBotRequest(match_id=m, bot_name="nobody")),
         PRECONDITION,
         "BOT_NOT_CONNECTED",
+    ),
+    "invite-without-the-creator-token": Case(
+        "BotService/InviteBot",
+        in_waiting(lambda m: bpb.InviteBotRequest(match_id=m, bot_name="nobody"), seat_token=False),
+        UNAUTHENTICATED,
+        "MISSING_TOKEN",
+    ),
+    "invite-with-a-seat-token": Case(
+        "BotService/InviteBot",
+        in_waiting(lambda m: bpb.InviteBotRequest(match_id=m, bot_name="nobody")),
+        DENIED,
+        "BAD_TOKEN",
     ),
     # sizes (test_oversized_messages): gRPC's own status, no reason
     "move-over-64-kib": Case("SubmitMove", move(lambda v: "B" * (100 * 1024)), EXHAUSTED, None),
