@@ -32,12 +32,18 @@ same games, per game; the mean over deals has a 95 % interval (normal, over deal
   sandboxed one with ``sandbox.enabled`` replaced), bypassing the check, and says so.
   Unconfined, the cheat's files in /tmp carry across the rotations of a deal.
 
+A program that crashes is not disqualified (``[disqualify] max_failures = 1000``): its deal
+stays in the figures, and the gain is also printed over the deals where every seat of every
+rotation finished normally in both runs. ``--minutes`` bounds each pair's time: no deal
+starts after it, the deals under way finish, and only deals whole in both runs count.
+
 For each run it also reads the cheat's per-game logs (``DB-logs/ID/MATCH-seatN.log``): how
 many of its moves were made knowing one or both rivals' objectives, where it could write,
 where it found a rival's objective, and how many of its server calls were answered.
 
     .venv/bin/python benchmarks/duplicate_memory.py --deals 300 --control-deals 100
     .venv/bin/python benchmarks/duplicate_memory.py --only control --control-deals 30
+    .venv/bin/python benchmarks/duplicate_memory.py --only sandboxed --concurrency 12 --minutes 20
 
 Needs what the sandbox needs (root or a delegated cgroup v2 group, bubblewrap >= 0.7).
 """
@@ -90,6 +96,9 @@ format = "round_robin"
 rounds = {deals}
 concurrency = {concurrency}
 duplicate = true
+
+[disqualify]
+max_failures = 1000  # a crash under load must not end the comparison: its deal is reported apart
 
 [[participants]]
 name = "{CHEAT}"
@@ -224,9 +233,14 @@ def read_log(run: Run, text: str) -> None:
         run.server_objectives += int(fields.get("server_objectives", 0))
 
 
-def whole_deals(run: Run) -> set[int]:
-    """The deals of ``run`` whose every rotation (3) was played."""
-    count = Counter(result["deal"] for result in run.games.values())
+def whole_deals(run: Run, clean: bool = False) -> set[int]:
+    """The deals of ``run`` whose every rotation (3) was played (``clean``: with every seat
+    finishing normally, no crash, timeout or forfeit)."""
+    count = Counter(
+        result["deal"]
+        for result in run.games.values()
+        if not clean or all(v == "finished" for v in result["verdicts"])
+    )
     return {deal for deal, games in count.items() if games == 3}
 
 
@@ -242,10 +256,11 @@ class Gain:
     games: int
 
     @classmethod
-    def of(cls, cheat: Run, twin: Run) -> Gain:
+    def of(cls, cheat: Run, twin: Run, clean: bool = False) -> Gain:
         by_deal: dict[int, list[float]] = {}
         identical = 0
-        whole = whole_deals(cheat) & whole_deals(twin)  # a time budget may stop one run sooner
+        # a time budget may stop one run sooner; ``clean``: only deals every seat finished in both
+        whole = whole_deals(cheat, clean) & whole_deals(twin, clean)
         games = [(i, r) for i, r in cheat.games.items() if r["deal"] in whole]
         for index, result in games:
             gain = cheat.cheat_points(index) - twin.cheat_points(index)
@@ -264,7 +279,8 @@ def report(title: str, cheat: Run, twin: Run, goal: str) -> None:
     twin_points = sum(twin.cheat_points(i) for i in twin.games) / len(twin.games)
     print(f"\n== {title}")
     print(
-        f"deals {gain.deals} whole in both runs ({gain.games} games); wall {cheat.seconds:.0f} s with memory, "
+        f"deals {gain.deals} whole in both runs ({gain.games} games); "
+        f"wall {cheat.seconds:.0f} s with memory, "
         f"{twin.seconds:.0f} s without"
     )
     print(
@@ -272,11 +288,25 @@ def report(title: str, cheat: Run, twin: Run, goal: str) -> None:
         f"points/game, 95 % interval [{gain.low:+.4f}, {gain.high:+.4f}]  ({goal})"
     )
     print(f"games move for move identical in both runs: {gain.identical}/{gain.games}")
+    clean = Gain.of(cheat, twin, clean=True)
+    if clean.deals != gain.deals:
+        print(
+            f"over the {clean.deals} deals where every seat finished normally in both runs: gain "
+            f"{clean.mean:+.4f}, 95 % interval [{clean.low:+.4f}, {clean.high:+.4f}]; identical games "
+            f"{clean.identical}/{clean.games}"
+        )
     print(
         f"cheat's moves knowing a rival's objective: {cheat.knowing}/{cheat.moves} "
         f"(both rivals: {cheat.knowing_all}); the twin: {twin.knowing}/{twin.moves}"
     )
     print(f"cheat's verdicts: {dict(cheat.verdicts)}; twin's: {dict(twin.verdicts)}")
+    others = Counter(
+        verdict
+        for result in cheat.games.values()
+        for verdict, name in zip(result["verdicts"], result["seats"], strict=True)
+        if name != CHEAT
+    )
+    print(f"the other seats' verdicts beside the cheat: {dict(others)}")
     games = len(cheat.games)
     print(
         "where the cheat could write (games): "
@@ -294,7 +324,7 @@ def report(title: str, cheat: Run, twin: Run, goal: str) -> None:
 
 
 async def main(args: argparse.Namespace) -> None:
-    logging.basicConfig(level="ERROR")
+    logging.basicConfig(level=args.log_level)
     print(
         f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start; seed {args.seed!r}, "
         f"concurrency {args.concurrency}, Kabaleo 3 seats, duplicate deals, untimed"
@@ -353,5 +383,6 @@ if __name__ == "__main__":
         default=0.0,
         help="time budget of each pair: no deal starts after it (0: none); only whole deals count",
     )
+    parser.add_argument("--log-level", default="ERROR", help="the tournaments' log level (ERROR)")
     parser.add_argument("--only", choices=("sandboxed", "control"), help="run one of the two pairs")
     asyncio.run(main(parser.parse_args()))
