@@ -25,6 +25,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from ziggurat.service.botnames import house_bot_display
 from ziggurat.service.house_bots import HouseBotInfo
 from ziggurat.service.manager import MatchManager
 from ziggurat.service.match import Match
@@ -75,7 +76,7 @@ class HouseBots:
         if len(self.tasks) >= self.limit:
             raise errors.exhausted("TOO_MANY_BOTS", "the server already plays its maximum number of bots")
         bot = make_bot(bot_name)
-        _, joined = match.join(f"{bot_name} (bot)", seat, house_bot=bot_name)
+        _, joined = match.join(house_bot_display(bot_name), seat, house_bot=bot_name)
         self._start(match, joined, bot_name, bot)
         return joined
 

@@ -20,7 +20,7 @@ import json
 import logging
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -442,6 +442,33 @@ class Store:
         verb = "INSERT OR REPLACE" if replace else "INSERT"
         with self._transaction():
             self._db.execute(f"{verb} INTO bots VALUES (?,?,?)", (name, token_hash, created_ms))
+
+    def rekey_bots(self, key_of: Callable[[str], str]) -> list[str]:
+        """Store every remote-bot name under ``key_of(name)`` (a newer key function, applied to
+        the keys an older one stored); on a clash the earliest registration keeps the key.
+        Returns the names dropped by a clash. A stored name ``key_of`` refuses stays as it is.
+        """
+        query = "SELECT name, token_hash, created_ms FROM bots ORDER BY created_ms, name"
+        rows = self._db.execute(query).fetchall()
+        kept: dict[str, tuple[str, int]] = {}
+        dropped: list[str] = []
+        for name, token_hash, created_ms in rows:
+            try:
+                key = key_of(str(name))
+            except Exception:
+                key = str(name)
+            if key in kept:
+                dropped.append(str(name))
+            else:
+                kept[key] = (str(token_hash), int(created_ms))
+        if not dropped and list(kept) == [str(row[0]) for row in rows]:
+            return []  # already keyed this way: write nothing
+        with self._transaction():
+            self._db.execute("DELETE FROM bots")
+            self._db.executemany(
+                "INSERT INTO bots VALUES (?,?,?)", [(key, th, ms) for key, (th, ms) in kept.items()]
+            )
+        return dropped
 
     def _load_row(self, row: tuple[Any, ...]) -> StoredMatch:
         match_id = row[0]
