@@ -142,3 +142,47 @@ def test_a_rewritten_legal_move_of_a_finished_match_is_found_by_verify(tmp_path:
     assert (
         f"NOT verified: match {match_id}: the log's hash chain breaks at event {entry.seq}" in refused.stdout
     )
+
+
+def _drop_chain_column(db: Path) -> None:
+    """Make ``db`` what an older version wrote: an events table without the chain column."""
+    with sqlite3.connect(db) as conn:
+        conn.executescript(
+            """
+            CREATE TABLE old_events (match_id TEXT NOT NULL, seq INTEGER NOT NULL, time_ms INTEGER NOT NULL,
+                kind TEXT NOT NULL, data_json TEXT NOT NULL, PRIMARY KEY (match_id, seq)) WITHOUT ROWID;
+            INSERT INTO old_events SELECT match_id, seq, time_ms, kind, data_json FROM events;
+            DROP TABLE events;
+            ALTER TABLE old_events RENAME TO events;
+            """
+        )
+
+
+def test_an_older_database_goes_on_unchained_and_new_matches_are_chained(tmp_path: Path) -> None:
+    db = tmp_path / "z.db"
+    server = ServerProcess(db, ["--no-web"])
+    server.start()
+    with SyncClient(server.address) as client:
+        old_id, handles, _ = _play(client, db)
+    assert server.terminate() == 0
+    _drop_chain_column(db)
+    assert _cli("check", "--db", str(db), "--quiet").returncode == 0  # read-only, as it is
+    again = ServerProcess(db, ["--no-web"])
+    again.start()
+    try:
+        with SyncClient(again.address) as client:
+            client.resign(handles[0])  # the older match goes on after the upgrade
+            old = client.record(old_id)
+            new_id, new_handles, _ = _play(client, db)
+            client.resign(new_handles[1])
+            new = client.record(new_id)
+        old_verified = _cli("verify", old_id, "--server", again.address)
+        new_verified = _cli("verify", new_id, "--server", again.address)
+    finally:
+        again.stop()
+    assert not old.log and old_verified.returncode == 0 and "unchained" in old_verified.stdout, old_verified
+    assert new.log and new_verified.returncode == 0 and "chained from the commitment" in new_verified.stdout
+    with sqlite3.connect(db) as conn:
+        links = dict(conn.execute("SELECT match_id, COUNT(chain) FROM events GROUP BY match_id"))
+    assert links == {old_id: 0, new_id: len(new.log)}
+    assert _cli("check", "--db", str(db), "--quiet").returncode == 0
