@@ -45,7 +45,8 @@ def test_a_wal_deleted_after_a_crash_is_said_by_check_and_start_up(tmp_path: Pat
     lost = [line for line in checked.stdout.splitlines() if "-wal" in line]
     assert lost == [
         f"DAMAGED: the WAL file {wal} is missing although {db} was not closed cleanly: "
-        "the commits it held and not yet copied into the database (recent matches and moves) are lost"
+        "the commits it held and not yet copied into the database (recent matches and moves) are lost, "
+        "unless another program opened and closed the database since"
     ]
     again = _serve(db)
     again.terminate()

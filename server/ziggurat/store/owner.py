@@ -114,7 +114,8 @@ def lost_wal_message(db_path: str | Path) -> str:
     """The one line said when a database was left open and its ``-wal`` file is gone."""
     return (
         f"the WAL file {db_path}-wal is missing although {db_path} was not closed cleanly: the "
-        f"commits it held and not yet copied into the database (recent matches and moves) are lost"
+        f"commits it held and not yet copied into the database (recent matches and moves) are lost, "
+        f"unless another program opened and closed the database since"
     )
 
 
