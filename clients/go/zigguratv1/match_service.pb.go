@@ -1340,7 +1340,7 @@ type ChainedEvent struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Seq    uint32                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
 	TimeMs uint64                 `protobuf:"varint,2,opt,name=time_ms,json=timeMs,proto3" json:"time_ms,omitempty"`
-	// "created", "seat", "started", "turn", "move", "forfeit", "strike" or "ended".
+	// "created", "seat", "started", "turn", "move", "forfeit" or "ended".
 	Kind string `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
 	// The event's payload: the JSON text the server stored, byte for byte.
 	DataJson string `protobuf:"bytes,4,opt,name=data_json,json=dataJson,proto3" json:"data_json,omitempty"`

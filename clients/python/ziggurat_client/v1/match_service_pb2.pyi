@@ -688,7 +688,7 @@ class ChainedEvent(_message.Message):
     seq: _builtins.int
     time_ms: _builtins.int
     kind: _builtins.str
-    """"created", "seat", "started", "turn", "move", "forfeit", "strike" or "ended"."""
+    """"created", "seat", "started", "turn", "move", "forfeit" or "ended"."""
     data_json: _builtins.str
     """The event's payload: the JSON text the server stored, byte for byte."""
     chain: _builtins.str

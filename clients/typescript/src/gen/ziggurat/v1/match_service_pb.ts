@@ -700,7 +700,7 @@ export type ChainedEvent = Message<"ziggurat.v1.ChainedEvent"> & {
   timeMs: bigint;
 
   /**
-   * "created", "seat", "started", "turn", "move", "forfeit", "strike" or "ended".
+   * "created", "seat", "started", "turn", "move", "forfeit" or "ended".
    *
    * @generated from field: string kind = 3;
    */
