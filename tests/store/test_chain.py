@@ -15,11 +15,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import grpc
+import pytest
 from google.protobuf import json_format
 
 from tests.service.conftest import ServerProcess, pylos_config
 from ziggurat.rules.registry import get_rules
 from ziggurat.v1 import match_service_pb2 as spb
+from ziggurat_client import ZigguratError
 from ziggurat_client.client import MatchHandle
 from ziggurat_client.sync import SyncClient
 
@@ -99,6 +102,15 @@ def test_a_rewritten_legal_move_of_a_live_match_is_found_by_check(tmp_path: Path
     checked = _cli("check", "--db", str(db), "--quiet")
     assert checked.returncode == 1, checked
     assert f"DAMAGED match {match_id}: the log's hash chain breaks at seq {seq}:" in checked.stdout
+    # the server, restarted on it, does not resume the rewritten history: the match is damaged
+    again = ServerProcess(db, ["--no-web"])
+    again.start()
+    try:
+        with SyncClient(again.address) as client, pytest.raises(ZigguratError) as refused:
+            client.get_match(match_id)
+    finally:
+        again.stop()
+    assert (refused.value.code, refused.value.reason) == (grpc.StatusCode.DATA_LOSS, "MATCH_DAMAGED")
     # the control: the same rewrite in a log without links (unchained) replays as legal
     with sqlite3.connect(db) as conn:
         conn.execute("UPDATE events SET chain=NULL WHERE match_id=?", (match_id,))
