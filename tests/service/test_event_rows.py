@@ -64,7 +64,8 @@ def test_encode_writes_what_json_dumps_wrote(event: Event) -> None:
 
 def _rewrite_as_old_rows(db: Path) -> int:
     """Rewrite every event row the way the first versions wrote them: ``json.dumps`` with its
-    default separators, and no ``states`` in turn, started and ended rows. Returns the rows.
+    default separators, no ``states`` in turn, started and ended rows, and no hash-chain link
+    (the match is then unchained, as one an older version stored). Returns the rows.
     """
     connection = sqlite3.connect(db, isolation_level=None)
     try:
@@ -75,7 +76,8 @@ def _rewrite_as_old_rows(db: Path) -> int:
             if kind in ("turn", "started", "ended"):
                 data.pop("states", None)
             connection.execute(
-                "UPDATE events SET data_json=? WHERE match_id=? AND seq=?", (json.dumps(data), match_id, seq)
+                "UPDATE events SET data_json=?, chain=NULL WHERE match_id=? AND seq=?",
+                (json.dumps(data), match_id, seq),
             )
         connection.execute("COMMIT")
     finally:

@@ -75,6 +75,37 @@ async def test_a_person_plays_pylos_against_a_builtin_bot(client: ZigguratClient
     assert bot_moves and not any(m.substituted for m in bot_moves)
 
 
+# display names that read as the server's own bots: exact, other case, look-alike letters
+# (digit zero, small capitals, full-width brackets), with or without the space
+CLAIMS = [
+    "alphabeta (bot)",
+    "greedy (bot)",
+    "Greedy (BOT)",
+    "greedy(bot)",
+    "random (b0t)",
+    "\u0262\u0280\u1d07\u1d07\u1d05\u028f (\u0299\u1d0f\u1d1b)",
+    "mcts\uff08bot\uff09",
+]
+
+
+async def test_a_player_may_not_take_the_name_of_a_builtin_bot(client: ZigguratClient) -> None:
+    match = await client.create_match(pylos_config())
+    for name in CLAIMS:
+        request = spb.JoinMatchRequest(match_id=match.match_id, player_name=name)
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await client.stub.JoinMatch(request)
+        assert (refused.value.code(), _reason(refused.value)) == (Code.INVALID_ARGUMENT, "BAD_NAME"), name
+        assert "(bot)" in (refused.value.details() or "")
+    unchanged = await client.get_match(match.match_id)
+    assert [seat.state for seat in unchanged.seats] == [match_pb2.SEAT_STATE_OPEN] * 2
+    # the server's own bot still sits under that name, and a person whose name merely
+    # mentions a bot is seated
+    added = await _add_bot(client, match.match_id, "alphabeta")
+    assert added.match.seats[added.seat - 1].player_name == "alphabeta (bot)"
+    person = await client.join(match.match_id, "robot (botanist)")
+    assert person.seat != added.seat
+
+
 async def test_bots_fill_a_kabaleo_table(client: ZigguratClient) -> None:
     match = await client.create_match(kabaleo_config(3))
     for bot in ("random", "greedy"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+from pathlib import Path
 
 import grpc
 import pytest
@@ -13,7 +14,9 @@ from tests.service.conftest import RunningServer, kabaleo_config, pylos_config
 from ziggurat.bots import make_bot
 from ziggurat.rules.core import Termination
 from ziggurat.service.match import hash_token
+from ziggurat.service.server import ServeOptions, ZigguratServer
 from ziggurat.service.timecontrol import TimeControl
+from ziggurat.store.sqlite import Store
 from ziggurat.v1 import bot_service_pb2 as bpb
 from ziggurat.v1 import bot_service_pb2_grpc as bgrpc
 from ziggurat.v1 import game_pb2, match_pb2
@@ -101,6 +104,12 @@ async def test_bot_names_belong_to_their_first_token(server: RunningServer, clie
     with pytest.raises(grpc.aio.AioRpcError) as refused:
         await mixed.read()
     assert error_reason(refused.value) == "BAD_NAME"
+    posing = stub.ConnectBot(  # the server's own bots are "NAME (bot)": nobody else is
+        bpb.ConnectBotRequest(name="greedy (b0t)"), metadata=(("authorization", "Bearer other"),)
+    )
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await posing.read()
+    assert error_reason(refused.value) == "BAD_NAME"
     # the token holder takes its name over at once (its old connection may be cut but not yet
     # noticed): the new stream is registered, the old one ends
     again = stub.ConnectBot(
@@ -124,6 +133,62 @@ async def test_homoglyph_names_in_one_script_are_the_same_name(
         await cyrillic.read()
     assert error_reason(refused.value) == "BAD_TOKEN"
     latin.cancel()
+
+
+# (a name registered first, look-alikes that must be refused as that name): the cases of issue 25
+LOOK_ALIKES = [
+    ("TEAM", ["\u0422\u0415\u0410\u041c", "\u03a4\u0395\u0391\u039c"]),  # Cyrillic, Greek capitals
+    ("apple", ["\u0430\u0440\u0440\u04cf\u0435"]),  # all Cyrillic, with a palochka for the l
+    ("alice", ["aIice", "a1ice", "\u1d00\u029f\u026a\u1d04\u1d07"]),  # capital I, digit 1, small capitals
+    ("mybot1", ["rnybot1"]),
+]
+
+
+@pytest.mark.parametrize(("holder", "look_alikes"), LOOK_ALIKES)
+async def test_look_alike_names_are_the_name_they_look_like(
+    server: RunningServer, client: ZigguratClient, holder: str, look_alikes: list[str]
+) -> None:
+    stub = bgrpc.BotServiceStub(client.channel)
+    first = stub.ConnectBot(bpb.ConnectBotRequest(name=holder), metadata=(("authorization", "Bearer owner"),))
+    assert (await first.read()).registered.name == holder
+    for name in look_alikes:
+        call = stub.ConnectBot(
+            bpb.ConnectBotRequest(name=name), metadata=(("authorization", "Bearer squat"),)
+        )
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await call.read()
+        assert error_reason(refused.value) == "BAD_TOKEN", name
+    first.cancel()
+
+
+async def test_names_stored_under_the_older_key_keep_their_holder(tmp_path: Path) -> None:
+    """A database written when keys were case-folded before the look-alike mapping: on start
+    the names are keyed again, so the holder of "mybot1" (stored as "mybot1") keeps it and
+    "rnybot1" is its name."""
+    db = tmp_path / "old.db"
+    store = Store(db)
+    store.register_bot("mybot1", hash_token("owner"), 1)
+    store.register_bot("rnybot1", hash_token("later"), 2)  # a squat the old key let through
+    store.close()
+    running = ZigguratServer(ServeOptions(host="127.0.0.1", port=0, db_path=str(db), grace_seconds=0.5))
+    port = await running.start()
+    try:
+        async with ZigguratClient(f"127.0.0.1:{port}") as client:
+            stub = bgrpc.BotServiceStub(client.channel)
+            for name, token, reason in (("rnybot1", "later", "BAD_TOKEN"), ("MYBOT1", "later", "BAD_TOKEN")):
+                call = stub.ConnectBot(
+                    bpb.ConnectBotRequest(name=name), metadata=(("authorization", f"Bearer {token}"),)
+                )
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    await call.read()
+                assert error_reason(refused.value) == reason, name
+            owner = stub.ConnectBot(
+                bpb.ConnectBotRequest(name="rnybot1"), metadata=(("authorization", "Bearer owner"),)
+            )
+            assert (await owner.read()).registered.name == "rnybot1"
+            owner.cancel()
+    finally:
+        await running.stop()
 
 
 async def test_an_operator_pre_registers_a_name(server: RunningServer, client: ZigguratClient) -> None:

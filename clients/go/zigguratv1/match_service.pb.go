@@ -1209,7 +1209,14 @@ type MatchRecord struct {
 	// The seats (1-based) in the order their players joined: join_order[k] is the seat of
 	// the k-th player to join. With SEAT_ASSIGNMENT_LOT it must equal seat_order(seed)
 	// (docs/setup-derivation.md section 3), which `ziggurat verify` checks.
-	JoinOrder     []uint32 `protobuf:"varint,11,rep,packed,name=join_order,json=joinOrder,proto3" json:"join_order,omitempty"`
+	JoinOrder []uint32 `protobuf:"varint,11,rep,packed,name=join_order,json=joinOrder,proto3" json:"join_order,omitempty"`
+	// The match's log exactly as the server stored it, each event linked to the one before
+	// by a hash chain that starts from seed_commitment (docs/protocol.md "The record's
+	// chain"): `ziggurat verify` recomputes every link and checks that the moves, join order
+	// and forfeits above are those of the log, so a history rewritten after it was written
+	// (one legal move for another) does not verify. Empty for a match stored before the log
+	// was chained (the record is then "unchained").
+	Log           []*ChainedEvent `protobuf:"bytes,12,rep,name=log,proto3" json:"log,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1321,6 +1328,94 @@ func (x *MatchRecord) GetJoinOrder() []uint32 {
 	return nil
 }
 
+func (x *MatchRecord) GetLog() []*ChainedEvent {
+	if x != nil {
+		return x.Log
+	}
+	return nil
+}
+
+// One stored event of a match's log with its link in the hash chain.
+type ChainedEvent struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Seq    uint32                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	TimeMs uint64                 `protobuf:"varint,2,opt,name=time_ms,json=timeMs,proto3" json:"time_ms,omitempty"`
+	// "created", "seat", "started", "turn", "move", "forfeit" or "ended".
+	Kind string `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
+	// The event's payload: the JSON text the server stored, byte for byte.
+	DataJson string `protobuf:"bytes,4,opt,name=data_json,json=dataJson,proto3" json:"data_json,omitempty"`
+	// Lower-case hex SHA-256 of: the previous event's chain (seed_commitment for the first),
+	// "\n", seq, "\n", time_ms, "\n", kind, "\n", data_json (numbers in decimal, UTF-8).
+	Chain         string `protobuf:"bytes,5,opt,name=chain,proto3" json:"chain,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChainedEvent) Reset() {
+	*x = ChainedEvent{}
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChainedEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChainedEvent) ProtoMessage() {}
+
+func (x *ChainedEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChainedEvent.ProtoReflect.Descriptor instead.
+func (*ChainedEvent) Descriptor() ([]byte, []int) {
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *ChainedEvent) GetSeq() uint32 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *ChainedEvent) GetTimeMs() uint64 {
+	if x != nil {
+		return x.TimeMs
+	}
+	return 0
+}
+
+func (x *ChainedEvent) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *ChainedEvent) GetDataJson() string {
+	if x != nil {
+		return x.DataJson
+	}
+	return ""
+}
+
+func (x *ChainedEvent) GetChain() string {
+	if x != nil {
+		return x.Chain
+	}
+	return ""
+}
+
 // One move in a record.
 type RecordedMove struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1333,7 +1428,7 @@ type RecordedMove struct {
 
 func (x *RecordedMove) Reset() {
 	*x = RecordedMove{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[22]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1345,7 +1440,7 @@ func (x *RecordedMove) String() string {
 func (*RecordedMove) ProtoMessage() {}
 
 func (x *RecordedMove) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[22]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1358,7 +1453,7 @@ func (x *RecordedMove) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordedMove.ProtoReflect.Descriptor instead.
 func (*RecordedMove) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{22}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RecordedMove) GetSeat() uint32 {
@@ -1394,7 +1489,7 @@ type Forfeit struct {
 
 func (x *Forfeit) Reset() {
 	*x = Forfeit{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[23]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1406,7 +1501,7 @@ func (x *Forfeit) String() string {
 func (*Forfeit) ProtoMessage() {}
 
 func (x *Forfeit) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[23]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1419,7 +1514,7 @@ func (x *Forfeit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Forfeit.ProtoReflect.Descriptor instead.
 func (*Forfeit) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{23}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Forfeit) GetSeat() uint32 {
@@ -1452,7 +1547,7 @@ type ListBuiltinBotsRequest struct {
 
 func (x *ListBuiltinBotsRequest) Reset() {
 	*x = ListBuiltinBotsRequest{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[24]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1464,7 +1559,7 @@ func (x *ListBuiltinBotsRequest) String() string {
 func (*ListBuiltinBotsRequest) ProtoMessage() {}
 
 func (x *ListBuiltinBotsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[24]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1477,7 +1572,7 @@ func (x *ListBuiltinBotsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBuiltinBotsRequest.ProtoReflect.Descriptor instead.
 func (*ListBuiltinBotsRequest) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{24}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{25}
 }
 
 // ListBuiltinBots output.
@@ -1490,7 +1585,7 @@ type ListBuiltinBotsResponse struct {
 
 func (x *ListBuiltinBotsResponse) Reset() {
 	*x = ListBuiltinBotsResponse{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[25]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1502,7 +1597,7 @@ func (x *ListBuiltinBotsResponse) String() string {
 func (*ListBuiltinBotsResponse) ProtoMessage() {}
 
 func (x *ListBuiltinBotsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[25]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1515,7 +1610,7 @@ func (x *ListBuiltinBotsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBuiltinBotsResponse.ProtoReflect.Descriptor instead.
 func (*ListBuiltinBotsResponse) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{25}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListBuiltinBotsResponse) GetBots() []*BuiltinBot {
@@ -1540,7 +1635,7 @@ type BuiltinBot struct {
 
 func (x *BuiltinBot) Reset() {
 	*x = BuiltinBot{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[26]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1552,7 +1647,7 @@ func (x *BuiltinBot) String() string {
 func (*BuiltinBot) ProtoMessage() {}
 
 func (x *BuiltinBot) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[26]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1565,7 +1660,7 @@ func (x *BuiltinBot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BuiltinBot.ProtoReflect.Descriptor instead.
 func (*BuiltinBot) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{26}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *BuiltinBot) GetName() string {
@@ -1603,7 +1698,7 @@ type AddBotRequest struct {
 
 func (x *AddBotRequest) Reset() {
 	*x = AddBotRequest{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[27]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1615,7 +1710,7 @@ func (x *AddBotRequest) String() string {
 func (*AddBotRequest) ProtoMessage() {}
 
 func (x *AddBotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[27]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1628,7 +1723,7 @@ func (x *AddBotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddBotRequest.ProtoReflect.Descriptor instead.
 func (*AddBotRequest) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{27}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *AddBotRequest) GetMatchId() string {
@@ -1664,7 +1759,7 @@ type AddBotResponse struct {
 
 func (x *AddBotResponse) Reset() {
 	*x = AddBotResponse{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[28]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1676,7 +1771,7 @@ func (x *AddBotResponse) String() string {
 func (*AddBotResponse) ProtoMessage() {}
 
 func (x *AddBotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[28]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1689,7 +1784,7 @@ func (x *AddBotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddBotResponse.ProtoReflect.Descriptor instead.
 func (*AddBotResponse) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{28}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *AddBotResponse) GetSeat() uint32 {
@@ -1779,7 +1874,7 @@ const file_ziggurat_v1_match_service_proto_rawDesc = "" +
 	"\x15GetMatchRecordRequest\x12\x19\n" +
 	"\bmatch_id\x18\x01 \x01(\tR\amatchId\"J\n" +
 	"\x16GetMatchRecordResponse\x120\n" +
-	"\x06record\x18\x01 \x01(\v2\x18.ziggurat.v1.MatchRecordR\x06record\"\x85\x04\n" +
+	"\x06record\x18\x01 \x01(\v2\x18.ziggurat.v1.MatchRecordR\x06record\"\xb2\x04\n" +
 	"\vMatchRecord\x12\x19\n" +
 	"\bmatch_id\x18\x01 \x01(\tR\amatchId\x12/\n" +
 	"\x06config\x18\x02 \x01(\v2\x17.ziggurat.v1.GameConfigR\x06config\x12;\n" +
@@ -1793,7 +1888,14 @@ const file_ziggurat_v1_match_service_proto_rawDesc = "" +
 	"\x0fseat_assignment\x18\n" +
 	" \x01(\x0e2\x1b.ziggurat.v1.SeatAssignmentR\x0eseatAssignment\x12\x1d\n" +
 	"\n" +
-	"join_order\x18\v \x03(\rR\tjoinOrder\"X\n" +
+	"join_order\x18\v \x03(\rR\tjoinOrder\x12+\n" +
+	"\x03log\x18\f \x03(\v2\x19.ziggurat.v1.ChainedEventR\x03log\"\x80\x01\n" +
+	"\fChainedEvent\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\rR\x03seq\x12\x17\n" +
+	"\atime_ms\x18\x02 \x01(\x04R\x06timeMs\x12\x12\n" +
+	"\x04kind\x18\x03 \x01(\tR\x04kind\x12\x1b\n" +
+	"\tdata_json\x18\x04 \x01(\tR\bdataJson\x12\x14\n" +
+	"\x05chain\x18\x05 \x01(\tR\x05chain\"X\n" +
 	"\fRecordedMove\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\rR\x04seat\x12\x12\n" +
 	"\x04move\x18\x02 \x01(\tR\x04move\x12 \n" +
@@ -1846,7 +1948,7 @@ func file_ziggurat_v1_match_service_proto_rawDescGZIP() []byte {
 	return file_ziggurat_v1_match_service_proto_rawDescData
 }
 
-var file_ziggurat_v1_match_service_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_ziggurat_v1_match_service_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_ziggurat_v1_match_service_proto_goTypes = []any{
 	(*CreateMatchRequest)(nil),      // 0: ziggurat.v1.CreateMatchRequest
 	(*CreateMatchResponse)(nil),     // 1: ziggurat.v1.CreateMatchResponse
@@ -1870,79 +1972,81 @@ var file_ziggurat_v1_match_service_proto_goTypes = []any{
 	(*GetMatchRecordRequest)(nil),   // 19: ziggurat.v1.GetMatchRecordRequest
 	(*GetMatchRecordResponse)(nil),  // 20: ziggurat.v1.GetMatchRecordResponse
 	(*MatchRecord)(nil),             // 21: ziggurat.v1.MatchRecord
-	(*RecordedMove)(nil),            // 22: ziggurat.v1.RecordedMove
-	(*Forfeit)(nil),                 // 23: ziggurat.v1.Forfeit
-	(*ListBuiltinBotsRequest)(nil),  // 24: ziggurat.v1.ListBuiltinBotsRequest
-	(*ListBuiltinBotsResponse)(nil), // 25: ziggurat.v1.ListBuiltinBotsResponse
-	(*BuiltinBot)(nil),              // 26: ziggurat.v1.BuiltinBot
-	(*AddBotRequest)(nil),           // 27: ziggurat.v1.AddBotRequest
-	(*AddBotResponse)(nil),          // 28: ziggurat.v1.AddBotResponse
-	(*GameConfig)(nil),              // 29: ziggurat.v1.GameConfig
-	(*TimeControl)(nil),             // 30: ziggurat.v1.TimeControl
-	(SeatAssignment)(0),             // 31: ziggurat.v1.SeatAssignment
-	(*Match)(nil),                   // 32: ziggurat.v1.Match
-	(MatchStatus)(0),                // 33: ziggurat.v1.MatchStatus
-	(Game)(0),                       // 34: ziggurat.v1.Game
-	(*Event)(nil),                   // 35: ziggurat.v1.Event
-	(*Seat)(nil),                    // 36: ziggurat.v1.Seat
-	(*Outcome)(nil),                 // 37: ziggurat.v1.Outcome
-	(Termination)(0),                // 38: ziggurat.v1.Termination
+	(*ChainedEvent)(nil),            // 22: ziggurat.v1.ChainedEvent
+	(*RecordedMove)(nil),            // 23: ziggurat.v1.RecordedMove
+	(*Forfeit)(nil),                 // 24: ziggurat.v1.Forfeit
+	(*ListBuiltinBotsRequest)(nil),  // 25: ziggurat.v1.ListBuiltinBotsRequest
+	(*ListBuiltinBotsResponse)(nil), // 26: ziggurat.v1.ListBuiltinBotsResponse
+	(*BuiltinBot)(nil),              // 27: ziggurat.v1.BuiltinBot
+	(*AddBotRequest)(nil),           // 28: ziggurat.v1.AddBotRequest
+	(*AddBotResponse)(nil),          // 29: ziggurat.v1.AddBotResponse
+	(*GameConfig)(nil),              // 30: ziggurat.v1.GameConfig
+	(*TimeControl)(nil),             // 31: ziggurat.v1.TimeControl
+	(SeatAssignment)(0),             // 32: ziggurat.v1.SeatAssignment
+	(*Match)(nil),                   // 33: ziggurat.v1.Match
+	(MatchStatus)(0),                // 34: ziggurat.v1.MatchStatus
+	(Game)(0),                       // 35: ziggurat.v1.Game
+	(*Event)(nil),                   // 36: ziggurat.v1.Event
+	(*Seat)(nil),                    // 37: ziggurat.v1.Seat
+	(*Outcome)(nil),                 // 38: ziggurat.v1.Outcome
+	(Termination)(0),                // 39: ziggurat.v1.Termination
 }
 var file_ziggurat_v1_match_service_proto_depIdxs = []int32{
-	29, // 0: ziggurat.v1.CreateMatchRequest.config:type_name -> ziggurat.v1.GameConfig
-	30, // 1: ziggurat.v1.CreateMatchRequest.time_control:type_name -> ziggurat.v1.TimeControl
-	31, // 2: ziggurat.v1.CreateMatchRequest.seat_assignment:type_name -> ziggurat.v1.SeatAssignment
-	32, // 3: ziggurat.v1.CreateMatchResponse.match:type_name -> ziggurat.v1.Match
-	32, // 4: ziggurat.v1.CancelMatchResponse.match:type_name -> ziggurat.v1.Match
-	32, // 5: ziggurat.v1.JoinMatchResponse.match:type_name -> ziggurat.v1.Match
-	33, // 6: ziggurat.v1.ListMatchesRequest.status:type_name -> ziggurat.v1.MatchStatus
-	34, // 7: ziggurat.v1.ListMatchesRequest.game:type_name -> ziggurat.v1.Game
-	32, // 8: ziggurat.v1.ListMatchesResponse.matches:type_name -> ziggurat.v1.Match
-	32, // 9: ziggurat.v1.GetMatchResponse.match:type_name -> ziggurat.v1.Match
-	35, // 10: ziggurat.v1.WatchMatchResponse.events:type_name -> ziggurat.v1.Event
-	35, // 11: ziggurat.v1.PlayResponse.events:type_name -> ziggurat.v1.Event
+	30, // 0: ziggurat.v1.CreateMatchRequest.config:type_name -> ziggurat.v1.GameConfig
+	31, // 1: ziggurat.v1.CreateMatchRequest.time_control:type_name -> ziggurat.v1.TimeControl
+	32, // 2: ziggurat.v1.CreateMatchRequest.seat_assignment:type_name -> ziggurat.v1.SeatAssignment
+	33, // 3: ziggurat.v1.CreateMatchResponse.match:type_name -> ziggurat.v1.Match
+	33, // 4: ziggurat.v1.CancelMatchResponse.match:type_name -> ziggurat.v1.Match
+	33, // 5: ziggurat.v1.JoinMatchResponse.match:type_name -> ziggurat.v1.Match
+	34, // 6: ziggurat.v1.ListMatchesRequest.status:type_name -> ziggurat.v1.MatchStatus
+	35, // 7: ziggurat.v1.ListMatchesRequest.game:type_name -> ziggurat.v1.Game
+	33, // 8: ziggurat.v1.ListMatchesResponse.matches:type_name -> ziggurat.v1.Match
+	33, // 9: ziggurat.v1.GetMatchResponse.match:type_name -> ziggurat.v1.Match
+	36, // 10: ziggurat.v1.WatchMatchResponse.events:type_name -> ziggurat.v1.Event
+	36, // 11: ziggurat.v1.PlayResponse.events:type_name -> ziggurat.v1.Event
 	18, // 12: ziggurat.v1.PlayResponse.move_rejected:type_name -> ziggurat.v1.MoveRejected
 	21, // 13: ziggurat.v1.GetMatchRecordResponse.record:type_name -> ziggurat.v1.MatchRecord
-	29, // 14: ziggurat.v1.MatchRecord.config:type_name -> ziggurat.v1.GameConfig
-	30, // 15: ziggurat.v1.MatchRecord.time_control:type_name -> ziggurat.v1.TimeControl
-	36, // 16: ziggurat.v1.MatchRecord.seats:type_name -> ziggurat.v1.Seat
-	22, // 17: ziggurat.v1.MatchRecord.moves:type_name -> ziggurat.v1.RecordedMove
-	37, // 18: ziggurat.v1.MatchRecord.outcome:type_name -> ziggurat.v1.Outcome
-	23, // 19: ziggurat.v1.MatchRecord.forfeits:type_name -> ziggurat.v1.Forfeit
-	31, // 20: ziggurat.v1.MatchRecord.seat_assignment:type_name -> ziggurat.v1.SeatAssignment
-	38, // 21: ziggurat.v1.Forfeit.termination:type_name -> ziggurat.v1.Termination
-	26, // 22: ziggurat.v1.ListBuiltinBotsResponse.bots:type_name -> ziggurat.v1.BuiltinBot
-	34, // 23: ziggurat.v1.BuiltinBot.games:type_name -> ziggurat.v1.Game
-	32, // 24: ziggurat.v1.AddBotResponse.match:type_name -> ziggurat.v1.Match
-	0,  // 25: ziggurat.v1.MatchService.CreateMatch:input_type -> ziggurat.v1.CreateMatchRequest
-	2,  // 26: ziggurat.v1.MatchService.CancelMatch:input_type -> ziggurat.v1.CancelMatchRequest
-	4,  // 27: ziggurat.v1.MatchService.JoinMatch:input_type -> ziggurat.v1.JoinMatchRequest
-	6,  // 28: ziggurat.v1.MatchService.ListMatches:input_type -> ziggurat.v1.ListMatchesRequest
-	8,  // 29: ziggurat.v1.MatchService.GetMatch:input_type -> ziggurat.v1.GetMatchRequest
-	10, // 30: ziggurat.v1.MatchService.WatchMatch:input_type -> ziggurat.v1.WatchMatchRequest
-	12, // 31: ziggurat.v1.MatchService.SubmitMove:input_type -> ziggurat.v1.SubmitMoveRequest
-	14, // 32: ziggurat.v1.MatchService.Resign:input_type -> ziggurat.v1.ResignRequest
-	16, // 33: ziggurat.v1.MatchService.Play:input_type -> ziggurat.v1.PlayRequest
-	19, // 34: ziggurat.v1.MatchService.GetMatchRecord:input_type -> ziggurat.v1.GetMatchRecordRequest
-	24, // 35: ziggurat.v1.MatchService.ListBuiltinBots:input_type -> ziggurat.v1.ListBuiltinBotsRequest
-	27, // 36: ziggurat.v1.MatchService.AddBot:input_type -> ziggurat.v1.AddBotRequest
-	1,  // 37: ziggurat.v1.MatchService.CreateMatch:output_type -> ziggurat.v1.CreateMatchResponse
-	3,  // 38: ziggurat.v1.MatchService.CancelMatch:output_type -> ziggurat.v1.CancelMatchResponse
-	5,  // 39: ziggurat.v1.MatchService.JoinMatch:output_type -> ziggurat.v1.JoinMatchResponse
-	7,  // 40: ziggurat.v1.MatchService.ListMatches:output_type -> ziggurat.v1.ListMatchesResponse
-	9,  // 41: ziggurat.v1.MatchService.GetMatch:output_type -> ziggurat.v1.GetMatchResponse
-	11, // 42: ziggurat.v1.MatchService.WatchMatch:output_type -> ziggurat.v1.WatchMatchResponse
-	13, // 43: ziggurat.v1.MatchService.SubmitMove:output_type -> ziggurat.v1.SubmitMoveResponse
-	15, // 44: ziggurat.v1.MatchService.Resign:output_type -> ziggurat.v1.ResignResponse
-	17, // 45: ziggurat.v1.MatchService.Play:output_type -> ziggurat.v1.PlayResponse
-	20, // 46: ziggurat.v1.MatchService.GetMatchRecord:output_type -> ziggurat.v1.GetMatchRecordResponse
-	25, // 47: ziggurat.v1.MatchService.ListBuiltinBots:output_type -> ziggurat.v1.ListBuiltinBotsResponse
-	28, // 48: ziggurat.v1.MatchService.AddBot:output_type -> ziggurat.v1.AddBotResponse
-	37, // [37:49] is the sub-list for method output_type
-	25, // [25:37] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	30, // 14: ziggurat.v1.MatchRecord.config:type_name -> ziggurat.v1.GameConfig
+	31, // 15: ziggurat.v1.MatchRecord.time_control:type_name -> ziggurat.v1.TimeControl
+	37, // 16: ziggurat.v1.MatchRecord.seats:type_name -> ziggurat.v1.Seat
+	23, // 17: ziggurat.v1.MatchRecord.moves:type_name -> ziggurat.v1.RecordedMove
+	38, // 18: ziggurat.v1.MatchRecord.outcome:type_name -> ziggurat.v1.Outcome
+	24, // 19: ziggurat.v1.MatchRecord.forfeits:type_name -> ziggurat.v1.Forfeit
+	32, // 20: ziggurat.v1.MatchRecord.seat_assignment:type_name -> ziggurat.v1.SeatAssignment
+	22, // 21: ziggurat.v1.MatchRecord.log:type_name -> ziggurat.v1.ChainedEvent
+	39, // 22: ziggurat.v1.Forfeit.termination:type_name -> ziggurat.v1.Termination
+	27, // 23: ziggurat.v1.ListBuiltinBotsResponse.bots:type_name -> ziggurat.v1.BuiltinBot
+	35, // 24: ziggurat.v1.BuiltinBot.games:type_name -> ziggurat.v1.Game
+	33, // 25: ziggurat.v1.AddBotResponse.match:type_name -> ziggurat.v1.Match
+	0,  // 26: ziggurat.v1.MatchService.CreateMatch:input_type -> ziggurat.v1.CreateMatchRequest
+	2,  // 27: ziggurat.v1.MatchService.CancelMatch:input_type -> ziggurat.v1.CancelMatchRequest
+	4,  // 28: ziggurat.v1.MatchService.JoinMatch:input_type -> ziggurat.v1.JoinMatchRequest
+	6,  // 29: ziggurat.v1.MatchService.ListMatches:input_type -> ziggurat.v1.ListMatchesRequest
+	8,  // 30: ziggurat.v1.MatchService.GetMatch:input_type -> ziggurat.v1.GetMatchRequest
+	10, // 31: ziggurat.v1.MatchService.WatchMatch:input_type -> ziggurat.v1.WatchMatchRequest
+	12, // 32: ziggurat.v1.MatchService.SubmitMove:input_type -> ziggurat.v1.SubmitMoveRequest
+	14, // 33: ziggurat.v1.MatchService.Resign:input_type -> ziggurat.v1.ResignRequest
+	16, // 34: ziggurat.v1.MatchService.Play:input_type -> ziggurat.v1.PlayRequest
+	19, // 35: ziggurat.v1.MatchService.GetMatchRecord:input_type -> ziggurat.v1.GetMatchRecordRequest
+	25, // 36: ziggurat.v1.MatchService.ListBuiltinBots:input_type -> ziggurat.v1.ListBuiltinBotsRequest
+	28, // 37: ziggurat.v1.MatchService.AddBot:input_type -> ziggurat.v1.AddBotRequest
+	1,  // 38: ziggurat.v1.MatchService.CreateMatch:output_type -> ziggurat.v1.CreateMatchResponse
+	3,  // 39: ziggurat.v1.MatchService.CancelMatch:output_type -> ziggurat.v1.CancelMatchResponse
+	5,  // 40: ziggurat.v1.MatchService.JoinMatch:output_type -> ziggurat.v1.JoinMatchResponse
+	7,  // 41: ziggurat.v1.MatchService.ListMatches:output_type -> ziggurat.v1.ListMatchesResponse
+	9,  // 42: ziggurat.v1.MatchService.GetMatch:output_type -> ziggurat.v1.GetMatchResponse
+	11, // 43: ziggurat.v1.MatchService.WatchMatch:output_type -> ziggurat.v1.WatchMatchResponse
+	13, // 44: ziggurat.v1.MatchService.SubmitMove:output_type -> ziggurat.v1.SubmitMoveResponse
+	15, // 45: ziggurat.v1.MatchService.Resign:output_type -> ziggurat.v1.ResignResponse
+	17, // 46: ziggurat.v1.MatchService.Play:output_type -> ziggurat.v1.PlayResponse
+	20, // 47: ziggurat.v1.MatchService.GetMatchRecord:output_type -> ziggurat.v1.GetMatchRecordResponse
+	26, // 48: ziggurat.v1.MatchService.ListBuiltinBots:output_type -> ziggurat.v1.ListBuiltinBotsResponse
+	29, // 49: ziggurat.v1.MatchService.AddBot:output_type -> ziggurat.v1.AddBotResponse
+	38, // [38:50] is the sub-list for method output_type
+	26, // [26:38] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_ziggurat_v1_match_service_proto_init() }
@@ -1960,7 +2064,7 @@ func file_ziggurat_v1_match_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ziggurat_v1_match_service_proto_rawDesc), len(file_ziggurat_v1_match_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   29,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

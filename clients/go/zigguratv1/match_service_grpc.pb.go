@@ -52,7 +52,7 @@ const (
 //	MALFORMED_MOVE (INVALID_ARGUMENT): the move is not in the game's move notation.
 //	INVALID_CONFIG (INVALID_ARGUMENT): the game configuration, time control or seat assignment is not valid.
 //	INVALID_POSITION (INVALID_ARGUMENT): a position text is not a valid position of the game.
-//	BAD_NAME (INVALID_ARGUMENT): a player or bot name is empty, too long or not printable.
+//	BAD_NAME (INVALID_ARGUMENT): a player or bot name is empty, too long, not printable, mixes scripts or reads as NAME (bot).
 //	BAD_SEAT (INVALID_ARGUMENT): the seat number is outside the match's seats.
 //	SEAT_BY_LOT (INVALID_ARGUMENT): a seat was named in a match whose seats are drawn by lot.
 //	BAD_FILTER (INVALID_ARGUMENT): an unknown status or game in a ListMatches filter.
@@ -291,7 +291,7 @@ func (c *matchServiceClient) AddBot(ctx context.Context, in *AddBotRequest, opts
 //	MALFORMED_MOVE (INVALID_ARGUMENT): the move is not in the game's move notation.
 //	INVALID_CONFIG (INVALID_ARGUMENT): the game configuration, time control or seat assignment is not valid.
 //	INVALID_POSITION (INVALID_ARGUMENT): a position text is not a valid position of the game.
-//	BAD_NAME (INVALID_ARGUMENT): a player or bot name is empty, too long or not printable.
+//	BAD_NAME (INVALID_ARGUMENT): a player or bot name is empty, too long, not printable, mixes scripts or reads as NAME (bot).
 //	BAD_SEAT (INVALID_ARGUMENT): the seat number is outside the match's seats.
 //	SEAT_BY_LOT (INVALID_ARGUMENT): a seat was named in a match whose seats are drawn by lot.
 //	BAD_FILTER (INVALID_ARGUMENT): an unknown status or game in a ListMatches filter.

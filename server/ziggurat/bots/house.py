@@ -33,6 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ziggurat.bots.workers import SEARCH_BOTS, PooledBot, SearchPool
+from ziggurat.service.botnames import house_bot_display
 from ziggurat.service.house_bots import HouseBotInfo
 from ziggurat.service.manager import MatchManager
 from ziggurat.service.match import Match
@@ -109,7 +110,7 @@ class HouseBots:
         if len(self.tasks) >= self.limit:
             raise errors.exhausted("TOO_MANY_BOTS", "the server already plays its maximum number of bots")
         bot = self._build(bot_name, make_bot)
-        _, joined = match.join(f"{bot_name} (bot)", seat, house_bot=bot_name)
+        _, joined = match.join(house_bot_display(bot_name), seat, house_bot=bot_name)
         self._start(match, joined, bot_name, bot)
         return joined
 

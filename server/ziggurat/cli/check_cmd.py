@@ -1,6 +1,8 @@
 """``ziggurat check``: the server's start-up integrity check, offline, for every match.
 
-Runs SQLite's own integrity check, looks for events whose match row is gone, then rebuilds
+First says whether the database was left open by a server that crashed and its ``-wal`` file
+is gone, which loses the commits that file held. Then runs SQLite's own integrity check,
+looks for events whose match row is gone, then rebuilds
 every match from its log exactly as the server would (structure, replay through the rules)
 and verifies every finished one as ``ziggurat verify`` does (seed vs commitment, every move,
 the outcome). It opens the file read-only, so it may run beside a live server. Exit 0 when
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ziggurat.service.integrity import MatchDamaged, load_stored, rebuild
+from ziggurat.store.owner import wal_problem
 from ziggurat.store.sqlite import Store
 from ziggurat.store.startup import SQLITE_READONLY
 
@@ -52,11 +55,12 @@ class Report:
     finished: int = 0
     unfinished: int = 0
     table_error: str = ""
+    wal_problem: str = ""  # the -wal file of a database left open is gone
 
     @property
     def ok(self) -> bool:
         """True when nothing at all is damaged."""
-        return not (self.sqlite_problems or self.damaged or self.table_error)
+        return not (self.sqlite_problems or self.damaged or self.table_error or self.wal_problem)
 
 
 def check_database(path: Path, *, progress: TextIO | None = None) -> Report:
@@ -65,7 +69,7 @@ def check_database(path: Path, *, progress: TextIO | None = None) -> Report:
 
 
 async def _check_all(path: Path, progress: TextIO | None) -> Report:
-    report = Report()
+    report = Report(wal_problem=wal_problem(path) or "")
     store = Store(path, readonly=True)
     try:
         try:
@@ -131,8 +135,12 @@ def _run(args: argparse.Namespace) -> int:
         print(f"error: no database file {path}", file=sys.stderr)
         return 2
     print(f"checking {path}")
+    lost = wal_problem(path)  # before SQLite opens the file (a reader may create a new -wal)
+    if lost:
+        print(f"DAMAGED: {lost}")
     try:
         report = check_database(path, progress=None if args.quiet else sys.stderr)
+        report.wal_problem = report.wal_problem or lost or ""
     except sqlite3.Error as error:
         print(f"DAMAGED: {path} cannot be opened as an SQLite database: {error}")
         return 1

@@ -64,6 +64,7 @@ def _verify(args: argparse.Namespace) -> int:
             f"verified: match {record.match_id}: seed matches commitment {record.seed_commitment[:16]}…, "
             f"{verdict.seats}, {len(record.moves)} legal moves, "
             + ("aborted: no outcome to confirm" if verdict.problem else "outcome confirmed")
+            + f", {verdict.chain}"
         )
         return 0
     print(f"NOT verified: match {record.match_id}: {verdict.problem}")

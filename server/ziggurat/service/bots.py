@@ -37,7 +37,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ziggurat.service.botnames import bot_key, display_name
+from ziggurat.service.botnames import bot_key, display_name, skeleton
 from ziggurat.service.match import Match, hash_token, store_unavailable
 from ziggurat.service.ratelimit import RateLimiter
 from ziggurat.store.sqlite import Store, StoreUnavailableError
@@ -103,8 +103,15 @@ class BotConnection:
         return not self.games or game in self.games
 
 
+log = logging.getLogger("ziggurat.bots")
+
 REGISTRATIONS_PER_ADDRESS = (1 / 6, 10.0)  # new names per second from one address, burst
 REGISTRATIONS_PER_SERVER = (2.0, 100.0)  # new names per second on the whole server, burst
+
+
+def _stored_key(name: str) -> str:
+    """Today's key of a key stored by an earlier version (keys are names, so they fold again)."""
+    return skeleton(name)
 
 
 class BotRegistry:
@@ -125,6 +132,11 @@ class BotRegistry:
         self._arrived: asyncio.Event | None = None
         self._per_address = RateLimiter(*REGISTRATIONS_PER_ADDRESS)
         self._per_server = RateLimiter(*REGISTRATIONS_PER_SERVER)
+        if not store.readonly:
+            # Names registered under an older key function (case-folded before the look-alike
+            # mapping) are stored again under today's key, so that their holders keep them.
+            for name in store.rekey_bots(_stored_key):
+                log.warning("remote-bot name %r dropped: it reads as a name registered before it", name)
 
     def preregister(self, name: str, token_hash: str) -> None:
         """Bind ``name`` to the hash of a token the organiser issued (replacing any earlier holder)."""

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ziggurat.rules.core import RulesError, Termination
+from ziggurat.service.botnames import claims_house_bot
 from ziggurat.service.events import (
     Ended,
     Event,
@@ -214,6 +215,10 @@ def _join(plan: _Plan, command: Join) -> None:
     name = command.name.strip()
     if not name or len(name) > MAX_NAME or not name.isprintable():
         raise errors.invalid("BAD_NAME", f"player_name must be 1 to {MAX_NAME} printable characters")
+    if not command.house_bot and claims_house_bot(name):
+        raise errors.invalid(
+            "BAD_NAME", f"player_name {name!r} reads as 'NAME (bot)', the name of the server's own bots"
+        )
     if state.status == "finished":
         # Cancelled or expired before it filled: seats may be open, but nobody can take them.
         raise errors.precondition("GAME_OVER", "the match is over: it can no longer be joined")

@@ -1,4 +1,5 @@
-"""Match records: everything needed to replay a finished match and verify its set-up."""
+"""Match records: everything needed to replay a finished match and verify its set-up, with
+its log as stored and the log's hash chain (:mod:`ziggurat.store.chain`)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,14 @@ def match_record(match: Match) -> spb.MatchRecord:
         revealed_seed=seed.hex(),
         seat_assignment=SEAT_ASSIGNMENTS[match.seat_assignment],
     )
+    # The log as stored, with its links: read from the database (memory holds no links), so
+    # that a history changed there after it was written shows in the record's verification.
+    for stored in match._store.chained_log(match.match_id):
+        if stored.chain is None:
+            del record.log[:]  # an unchained match (stored before chaining): no log at all
+            break
+        link = record.log.add(seq=stored.seq, time_ms=stored.time_ms, kind=stored.kind)
+        link.data_json, link.chain = stored.data_json, stored.chain
     ply = 0
     for entry in match.entries:
         event = entry.event

@@ -73,9 +73,9 @@ from ziggurat.service.shard_listing import ShardLister
 from ziggurat.service.shards import WorkerOptions, advertised_address, bind_own
 from ziggurat.service.status_guard import StatusGuard
 from ziggurat.service.timecontrol import DEFAULT_UNTIMED_MOVE_LIMIT_S
-from ziggurat.store.owner import DatabaseOwner
+from ziggurat.store.owner import DatabaseOwner, lost_wal_message
 from ziggurat.store.sqlite import Store
-from ziggurat.store.startup import StartupError, check_database_path
+from ziggurat.store.startup import StartupError, check_database_path, directory_exposure
 from ziggurat.v1 import (
     admin_service_pb2,
     admin_service_pb2_grpc,
@@ -267,7 +267,13 @@ class ZigguratServer:
         self.options = options
         self.access = Access.from_files(options.admin_token_file, options.create_token_file)
         check_database_path(options.db_path)
+        exposed = directory_exposure(options.db_path)
+        if exposed:
+            log.warning("%s", exposed)
         self.owner = DatabaseOwner(options.db_path)
+        if self.owner.wal_lost:
+            db = options.db_path
+            log.warning("%s: run `ziggurat check --db %s`", lost_wal_message(db), db)
         try:
             self.store = Store(options.db_path, durable=options.durable)
         except sqlite3.Error as error:
@@ -279,6 +285,7 @@ class ZigguratServer:
         except BaseException:
             self.owner.release()
             raise
+        self.owner.mark_open()
         self.manager = MatchManager(
             self.store,
             max_live_matches=options.max_live_matches,
@@ -356,7 +363,7 @@ class ZigguratServer:
                 self.gate = None
             self.store.close()
             self.remove_gate_dir()
-            self.owner.release()
+            self.owner.release(closed=True)
             raise
 
     async def _start(self) -> int:
@@ -657,7 +664,7 @@ class ZigguratServer:
             await self.lister.close()
         if self.shards is not None:
             self.shards.close()
-        self.owner.release()
+        self.owner.release(closed=True)
 
 
 class ServerFailed(Exception):

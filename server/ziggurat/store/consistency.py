@@ -2,14 +2,16 @@
 
 Replaying a log through the rules catches an illegal or malformed move, but not a hole in
 the log (a deleted event row), a seat whose token row is gone, a status that disagrees with
-the log, or a seed that no longer matches its published commitment. Those are checked here,
-from the stored rows alone.
+the log, a seed that no longer matches its published commitment, or an event rewritten
+after it was written (one legal move for another: its hash-chain link no longer matches,
+:mod:`ziggurat.store.chain`). Those are checked here, from the stored rows alone.
 """
 
 from __future__ import annotations
 
 from ziggurat.rules.core import RulesError
 from ziggurat.rules.seeding import commitment
+from ziggurat.store.chain import first_break
 from ziggurat.store.sqlite import StoredMatch
 
 STATUSES = ("waiting", "active", "finished")
@@ -30,6 +32,11 @@ def structural_problems(stored: StoredMatch) -> list[str]:
     if seqs != expected:
         missing = sorted(set(expected) - set(seqs)) or sorted(set(seqs) - set(expected))
         problems.append(f"the event log has a hole or a stray entry at seq {missing[:5]}")
+    broken = first_break(
+        stored.commitment, ((e.seq, e.time_ms, e.kind, e.data_json, e.chain) for e in stored.events)
+    )
+    if broken is not None:
+        problems.append(f"the log's hash chain breaks at seq {broken[0]}: {broken[1]}")
     if not stored.events or stored.events[0].kind != "created":
         problems.append("the event log does not start with the creation")
     ended = bool(stored.events) and stored.events[-1].kind == "ended"

@@ -18,12 +18,16 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sqlite3
+import stat
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from ziggurat.store.chain import link
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS matches (
@@ -82,9 +86,13 @@ CREATE TABLE IF NOT EXISTS events (
     time_ms INTEGER NOT NULL,
     kind TEXT NOT NULL,
     data_json TEXT NOT NULL,
+    chain TEXT,
     PRIMARY KEY (match_id, seq)
 ) WITHOUT ROWID;
 """
+# The hash-chain column (ziggurat.store.chain), added to a database an older version made.
+# Its events keep NULL there: they stay *unchained*, and so do the matches they belong to.
+CHAIN_COLUMN = "ALTER TABLE events ADD COLUMN chain TEXT"
 
 # How long a write waits for a lock held by another connection: not at all, because writes
 # run on the event loop and the server's own writes never overlap (one thread). Measured on
@@ -104,6 +112,27 @@ FINAL_CHECKPOINT_WAIT_S = 5.0
 WAL_RESTART_FRAMES = 16_384  # 64 MiB of 4 KiB pages
 
 log = logging.getLogger("ziggurat.store")
+
+
+def private_files(path: str) -> None:
+    """Create the database ``0600`` and take group and other permissions off an existing one
+    and its ``-wal``/``-shm``: they hold every live match's secret seed in clear. SQLite
+    creates the ``-wal`` and ``-shm`` files with the database file's own mode, so they
+    follow. A file this process may not chmod (another user's) is left and logged.
+    """
+    try:
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600))
+    except OSError:
+        return  # the open below says why, as before
+    for name in (path, f"{path}-wal", f"{path}-shm"):
+        try:
+            mode = stat.S_IMODE(os.stat(name).st_mode)
+            if mode & 0o077:
+                os.chmod(name, mode & 0o700)
+        except FileNotFoundError:
+            continue
+        except OSError as error:
+            log.warning("cannot make %s private (mode 0600): %s", name, error.strerror)
 
 
 def _json(data: dict[str, Any]) -> str:
@@ -156,6 +185,8 @@ class StoredEvent:
     time_ms: int
     kind: str
     data: dict[str, Any]
+    data_json: str = ""  # the payload as stored (the chain hashes this text)
+    chain: str | None = None  # the event's link (ziggurat.store.chain); None: unchained
 
 
 @dataclass(slots=True)
@@ -216,12 +247,16 @@ class Store:
         """
         self.path = str(path)
         self._checkpointer: _Checkpointer | None = None
+        # The last link of each match written since it was opened (None: the match is
+        # unchained); a match not here is looked up once. Changed only after a commit.
+        self._heads: dict[str, str | None] = {}
         if readonly:
             uri = f"{Path(self.path).resolve().as_uri()}?mode=ro"
             self._db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
             self.readonly = True
             try:
                 self._db.execute("PRAGMA schema_version").fetchone()  # fails now if not a database
+                self._chain_column = self._has_chain_column()
             except sqlite3.Error:
                 self._db.close()
                 raise
@@ -229,6 +264,7 @@ class Store:
         self.readonly = False
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            private_files(self.path)
         # Opening may wait for a lock as sqlite usually does (nothing is served yet); the
         # writes of a running server never wait (BUSY_TIMEOUT_S).
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=5.0)
@@ -237,6 +273,9 @@ class Store:
         self._db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
         self._db.execute("PRAGMA foreign_keys=ON")
         self._db.executescript(SCHEMA)
+        if not self._has_chain_column():
+            self._db.execute(CHAIN_COLUMN)
+        self._chain_column = True
         self._db.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
         if self.path != ":memory:":
             # Checkpoints copy the WAL into the database file and fsync it: on the event loop
@@ -280,7 +319,9 @@ class Store:
                 ),
             )
             rows = [EventRow(e.seq, e.time_ms, e.kind, _json(e.data)) for e in match.events]
-            self._insert_events(match.match_id, rows)
+            heads: dict[str, str | None] = {match.match_id: match.commitment}
+            self._insert_events(match.match_id, rows, heads)
+        self._heads.update(heads)
 
     def commit(
         self,
@@ -302,11 +343,17 @@ class Store:
         transaction: all of them or none (group commit: one BEGIN/COMMIT, and with
         ``durable`` one fsync, for the moves of many matches).
         """
+        heads: dict[str, str | None] = {}
         with self._transaction():
             for write in writes:
-                self._write(write)
+                self._write(write, heads)
+        # Committed: only now does the chain's memory move on (a failed commit wrote nothing).
+        self._heads.update(heads)
+        for write in writes:
+            if write.status == "finished":
+                self._heads.pop(write.match_id, None)  # nothing more is written to it
 
-    def _write(self, write: Write) -> None:
+    def _write(self, write: Write, heads: dict[str, str | None]) -> None:
         match_id = write.match_id
         if write.seat is not None:
             self._db.execute("INSERT INTO seat_tokens VALUES (?,?,?,?)", (match_id, *write.seat))
@@ -314,7 +361,7 @@ class Store:
             self._db.execute(
                 "INSERT OR REPLACE INTO seat_strikes VALUES (?,?,?)", (match_id, strike_seat, count)
             )
-        self._insert_events(match_id, write.events)
+        self._insert_events(match_id, write.events, heads)
         if write.status is not None:
             self._db.execute(
                 "UPDATE matches SET status=?, ended_ms=? WHERE match_id=?",
@@ -443,16 +490,44 @@ class Store:
         with self._transaction():
             self._db.execute(f"{verb} INTO bots VALUES (?,?,?)", (name, token_hash, created_ms))
 
+    def rekey_bots(self, key_of: Callable[[str], str]) -> list[str]:
+        """Store every remote-bot name under ``key_of(name)`` (a newer key function, applied to
+        the keys an older one stored); on a clash the earliest registration keeps the key.
+        Returns the names dropped by a clash. A stored name ``key_of`` refuses stays as it is.
+        """
+        query = "SELECT name, token_hash, created_ms FROM bots ORDER BY created_ms, name"
+        rows = self._db.execute(query).fetchall()
+        kept: dict[str, tuple[str, int]] = {}
+        dropped: list[str] = []
+        for name, token_hash, created_ms in rows:
+            try:
+                key = key_of(str(name))
+            except Exception:
+                key = str(name)
+            if key in kept:
+                dropped.append(str(name))
+            else:
+                kept[key] = (str(token_hash), int(created_ms))
+        if not dropped and list(kept) == [str(row[0]) for row in rows]:
+            return []  # already keyed this way: write nothing
+        with self._transaction():
+            self._db.execute("DELETE FROM bots")
+            self._db.executemany(
+                "INSERT INTO bots VALUES (?,?,?)", [(key, th, ms) for key, (th, ms) in kept.items()]
+            )
+        return dropped
+
     def _load_row(self, row: tuple[Any, ...]) -> StoredMatch:
         match_id = row[0]
         seats = self._db.execute(
             "SELECT seat, player_name, token_hash FROM seat_tokens WHERE match_id=? ORDER BY seat",
             (match_id,),
         ).fetchall()
+        chain = "chain" if self._chain_column else "NULL"
         events = [
-            StoredEvent(seq, time_ms, kind, json.loads(data))
-            for seq, time_ms, kind, data in self._db.execute(
-                "SELECT seq, time_ms, kind, data_json FROM events WHERE match_id=? ORDER BY seq",
+            StoredEvent(seq, time_ms, kind, json.loads(data), data, link_value)
+            for seq, time_ms, kind, data, link_value in self._db.execute(
+                f"SELECT seq, time_ms, kind, data_json, {chain} FROM events WHERE match_id=? ORDER BY seq",
                 (match_id,),
             )
         ]
@@ -476,11 +551,48 @@ class Store:
             strikes={int(k): int(v) for k, v in strikes.items()},
         )
 
-    def _insert_events(self, match_id: str, events: Iterable[EventRow]) -> None:
-        self._db.executemany(
-            "INSERT INTO events VALUES (?,?,?,?,?)",
-            [(match_id, e.seq, e.time_ms, e.kind, e.data_json) for e in events],
-        )
+    def _insert_events(self, match_id: str, events: Sequence[EventRow], heads: dict[str, str | None]) -> None:
+        """Insert ``events``, each linked to the one before (``heads`` holds the links written
+        in this transaction, and receives the last one)."""
+        if not events:
+            return
+        previous = heads[match_id] if match_id in heads else self._head(match_id)
+        rows = []
+        for e in events:
+            if previous is not None:
+                previous = link(previous, e.seq, e.time_ms, e.kind, e.data_json)
+            rows.append((match_id, e.seq, e.time_ms, e.kind, e.data_json, previous))
+        heads[match_id] = previous
+        self._db.executemany("INSERT INTO events VALUES (?,?,?,?,?,?)", rows)
+
+    def _head(self, match_id: str) -> str | None:
+        """The link the next event of ``match_id`` follows: the last stored one, or the
+        commitment before the first event; None for an unchained match."""
+        if match_id in self._heads:
+            return self._heads[match_id]
+        row = self._db.execute(
+            "SELECT chain FROM events WHERE match_id=? ORDER BY seq DESC LIMIT 1", (match_id,)
+        ).fetchone()
+        if row is not None:
+            return None if row[0] is None else str(row[0])
+        found = self._db.execute("SELECT commitment FROM matches WHERE match_id=?", (match_id,)).fetchone()
+        return None if found is None else str(found[0])
+
+    def _has_chain_column(self) -> bool:
+        return any(row[1] == "chain" for row in self._db.execute("PRAGMA table_info(events)"))
+
+    def chained_log(self, match_id: str) -> list[StoredEvent]:
+        """A match's events as stored, with their links (``data`` left empty: the record
+        carries the stored text)."""
+        if not self._chain_column:
+            return []  # an older database opened read-only: every match is unchained
+        return [
+            StoredEvent(seq, time_ms, kind, {}, data_json, chain)
+            for seq, time_ms, kind, data_json, chain in self._db.execute(
+                "SELECT seq, time_ms, kind, data_json, chain FROM events WHERE match_id=? ORDER BY seq",
+                (match_id,),
+            )
+        ]
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self)

@@ -4,12 +4,20 @@ A server that says "listening" and then fails every write is worse than one that
 to start: so before anything is served the directory must exist and be writable (SQLite's
 WAL needs the ``-wal`` and ``-shm`` files beside the database), the file must be an SQLite
 database, and a write must be possible (a probe transaction that is rolled back).
+
+The database holds the secret seed of every live match in clear, so its files are the
+server's alone (``0600``, :func:`ziggurat.store.sqlite.private_files`), and the directory
+is checked too: one that every user may write to without the sticky bit is refused (anyone
+could delete the ``-wal`` file or put another database in its place); one that others may
+list or enter gets a warning (:func:`directory_exposure`), as copies made there by other
+tools (a backup, ``sqlite3 .dump``) would follow their own umask.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 from pathlib import Path
 
 # Primary SQLite result codes (the low byte of an extended code).
@@ -45,6 +53,12 @@ def check_database_path(db_path: str | Path) -> None:
         raise StartupError(f"{directory} is not a directory")
     if not os.access(directory, os.W_OK | os.X_OK):
         raise StartupError(f"the database directory {directory} is read-only")
+    mode = directory.stat().st_mode
+    if mode & stat.S_IWOTH and not mode & stat.S_ISVTX:
+        raise StartupError(
+            f"the database directory {directory} may be written by every user (mode {stat.S_IMODE(mode):o}): "
+            f"anyone could delete or replace the database files; chmod 700 {directory}"
+        )
     if path.exists():
         if not path.is_file():
             raise StartupError(f"the database {path} is not a regular file")
@@ -53,6 +67,22 @@ def check_database_path(db_path: str | Path) -> None:
         if not os.access(path, os.W_OK):
             raise StartupError(f"the database {path} is read-only")
     probe_database(path)
+
+
+def directory_exposure(db_path: str | Path) -> str | None:
+    """A one-line warning when users other than the owner may list or enter the database's
+    directory (group or others have read or search permission); None when it is private."""
+    directory = Path(db_path).parent if str(Path(db_path).parent) else Path(".")
+    try:
+        mode = stat.S_IMODE(directory.stat().st_mode)
+    except OSError:
+        return None
+    if not mode & 0o055:
+        return None
+    return (
+        f"the database directory {directory} is open to other users (mode {mode:o}); the database "
+        f"files are private (0600), but a private directory (chmod 700 {directory}) keeps copies safe too"
+    )
 
 
 def probe_database(path: Path) -> None:

@@ -41,7 +41,10 @@ class Reason(enum.Enum):
     MALFORMED_MOVE = (_INVALID, "the move is not in the game's move notation")
     INVALID_CONFIG = (_INVALID, "the game configuration, time control or seat assignment is not valid")
     INVALID_POSITION = (_INVALID, "a position text is not a valid position of the game")
-    BAD_NAME = (_INVALID, "a player or bot name is empty, too long or not printable")
+    BAD_NAME = (
+        _INVALID,
+        "a player or bot name is empty, too long, not printable, mixes scripts or reads as NAME (bot)",
+    )
     BAD_SEAT = (_INVALID, "the seat number is outside the match's seats")
     SEAT_BY_LOT = (_INVALID, "a seat was named in a match whose seats are drawn by lot")
     BAD_FILTER = (_INVALID, "an unknown status or game in a ListMatches filter")

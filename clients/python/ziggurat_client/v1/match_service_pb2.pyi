@@ -611,6 +611,7 @@ class MatchRecord(_message.Message):
     FORFEITS_FIELD_NUMBER: _builtins.int
     SEAT_ASSIGNMENT_FIELD_NUMBER: _builtins.int
     JOIN_ORDER_FIELD_NUMBER: _builtins.int
+    LOG_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     seed_commitment: _builtins.str
     revealed_seed: _builtins.str
@@ -639,6 +640,16 @@ class MatchRecord(_message.Message):
         (docs/setup-derivation.md section 3), which `ziggurat verify` checks.
         """
 
+    @_builtins.property
+    def log(self) -> _containers.RepeatedCompositeFieldContainer[Global___ChainedEvent]:
+        """The match's log exactly as the server stored it, each event linked to the one before
+        by a hash chain that starts from seed_commitment (docs/protocol.md "The record's
+        chain"): `ziggurat verify` recomputes every link and checks that the moves, join order
+        and forfeits above are those of the log, so a history rewritten after it was written
+        (one legal move for another) does not verify. Empty for a match stored before the log
+        was chained (the record is then "unchained").
+        """
+
     def __init__(
         self,
         *,
@@ -653,14 +664,53 @@ class MatchRecord(_message.Message):
         forfeits: _abc.Iterable[Global___Forfeit] | None = ...,
         seat_assignment: _match_pb2.SeatAssignment.ValueType = ...,
         join_order: _abc.Iterable[_builtins.int] | None = ...,
+        log: _abc.Iterable[Global___ChainedEvent] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "outcome", b"outcome", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "forfeits", b"forfeits", "join_order", b"join_order", "match_id", b"match_id", "moves", b"moves", "outcome", b"outcome", "revealed_seed", b"revealed_seed", "seat_assignment", b"seat_assignment", "seats", b"seats", "seed_commitment", b"seed_commitment", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "forfeits", b"forfeits", "join_order", b"join_order", "log", b"log", "match_id", b"match_id", "moves", b"moves", "outcome", b"outcome", "revealed_seed", b"revealed_seed", "seat_assignment", b"seat_assignment", "seats", b"seats", "seed_commitment", b"seed_commitment", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___MatchRecord: _TypeAlias = MatchRecord  # noqa: Y015
+
+@_typing.final
+class ChainedEvent(_message.Message):
+    """One stored event of a match's log with its link in the hash chain."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEQ_FIELD_NUMBER: _builtins.int
+    TIME_MS_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    DATA_JSON_FIELD_NUMBER: _builtins.int
+    CHAIN_FIELD_NUMBER: _builtins.int
+    seq: _builtins.int
+    time_ms: _builtins.int
+    kind: _builtins.str
+    """"created", "seat", "started", "turn", "move", "forfeit" or "ended"."""
+    data_json: _builtins.str
+    """The event's payload: the JSON text the server stored, byte for byte."""
+    chain: _builtins.str
+    """Lower-case hex SHA-256 of: the previous event's chain (seed_commitment for the first),
+    "\\n", seq, "\\n", time_ms, "\\n", kind, "\\n", data_json (numbers in decimal, UTF-8).
+    """
+    def __init__(
+        self,
+        *,
+        seq: _builtins.int = ...,
+        time_ms: _builtins.int = ...,
+        kind: _builtins.str = ...,
+        data_json: _builtins.str = ...,
+        chain: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["chain", b"chain", "data_json", b"data_json", "kind", b"kind", "seq", b"seq", "time_ms", b"time_ms"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ChainedEvent: _TypeAlias = ChainedEvent  # noqa: Y015
 
 @_typing.final
 class RecordedMove(_message.Message):

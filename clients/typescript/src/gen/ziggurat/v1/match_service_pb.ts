@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file ziggurat/v1/match_service.proto.
  */
 export const file_ziggurat_v1_match_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch96aWdndXJhdC92MS9tYXRjaF9zZXJ2aWNlLnByb3RvEgt6aWdndXJhdC52MSKjAQoSQ3JlYXRlTWF0Y2hSZXF1ZXN0EicKBmNvbmZpZxgBIAEoCzIXLnppZ2d1cmF0LnYxLkdhbWVDb25maWcSLgoMdGltZV9jb250cm9sGAIgASgLMhguemlnZ3VyYXQudjEuVGltZUNvbnRyb2wSNAoPc2VhdF9hc3NpZ25tZW50GAMgASgOMhsuemlnZ3VyYXQudjEuU2VhdEFzc2lnbm1lbnQiTwoTQ3JlYXRlTWF0Y2hSZXNwb25zZRIhCgVtYXRjaBgBIAEoCzISLnppZ2d1cmF0LnYxLk1hdGNoEhUKDWNyZWF0b3JfdG9rZW4YAiABKAkiJgoSQ2FuY2VsTWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJIjgKE0NhbmNlbE1hdGNoUmVzcG9uc2USIQoFbWF0Y2gYASABKAsyEi56aWdndXJhdC52MS5NYXRjaCJHChBKb2luTWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEhMKC3BsYXllcl9uYW1lGAIgASgJEgwKBHNlYXQYAyABKA0iUwoRSm9pbk1hdGNoUmVzcG9uc2USDQoFdG9rZW4YASABKAkSDAoEc2VhdBgCIAEoDRIhCgVtYXRjaBgDIAEoCzISLnppZ2d1cmF0LnYxLk1hdGNoIoYBChJMaXN0TWF0Y2hlc1JlcXVlc3QSKAoGc3RhdHVzGAEgASgOMhguemlnZ3VyYXQudjEuTWF0Y2hTdGF0dXMSHwoEZ2FtZRgCIAEoDjIRLnppZ2d1cmF0LnYxLkdhbWUSEQoJcGFnZV9zaXplGAMgASgNEhIKCnBhZ2VfdG9rZW4YBCABKAkiUwoTTGlzdE1hdGNoZXNSZXNwb25zZRIjCgdtYXRjaGVzGAEgAygLMhIuemlnZ3VyYXQudjEuTWF0Y2gSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIiMKD0dldE1hdGNoUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCSI1ChBHZXRNYXRjaFJlc3BvbnNlEiEKBW1hdGNoGAEgASgLMhIuemlnZ3VyYXQudjEuTWF0Y2giOAoRV2F0Y2hNYXRjaFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSEQoJYWZ0ZXJfc2VxGAIgASgEIlAKEldhdGNoTWF0Y2hSZXNwb25zZRIiCgZldmVudHMYASADKAsyEi56aWdndXJhdC52MS5FdmVudBIWCg5zZXJ2ZXJfdGltZV9tcxgCIAEoAyJNChFTdWJtaXRNb3ZlUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIMCgRtb3ZlGAIgASgJEhAKA3BseRgDIAEoDUgAiAEBQgYKBF9wbHkiLwoSU3VibWl0TW92ZVJlc3BvbnNlEgsKA3NlcRgBIAEoBBIMCgRtb3ZlGAIgASgJIiEKDVJlc2lnblJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkiHQoOUmVzaWduUmVzcG9uc2USCwoDc2VxGAEgASgEIloKC1BsYXlSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEhEKCWFmdGVyX3NlcRgCIAEoBBIMCgRtb3ZlGAMgASgJEhAKA3BseRgEIAEoDUgAiAEBQgYKBF9wbHkifAoMUGxheVJlc3BvbnNlEiIKBmV2ZW50cxgBIAMoCzISLnppZ2d1cmF0LnYxLkV2ZW50EjAKDW1vdmVfcmVqZWN0ZWQYAiABKAsyGS56aWdndXJhdC52MS5Nb3ZlUmVqZWN0ZWQSFgoOc2VydmVyX3RpbWVfbXMYAyABKAMiPQoMTW92ZVJlamVjdGVkEgwKBG1vdmUYASABKAkSDgoGcmVhc29uGAIgASgJEg8KB21lc3NhZ2UYAyABKAkiKQoVR2V0TWF0Y2hSZWNvcmRSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJIkIKFkdldE1hdGNoUmVjb3JkUmVzcG9uc2USKAoGcmVjb3JkGAEgASgLMhguemlnZ3VyYXQudjEuTWF0Y2hSZWNvcmQijQMKC01hdGNoUmVjb3JkEhAKCG1hdGNoX2lkGAEgASgJEicKBmNvbmZpZxgCIAEoCzIXLnppZ2d1cmF0LnYxLkdhbWVDb25maWcSLgoMdGltZV9jb250cm9sGAMgASgLMhguemlnZ3VyYXQudjEuVGltZUNvbnRyb2wSIAoFc2VhdHMYBCADKAsyES56aWdndXJhdC52MS5TZWF0EhcKD3NlZWRfY29tbWl0bWVudBgFIAEoCRIVCg1yZXZlYWxlZF9zZWVkGAYgASgJEigKBW1vdmVzGAcgAygLMhkuemlnZ3VyYXQudjEuUmVjb3JkZWRNb3ZlEiUKB291dGNvbWUYCCABKAsyFC56aWdndXJhdC52MS5PdXRjb21lEiYKCGZvcmZlaXRzGAkgAygLMhQuemlnZ3VyYXQudjEuRm9yZmVpdBI0Cg9zZWF0X2Fzc2lnbm1lbnQYCiABKA4yGy56aWdndXJhdC52MS5TZWF0QXNzaWdubWVudBISCgpqb2luX29yZGVyGAsgAygNIj8KDFJlY29yZGVkTW92ZRIMCgRzZWF0GAEgASgNEgwKBG1vdmUYAiABKAkSEwoLc3Vic3RpdHV0ZWQYAyABKAgiUwoHRm9yZmVpdBIMCgRzZWF0GAEgASgNEgsKA3BseRgCIAEoDRItCgt0ZXJtaW5hdGlvbhgDIAEoDjIYLnppZ2d1cmF0LnYxLlRlcm1pbmF0aW9uIhgKFkxpc3RCdWlsdGluQm90c1JlcXVlc3QiQAoXTGlzdEJ1aWx0aW5Cb3RzUmVzcG9uc2USJQoEYm90cxgBIAMoCzIXLnppZ2d1cmF0LnYxLkJ1aWx0aW5Cb3QiUQoKQnVpbHRpbkJvdBIMCgRuYW1lGAEgASgJEiAKBWdhbWVzGAIgAygOMhEuemlnZ3VyYXQudjEuR2FtZRITCgtkZXNjcmlwdGlvbhgDIAEoCSI8Cg1BZGRCb3RSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEgsKA2JvdBgCIAEoCRIMCgRzZWF0GAMgASgNIkEKDkFkZEJvdFJlc3BvbnNlEgwKBHNlYXQYASABKA0SIQoFbWF0Y2gYAiABKAsyEi56aWdndXJhdC52MS5NYXRjaDK5BwoMTWF0Y2hTZXJ2aWNlElAKC0NyZWF0ZU1hdGNoEh8uemlnZ3VyYXQudjEuQ3JlYXRlTWF0Y2hSZXF1ZXN0GiAuemlnZ3VyYXQudjEuQ3JlYXRlTWF0Y2hSZXNwb25zZRJQCgtDYW5jZWxNYXRjaBIfLnppZ2d1cmF0LnYxLkNhbmNlbE1hdGNoUmVxdWVzdBogLnppZ2d1cmF0LnYxLkNhbmNlbE1hdGNoUmVzcG9uc2USSgoJSm9pbk1hdGNoEh0uemlnZ3VyYXQudjEuSm9pbk1hdGNoUmVxdWVzdBoeLnppZ2d1cmF0LnYxLkpvaW5NYXRjaFJlc3BvbnNlElAKC0xpc3RNYXRjaGVzEh8uemlnZ3VyYXQudjEuTGlzdE1hdGNoZXNSZXF1ZXN0GiAuemlnZ3VyYXQudjEuTGlzdE1hdGNoZXNSZXNwb25zZRJHCghHZXRNYXRjaBIcLnppZ2d1cmF0LnYxLkdldE1hdGNoUmVxdWVzdBodLnppZ2d1cmF0LnYxLkdldE1hdGNoUmVzcG9uc2USTwoKV2F0Y2hNYXRjaBIeLnppZ2d1cmF0LnYxLldhdGNoTWF0Y2hSZXF1ZXN0Gh8uemlnZ3VyYXQudjEuV2F0Y2hNYXRjaFJlc3BvbnNlMAESTQoKU3VibWl0TW92ZRIeLnppZ2d1cmF0LnYxLlN1Ym1pdE1vdmVSZXF1ZXN0Gh8uemlnZ3VyYXQudjEuU3VibWl0TW92ZVJlc3BvbnNlEkEKBlJlc2lnbhIaLnppZ2d1cmF0LnYxLlJlc2lnblJlcXVlc3QaGy56aWdndXJhdC52MS5SZXNpZ25SZXNwb25zZRI/CgRQbGF5EhguemlnZ3VyYXQudjEuUGxheVJlcXVlc3QaGS56aWdndXJhdC52MS5QbGF5UmVzcG9uc2UoATABElkKDkdldE1hdGNoUmVjb3JkEiIuemlnZ3VyYXQudjEuR2V0TWF0Y2hSZWNvcmRSZXF1ZXN0GiMuemlnZ3VyYXQudjEuR2V0TWF0Y2hSZWNvcmRSZXNwb25zZRJcCg9MaXN0QnVpbHRpbkJvdHMSIy56aWdndXJhdC52MS5MaXN0QnVpbHRpbkJvdHNSZXF1ZXN0GiQuemlnZ3VyYXQudjEuTGlzdEJ1aWx0aW5Cb3RzUmVzcG9uc2USQQoGQWRkQm90EhouemlnZ3VyYXQudjEuQWRkQm90UmVxdWVzdBobLnppZ2d1cmF0LnYxLkFkZEJvdFJlc3BvbnNlQqIBCg9vcmcuemlnZ3VyYXQudjFCEU1hdGNoU2VydmljZVByb3RvUAFaQ2dpdGh1Yi5jb20vemlnZ3VyYXQtZ2FtZXMvemlnZ3VyYXQvY2xpZW50cy9nby96aWdndXJhdHYxO3ppZ2d1cmF0djGiAgNaWFiqAgtaaWdndXJhdC5WMboCA1ppZ8oCC1ppZ2d1cmF0XFYx6gIMWmlnZ3VyYXQ6OlYxYgZwcm90bzM", [file_ziggurat_v1_game, file_ziggurat_v1_match]);
+  fileDesc("Ch96aWdndXJhdC92MS9tYXRjaF9zZXJ2aWNlLnByb3RvEgt6aWdndXJhdC52MSKjAQoSQ3JlYXRlTWF0Y2hSZXF1ZXN0EicKBmNvbmZpZxgBIAEoCzIXLnppZ2d1cmF0LnYxLkdhbWVDb25maWcSLgoMdGltZV9jb250cm9sGAIgASgLMhguemlnZ3VyYXQudjEuVGltZUNvbnRyb2wSNAoPc2VhdF9hc3NpZ25tZW50GAMgASgOMhsuemlnZ3VyYXQudjEuU2VhdEFzc2lnbm1lbnQiTwoTQ3JlYXRlTWF0Y2hSZXNwb25zZRIhCgVtYXRjaBgBIAEoCzISLnppZ2d1cmF0LnYxLk1hdGNoEhUKDWNyZWF0b3JfdG9rZW4YAiABKAkiJgoSQ2FuY2VsTWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJIjgKE0NhbmNlbE1hdGNoUmVzcG9uc2USIQoFbWF0Y2gYASABKAsyEi56aWdndXJhdC52MS5NYXRjaCJHChBKb2luTWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEhMKC3BsYXllcl9uYW1lGAIgASgJEgwKBHNlYXQYAyABKA0iUwoRSm9pbk1hdGNoUmVzcG9uc2USDQoFdG9rZW4YASABKAkSDAoEc2VhdBgCIAEoDRIhCgVtYXRjaBgDIAEoCzISLnppZ2d1cmF0LnYxLk1hdGNoIoYBChJMaXN0TWF0Y2hlc1JlcXVlc3QSKAoGc3RhdHVzGAEgASgOMhguemlnZ3VyYXQudjEuTWF0Y2hTdGF0dXMSHwoEZ2FtZRgCIAEoDjIRLnppZ2d1cmF0LnYxLkdhbWUSEQoJcGFnZV9zaXplGAMgASgNEhIKCnBhZ2VfdG9rZW4YBCABKAkiUwoTTGlzdE1hdGNoZXNSZXNwb25zZRIjCgdtYXRjaGVzGAEgAygLMhIuemlnZ3VyYXQudjEuTWF0Y2gSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIiMKD0dldE1hdGNoUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCSI1ChBHZXRNYXRjaFJlc3BvbnNlEiEKBW1hdGNoGAEgASgLMhIuemlnZ3VyYXQudjEuTWF0Y2giOAoRV2F0Y2hNYXRjaFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSEQoJYWZ0ZXJfc2VxGAIgASgEIlAKEldhdGNoTWF0Y2hSZXNwb25zZRIiCgZldmVudHMYASADKAsyEi56aWdndXJhdC52MS5FdmVudBIWCg5zZXJ2ZXJfdGltZV9tcxgCIAEoAyJNChFTdWJtaXRNb3ZlUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIMCgRtb3ZlGAIgASgJEhAKA3BseRgDIAEoDUgAiAEBQgYKBF9wbHkiLwoSU3VibWl0TW92ZVJlc3BvbnNlEgsKA3NlcRgBIAEoBBIMCgRtb3ZlGAIgASgJIiEKDVJlc2lnblJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkiHQoOUmVzaWduUmVzcG9uc2USCwoDc2VxGAEgASgEIloKC1BsYXlSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEhEKCWFmdGVyX3NlcRgCIAEoBBIMCgRtb3ZlGAMgASgJEhAKA3BseRgEIAEoDUgAiAEBQgYKBF9wbHkifAoMUGxheVJlc3BvbnNlEiIKBmV2ZW50cxgBIAMoCzISLnppZ2d1cmF0LnYxLkV2ZW50EjAKDW1vdmVfcmVqZWN0ZWQYAiABKAsyGS56aWdndXJhdC52MS5Nb3ZlUmVqZWN0ZWQSFgoOc2VydmVyX3RpbWVfbXMYAyABKAMiPQoMTW92ZVJlamVjdGVkEgwKBG1vdmUYASABKAkSDgoGcmVhc29uGAIgASgJEg8KB21lc3NhZ2UYAyABKAkiKQoVR2V0TWF0Y2hSZWNvcmRSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJIkIKFkdldE1hdGNoUmVjb3JkUmVzcG9uc2USKAoGcmVjb3JkGAEgASgLMhguemlnZ3VyYXQudjEuTWF0Y2hSZWNvcmQitQMKC01hdGNoUmVjb3JkEhAKCG1hdGNoX2lkGAEgASgJEicKBmNvbmZpZxgCIAEoCzIXLnppZ2d1cmF0LnYxLkdhbWVDb25maWcSLgoMdGltZV9jb250cm9sGAMgASgLMhguemlnZ3VyYXQudjEuVGltZUNvbnRyb2wSIAoFc2VhdHMYBCADKAsyES56aWdndXJhdC52MS5TZWF0EhcKD3NlZWRfY29tbWl0bWVudBgFIAEoCRIVCg1yZXZlYWxlZF9zZWVkGAYgASgJEigKBW1vdmVzGAcgAygLMhkuemlnZ3VyYXQudjEuUmVjb3JkZWRNb3ZlEiUKB291dGNvbWUYCCABKAsyFC56aWdndXJhdC52MS5PdXRjb21lEiYKCGZvcmZlaXRzGAkgAygLMhQuemlnZ3VyYXQudjEuRm9yZmVpdBI0Cg9zZWF0X2Fzc2lnbm1lbnQYCiABKA4yGy56aWdndXJhdC52MS5TZWF0QXNzaWdubWVudBISCgpqb2luX29yZGVyGAsgAygNEiYKA2xvZxgMIAMoCzIZLnppZ2d1cmF0LnYxLkNoYWluZWRFdmVudCJcCgxDaGFpbmVkRXZlbnQSCwoDc2VxGAEgASgNEg8KB3RpbWVfbXMYAiABKAQSDAoEa2luZBgDIAEoCRIRCglkYXRhX2pzb24YBCABKAkSDQoFY2hhaW4YBSABKAkiPwoMUmVjb3JkZWRNb3ZlEgwKBHNlYXQYASABKA0SDAoEbW92ZRgCIAEoCRITCgtzdWJzdGl0dXRlZBgDIAEoCCJTCgdGb3JmZWl0EgwKBHNlYXQYASABKA0SCwoDcGx5GAIgASgNEi0KC3Rlcm1pbmF0aW9uGAMgASgOMhguemlnZ3VyYXQudjEuVGVybWluYXRpb24iGAoWTGlzdEJ1aWx0aW5Cb3RzUmVxdWVzdCJAChdMaXN0QnVpbHRpbkJvdHNSZXNwb25zZRIlCgRib3RzGAEgAygLMhcuemlnZ3VyYXQudjEuQnVpbHRpbkJvdCJRCgpCdWlsdGluQm90EgwKBG5hbWUYASABKAkSIAoFZ2FtZXMYAiADKA4yES56aWdndXJhdC52MS5HYW1lEhMKC2Rlc2NyaXB0aW9uGAMgASgJIjwKDUFkZEJvdFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSCwoDYm90GAIgASgJEgwKBHNlYXQYAyABKA0iQQoOQWRkQm90UmVzcG9uc2USDAoEc2VhdBgBIAEoDRIhCgVtYXRjaBgCIAEoCzISLnppZ2d1cmF0LnYxLk1hdGNoMrkHCgxNYXRjaFNlcnZpY2USUAoLQ3JlYXRlTWF0Y2gSHy56aWdndXJhdC52MS5DcmVhdGVNYXRjaFJlcXVlc3QaIC56aWdndXJhdC52MS5DcmVhdGVNYXRjaFJlc3BvbnNlElAKC0NhbmNlbE1hdGNoEh8uemlnZ3VyYXQudjEuQ2FuY2VsTWF0Y2hSZXF1ZXN0GiAuemlnZ3VyYXQudjEuQ2FuY2VsTWF0Y2hSZXNwb25zZRJKCglKb2luTWF0Y2gSHS56aWdndXJhdC52MS5Kb2luTWF0Y2hSZXF1ZXN0Gh4uemlnZ3VyYXQudjEuSm9pbk1hdGNoUmVzcG9uc2USUAoLTGlzdE1hdGNoZXMSHy56aWdndXJhdC52MS5MaXN0TWF0Y2hlc1JlcXVlc3QaIC56aWdndXJhdC52MS5MaXN0TWF0Y2hlc1Jlc3BvbnNlEkcKCEdldE1hdGNoEhwuemlnZ3VyYXQudjEuR2V0TWF0Y2hSZXF1ZXN0Gh0uemlnZ3VyYXQudjEuR2V0TWF0Y2hSZXNwb25zZRJPCgpXYXRjaE1hdGNoEh4uemlnZ3VyYXQudjEuV2F0Y2hNYXRjaFJlcXVlc3QaHy56aWdndXJhdC52MS5XYXRjaE1hdGNoUmVzcG9uc2UwARJNCgpTdWJtaXRNb3ZlEh4uemlnZ3VyYXQudjEuU3VibWl0TW92ZVJlcXVlc3QaHy56aWdndXJhdC52MS5TdWJtaXRNb3ZlUmVzcG9uc2USQQoGUmVzaWduEhouemlnZ3VyYXQudjEuUmVzaWduUmVxdWVzdBobLnppZ2d1cmF0LnYxLlJlc2lnblJlc3BvbnNlEj8KBFBsYXkSGC56aWdndXJhdC52MS5QbGF5UmVxdWVzdBoZLnppZ2d1cmF0LnYxLlBsYXlSZXNwb25zZSgBMAESWQoOR2V0TWF0Y2hSZWNvcmQSIi56aWdndXJhdC52MS5HZXRNYXRjaFJlY29yZFJlcXVlc3QaIy56aWdndXJhdC52MS5HZXRNYXRjaFJlY29yZFJlc3BvbnNlElwKD0xpc3RCdWlsdGluQm90cxIjLnppZ2d1cmF0LnYxLkxpc3RCdWlsdGluQm90c1JlcXVlc3QaJC56aWdndXJhdC52MS5MaXN0QnVpbHRpbkJvdHNSZXNwb25zZRJBCgZBZGRCb3QSGi56aWdndXJhdC52MS5BZGRCb3RSZXF1ZXN0GhsuemlnZ3VyYXQudjEuQWRkQm90UmVzcG9uc2VCogEKD29yZy56aWdndXJhdC52MUIRTWF0Y2hTZXJ2aWNlUHJvdG9QAVpDZ2l0aHViLmNvbS96aWdndXJhdC1nYW1lcy96aWdndXJhdC9jbGllbnRzL2dvL3ppZ2d1cmF0djE7emlnZ3VyYXR2MaICA1pYWKoCC1ppZ2d1cmF0LlYxugIDWmlnygILWmlnZ3VyYXRcVjHqAgxaaWdndXJhdDo6VjFiBnByb3RvMw", [file_ziggurat_v1_game, file_ziggurat_v1_match]);
 
 /**
  * CreateMatch input.
@@ -662,6 +662,18 @@ export type MatchRecord = Message<"ziggurat.v1.MatchRecord"> & {
    * @generated from field: repeated uint32 join_order = 11;
    */
   joinOrder: number[];
+
+  /**
+   * The match's log exactly as the server stored it, each event linked to the one before
+   * by a hash chain that starts from seed_commitment (docs/protocol.md "The record's
+   * chain"): `ziggurat verify` recomputes every link and checks that the moves, join order
+   * and forfeits above are those of the log, so a history rewritten after it was written
+   * (one legal move for another) does not verify. Empty for a match stored before the log
+   * was chained (the record is then "unchained").
+   *
+   * @generated from field: repeated ziggurat.v1.ChainedEvent log = 12;
+   */
+  log: ChainedEvent[];
 };
 
 /**
@@ -670,6 +682,52 @@ export type MatchRecord = Message<"ziggurat.v1.MatchRecord"> & {
  */
 export const MatchRecordSchema: GenMessage<MatchRecord> = /*@__PURE__*/
   messageDesc(file_ziggurat_v1_match_service, 21);
+
+/**
+ * One stored event of a match's log with its link in the hash chain.
+ *
+ * @generated from message ziggurat.v1.ChainedEvent
+ */
+export type ChainedEvent = Message<"ziggurat.v1.ChainedEvent"> & {
+  /**
+   * @generated from field: uint32 seq = 1;
+   */
+  seq: number;
+
+  /**
+   * @generated from field: uint64 time_ms = 2;
+   */
+  timeMs: bigint;
+
+  /**
+   * "created", "seat", "started", "turn", "move", "forfeit" or "ended".
+   *
+   * @generated from field: string kind = 3;
+   */
+  kind: string;
+
+  /**
+   * The event's payload: the JSON text the server stored, byte for byte.
+   *
+   * @generated from field: string data_json = 4;
+   */
+  dataJson: string;
+
+  /**
+   * Lower-case hex SHA-256 of: the previous event's chain (seed_commitment for the first),
+   * "\n", seq, "\n", time_ms, "\n", kind, "\n", data_json (numbers in decimal, UTF-8).
+   *
+   * @generated from field: string chain = 5;
+   */
+  chain: string;
+};
+
+/**
+ * Describes the message ziggurat.v1.ChainedEvent.
+ * Use `create(ChainedEventSchema)` to create a new message.
+ */
+export const ChainedEventSchema: GenMessage<ChainedEvent> = /*@__PURE__*/
+  messageDesc(file_ziggurat_v1_match_service, 22);
 
 /**
  * One move in a record.
@@ -698,7 +756,7 @@ export type RecordedMove = Message<"ziggurat.v1.RecordedMove"> & {
  * Use `create(RecordedMoveSchema)` to create a new message.
  */
 export const RecordedMoveSchema: GenMessage<RecordedMove> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 22);
+  messageDesc(file_ziggurat_v1_match_service, 23);
 
 /**
  * A forfeit in a record.
@@ -727,7 +785,7 @@ export type Forfeit = Message<"ziggurat.v1.Forfeit"> & {
  * Use `create(ForfeitSchema)` to create a new message.
  */
 export const ForfeitSchema: GenMessage<Forfeit> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 23);
+  messageDesc(file_ziggurat_v1_match_service, 24);
 
 /**
  * ListBuiltinBots input.
@@ -742,7 +800,7 @@ export type ListBuiltinBotsRequest = Message<"ziggurat.v1.ListBuiltinBotsRequest
  * Use `create(ListBuiltinBotsRequestSchema)` to create a new message.
  */
 export const ListBuiltinBotsRequestSchema: GenMessage<ListBuiltinBotsRequest> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 24);
+  messageDesc(file_ziggurat_v1_match_service, 25);
 
 /**
  * ListBuiltinBots output.
@@ -761,7 +819,7 @@ export type ListBuiltinBotsResponse = Message<"ziggurat.v1.ListBuiltinBotsRespon
  * Use `create(ListBuiltinBotsResponseSchema)` to create a new message.
  */
 export const ListBuiltinBotsResponseSchema: GenMessage<ListBuiltinBotsResponse> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 25);
+  messageDesc(file_ziggurat_v1_match_service, 26);
 
 /**
  * A bot the server can play itself.
@@ -796,7 +854,7 @@ export type BuiltinBot = Message<"ziggurat.v1.BuiltinBot"> & {
  * Use `create(BuiltinBotSchema)` to create a new message.
  */
 export const BuiltinBotSchema: GenMessage<BuiltinBot> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 26);
+  messageDesc(file_ziggurat_v1_match_service, 27);
 
 /**
  * AddBot input.
@@ -829,7 +887,7 @@ export type AddBotRequest = Message<"ziggurat.v1.AddBotRequest"> & {
  * Use `create(AddBotRequestSchema)` to create a new message.
  */
 export const AddBotRequestSchema: GenMessage<AddBotRequest> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 27);
+  messageDesc(file_ziggurat_v1_match_service, 28);
 
 /**
  * AddBot output.
@@ -855,7 +913,7 @@ export type AddBotResponse = Message<"ziggurat.v1.AddBotResponse"> & {
  * Use `create(AddBotResponseSchema)` to create a new message.
  */
 export const AddBotResponseSchema: GenMessage<AddBotResponse> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 28);
+  messageDesc(file_ziggurat_v1_match_service, 29);
 
 /**
  * Creating, joining, watching and playing matches.
@@ -872,7 +930,7 @@ export const AddBotResponseSchema: GenMessage<AddBotResponse> = /*@__PURE__*/
  *   MALFORMED_MOVE (INVALID_ARGUMENT): the move is not in the game's move notation.
  *   INVALID_CONFIG (INVALID_ARGUMENT): the game configuration, time control or seat assignment is not valid.
  *   INVALID_POSITION (INVALID_ARGUMENT): a position text is not a valid position of the game.
- *   BAD_NAME (INVALID_ARGUMENT): a player or bot name is empty, too long or not printable.
+ *   BAD_NAME (INVALID_ARGUMENT): a player or bot name is empty, too long, not printable, mixes scripts or reads as NAME (bot).
  *   BAD_SEAT (INVALID_ARGUMENT): the seat number is outside the match's seats.
  *   SEAT_BY_LOT (INVALID_ARGUMENT): a seat was named in a match whose seats are drawn by lot.
  *   BAD_FILTER (INVALID_ARGUMENT): an unknown status or game in a ListMatches filter.
