@@ -499,7 +499,7 @@ async def test_sigterm_through_the_gate_ends_streams_exits_zero_and_restart_serv
     try:
         address = await asyncio.to_thread(server.start)
         # The private socket: in a directory of its own that only this user may enter.
-        (socket_dir,) = private.iterdir()
+        (socket_dir,) = [d for d in private.iterdir() if d.name.startswith("ziggurat-gate-")]
         assert stat.S_IMODE(socket_dir.stat().st_mode) == 0o700
         assert stat.S_ISSOCK((socket_dir / "upstream.sock").stat().st_mode)
         # The gate got the limits; the secret is in its environment only, never on a command line.
@@ -545,7 +545,9 @@ async def test_sigterm_through_the_gate_ends_streams_exits_zero_and_restart_serv
         assert "Traceback" not in log, log
         assert " ERROR " not in log, log
         assert "ending 4 open streams" in log, log
-        assert not list(private.iterdir()), "the private socket's directory is removed at exit"
+        assert not [d for d in private.iterdir() if d.name.startswith("ziggurat-gate-")], (
+            "the private socket's directory is removed at exit"
+        )
 
         # Restarted (with the gate again), the server serves the same match with the same tokens.
         address = await asyncio.to_thread(server.start)
@@ -585,7 +587,9 @@ async def test_a_gate_killed_with_kill_9_stops_the_server_with_one_error_line(
     assert len(errors) == 1, log
     assert "ziggurat-gate" in errors[0] and "SIGKILL" in errors[0], errors
     assert "Traceback" not in log, log
-    assert not list(private.iterdir()), "the private socket's directory is removed at exit"
+    assert not [d for d in private.iterdir() if d.name.startswith("ziggurat-gate-")], (
+        "the private socket's directory is removed at exit"
+    )
     # Nothing holds the port any more: a new server can take it.
     with socket.socket() as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -603,7 +607,7 @@ async def test_a_server_killed_with_kill_9_leaves_a_directory_the_next_server_re
         assert first.proc is not None
         gate = gate_pid(first)
         first.kill9()
-        left = [entry.name for entry in private_tmp.iterdir()]
+        left = [entry.name for entry in private_tmp.iterdir() if entry.name.startswith("ziggurat-gate-")]
         assert len(left) == 1 and left[0].startswith(f"ziggurat-gate-{first.proc.pid}-"), left
         for _ in range(100):  # Linux kills the gate with its parent (pdeathsig)
             if not Path(f"/proc/{gate}").exists() or "Z" in Path(f"/proc/{gate}/stat").read_text().split()[2]:
@@ -617,14 +621,16 @@ async def test_a_server_killed_with_kill_9_leaves_a_directory_the_next_server_re
     try:
         address = await asyncio.to_thread(second.start)
         assert second.proc is not None
-        now = list(private_tmp.iterdir())
+        now = [d for d in private_tmp.iterdir() if d.name.startswith("ziggurat-gate-")]
         assert len(now) == 1 and now[0].name.startswith(f"ziggurat-gate-{second.proc.pid}-"), now
         async with ZigguratClient(address) as client:
             await client.create_match(pylos_config())
         assert await terminate(second) == 0
     finally:
         second.stop()
-    assert not list(private_tmp.iterdir()), "a clean stop removes its own directory"
+    assert not [d for d in private_tmp.iterdir() if d.name.startswith("ziggurat-gate-")], (
+        "a clean stop removes its own directory"
+    )
 
 
 async def test_tls_is_terminated_by_the_gate(gate_built: Path, tmp_path: Path) -> None:
@@ -688,7 +694,9 @@ def test_a_gate_that_cannot_start_is_refused_in_one_line(
     (line,) = done.stderr.splitlines()
     assert line.startswith("error: ziggurat-gate could not start: cannot use --tls-cert/--tls-key"), line
     assert "Traceback" not in done.stderr
-    assert not list(private_tmp.iterdir()), "the private socket's directory is removed"
+    assert not [d for d in private_tmp.iterdir() if d.name.startswith("ziggurat-gate-")], (
+        "the private socket's directory is removed"
+    )
 
 
 async def test_the_lan_is_told_the_gate_s_address(gate_built: Path, tmp_path: Path) -> None:

@@ -559,6 +559,8 @@ async def _run_stdio(job: _SeatJob) -> None:
     finally:
         if watch is not None:
             watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(watch)  # its note of a memory-cap kill, if the kernel killed
         bot.process.kill()  # even when cancelled during close(): nothing outlives its game
         if confined is not None:
             await asyncio.shield(confined.close())

@@ -122,13 +122,22 @@ class Confinement:
         if self.cgroup is None:
             await asyncio.Event().wait()
             return
-        while self.cgroup.oom_kills() == 0:
-            await asyncio.sleep(MEMORY_POLL_SECONDS)
-        note(
-            f"the sandbox reached its memory cap ({self.memory_mb} MB in total): "
-            "every process in it was killed"
-        )
+        try:
+            while self.cgroup.oom_kills() == 0:
+                await asyncio.sleep(MEMORY_POLL_SECONDS)
+        except asyncio.CancelledError:
+            # the game may end (the seat resigned as crashed) before the next poll: the cause is
+            # still said when the kernel did kill at the cap
+            if self.cgroup.oom_kills() > 0:
+                note(self._cap_note())
+            raise
+        note(self._cap_note())
         self.cgroup.kill()
+
+    def _cap_note(self) -> str:
+        """Why the sandbox's processes died, for its seat's log."""
+        cap = f"the sandbox reached its memory cap ({self.memory_mb} MB in total)"
+        return f"{cap}: every process in it was killed"
 
     async def close(self) -> None:
         """Kill whatever is left in the sandbox, remove its control group, give its user back."""
