@@ -237,6 +237,8 @@ def _expect_refused(rule: Rule, credential: str) -> bool:
         return credential not in ("none", "own")
     if rule == Rule.AUDIENCE:
         return credential != "none"
+    if rule == Rule.ANY_SEAT:
+        return credential not in ("own", "other")
     assert rule == Rule.REFUSED, rule
     return True
 
@@ -365,3 +367,108 @@ def test_the_docs_table_is_the_policy() -> None:
         for method, row in POLICY.items()
     }
     assert documented == expected
+
+
+def _live_match(server: ZigguratServer) -> tuple[Match, dict[int, str]]:
+    """A match created and seated in-process, not yet played: its seat tokens by seat."""
+    match = server.manager.create("pylos", 2, {}, TimeControl(), "lot")
+    tokens = [match.join(name, None)[0] for name in ("one", "two")]
+    return match, {match.seat_for_token(token): token for token in tokens}
+
+
+async def test_one_participant_cannot_spend_another_s_budget(tmp_path: Path) -> None:
+    """Every sandboxed program calls from the same socket peer: counted by address, one of them
+    held the budget of all (issue 21). Counted by credential, a hog opening streams with its own
+    seat token stops at 32 — below the address cap, which would otherwise let it take everything
+    — while another participant plays its seat beside it, and a hog polling reads is slowed down
+    alone."""
+    socket = str(tmp_path / "s.sock")
+    server = ZigguratServer(
+        ServeOptions(
+            host="127.0.0.1",
+            port=0,
+            db_path=str(tmp_path / "c.db"),
+            unix_socket=socket,
+            grace_seconds=0.2,
+            competition=True,
+            max_streams_per_address=40,
+        )
+    )
+    await server.start()
+    hogs_match, hog_tokens = _live_match(server)
+    players_match, player_tokens = _live_match(server)
+    hog = (("authorization", f"Bearer {hog_tokens[0]}"),)
+    async with grpc.aio.insecure_channel(f"unix:{socket}") as channel:
+        # Health.Watch: no per-seat or per-match cap of its own, unlike WatchMatch and Play.
+        watch = channel.unary_stream(
+            "/grpc.health.v1.Health/Watch",
+            request_serializer=health_pb2.HealthCheckRequest.SerializeToString,
+            response_deserializer=health_pb2.HealthCheckResponse.FromString,
+        )
+        held: list[Any] = []
+        refusals: list[str | None] = []
+        try:
+            for _ in range(60):
+                call = watch(health_pb2.HealthCheckRequest(), metadata=hog)
+                try:
+                    await asyncio.wait_for(call.read(), CALL_SECONDS)
+                    held.append(call)
+                except grpc.aio.AioRpcError as error:
+                    refusals.append(error_reason(error))
+            assert len(held) == 32
+            assert set(refusals) == {"TOO_MANY_STREAMS"}
+
+            # Another participant plays its seat on the same socket meanwhile.
+            mover = players_match.rules.to_move(players_match.state)
+            assert mover is not None
+            token = player_tokens[mover]
+            play = channel.stream_stream(
+                "/ziggurat.v1.MatchService/Play",
+                request_serializer=match_service_pb2.PlayRequest.SerializeToString,
+                response_deserializer=match_service_pb2.PlayResponse.FromString,
+            )
+            move = players_match.rules.legal_moves(players_match.state)[0]
+            requests: asyncio.Queue[match_service_pb2.PlayRequest | None] = asyncio.Queue()
+            await requests.put(match_service_pb2.PlayRequest(match_id=players_match.match_id, move=move))
+
+            async def sent() -> AsyncIterator[match_service_pb2.PlayRequest]:
+                while (request := await requests.get()) is not None:
+                    yield request
+
+            stream = play(sent(), metadata=(("authorization", f"Bearer {token}"),))
+            async with asyncio.timeout(CALL_SECONDS):
+                while players_match.moves == 0:
+                    response = await stream.read()
+                    assert not response.move_rejected.reason, response
+            await requests.put(None)
+            stream.cancel()
+            assert players_match.moves == 1
+
+            # A hog polling its match (its streams closed) is slowed down alone.
+            for call in held:
+                call.cancel()
+            async with asyncio.timeout(CALL_SECONDS):
+                while server.guard.open_calls():
+                    await asyncio.sleep(0.01)
+            get = channel.unary_unary(
+                "/ziggurat.v1.MatchService/GetMatch",
+                request_serializer=match_service_pb2.GetMatchRequest.SerializeToString,
+                response_deserializer=match_service_pb2.GetMatchResponse.FromString,
+            )
+            polled: list[str | None] = []
+            for _ in range(150):
+                try:
+                    await get(match_service_pb2.GetMatchRequest(match_id=hogs_match.match_id), metadata=hog)
+                    polled.append(None)
+                except grpc.aio.AioRpcError as error:
+                    polled.append(error_reason(error))
+            assert polled[0] is None and set(polled) == {None, "RATE_LIMITED"}
+            other = (("authorization", f"Bearer {player_tokens[mover]}"),)
+            seen = await get(
+                match_service_pb2.GetMatchRequest(match_id=players_match.match_id), metadata=other
+            )
+            assert seen.match.match_id == players_match.match_id
+        finally:
+            for call in held:
+                call.cancel()
+            await server.stop()

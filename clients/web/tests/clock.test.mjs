@@ -51,6 +51,11 @@ test("a spectator's clock counts the turn down right whatever its computer's clo
   const pages = { ahead: await skewedSpectator(hour, matchId), behind: await skewedSpectator(-hour, matchId), right: await skewedSpectator(0, matchId) };
   const shown = {};
   for (const [name, page] of Object.entries(pages)) {
+    // A page in the background may have its timers slowed down by the browser: bring it to
+    // the front and read the clock just after it ticks, so that it shows what it thinks now.
+    await page.bringToFront();
+    const before = await page.$eval(".seats li.to-move .clock", (e) => e.textContent);
+    await page.waitForFunction((old) => document.querySelector(".seats li.to-move .clock").textContent !== old, before);
     const expected = (30000 - (Date.now() - started)) / 1000;
     const text = await page.$eval(".seats li.to-move .clock", (e) => e.textContent);
     shown[name] = parseFloat(text);

@@ -13,9 +13,10 @@ from typing import Any
 import grpc
 
 from ziggurat.service.access import Access
+from ziggurat.service.guard import bearer_token
 from ziggurat.service.manager import MatchManager
 from ziggurat.service.render import render_match
-from ziggurat.service.servicer import api, bearer_token
+from ziggurat.service.servicer import api
 from ziggurat.v1 import admin_service_pb2 as apb
 from ziggurat.v1 import admin_service_pb2_grpc as agrpc
 

@@ -9,11 +9,12 @@ from typing import Any
 import grpc
 
 from ziggurat.service.bots import BotRegistry, Invitation
+from ziggurat.service.guard import bearer_token
 from ziggurat.service.manager import MatchManager
 from ziggurat.service.match import Match
 from ziggurat.service.peer import Peers
 from ziggurat.service.render import render_match
-from ziggurat.service.servicer import api, bearer_token
+from ziggurat.service.servicer import api
 from ziggurat.service.status_guard import end_call
 from ziggurat.v1 import bot_service_pb2 as bpb
 from ziggurat.v1 import bot_service_pb2_grpc as bgrpc

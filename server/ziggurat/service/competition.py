@@ -43,9 +43,10 @@ import grpc
 from google.protobuf.message import Message
 
 from ziggurat.service.botnames import bot_key
+from ziggurat.service.guard import bearer_token, credential_key
 from ziggurat.service.match import hash_token
 from ziggurat.service.peer import Peers
-from ziggurat.service.servicer import bearer_token
+from ziggurat.service.ratelimit import RateLimiter
 from ziggurat.service.status_guard import close_requests, end_call
 from ziggurat.store.sqlite import Store
 from ziggurat.web.connect import CallContext
@@ -76,6 +77,9 @@ class Rule(enum.Enum):
     SEAT_OR_AUDIENCE = "a spectator (no token), or its own seats' matches (seat token)"
     # Without a token only: a call carrying a token is a participant's, and refused.
     AUDIENCE = "a spectator only (no token)"
+    # Any seat token the server issued (health checks on the socket: every call there carries
+    # a credential, so that each participant's calls are counted as its own).
+    ANY_SEAT = "with a seat token"
     # ConnectBot under a name the tournament registered before it started.
     REGISTERED_BOT = "the names the tournament registered (bot token)"
     REFUSED = "refused"
@@ -125,13 +129,31 @@ POLICY: Mapping[str, Mapping[Listener, Rule]] = {
     # The live page's service.
     _TOURNAMENT + "ListTournaments": _row(Rule.REFUSED, Rule.AUDIENCE, Rule.AUDIENCE),
     _TOURNAMENT + "GetTournament": _row(Rule.REFUSED, Rule.AUDIENCE, Rule.AUDIENCE),
-    # Plumbing: health checks for everyone (not the list of services); reflection (the schema,
-    # public anyway) for the ports.
-    _HEALTH + "Check": _row(Rule.OPEN, Rule.OPEN, Rule.NOT_SERVED),
-    _HEALTH + "Watch": _row(Rule.OPEN, Rule.OPEN, Rule.NOT_SERVED),
+    # Plumbing: health checks for everyone (not the list of services), on the socket with a
+    # seat token; reflection (the schema, public anyway) for the ports.
+    _HEALTH + "Check": _row(Rule.ANY_SEAT, Rule.OPEN, Rule.NOT_SERVED),
+    _HEALTH + "Watch": _row(Rule.ANY_SEAT, Rule.OPEN, Rule.NOT_SERVED),
     _HEALTH + "List": _ADMIN_ROW,
     _REFLECTION + "ServerReflectionInfo": _row(Rule.REFUSED, Rule.OPEN, Rule.NOT_SERVED),
 }
+
+
+# Reads a credential may make per second (bursts of twice as many) on a competition server.
+READS_PER_CREDENTIAL = (50.0, 100.0)
+# Calls one credential may hold open at once on a competition server (Play may hold 8 per seat).
+CALLS_PER_CREDENTIAL = 32
+_READS = frozenset(
+    {
+        _MATCH + "GetMatch",
+        _MATCH + "WatchMatch",
+        _MATCH + "GetMatchRecord",
+        _MATCH + "ListMatches",
+        _TOURNAMENT + "ListTournaments",
+        _TOURNAMENT + "GetTournament",
+        _HEALTH + "Check",
+        _HEALTH + "Watch",
+    }
+)
 
 
 def rule_for(method: str, listener: Listener) -> Rule:
@@ -160,6 +182,9 @@ class Competition:
     def __init__(self, store: Store) -> None:
         self.store = store
         self._bot_keys: set[str] = set()
+        # Reads with a token, per credential: a program polling its match in a loop would take
+        # the server's time from every other seat's moves (and their clocks).
+        self._reads = RateLimiter(*READS_PER_CREDENTIAL)
 
     def allow_bot(self, name: str) -> None:
         """Let ``name`` connect with ConnectBot (the tournament registered it with its token)."""
@@ -178,6 +203,19 @@ class Competition:
             return None
         where = listener.value.split(" (")[0]
         call = _short(method)
+        if token and method in _READS and not self._reads.allow(credential_key(token)):
+            return errors.refuse(
+                Reason.RATE_LIMITED,
+                f"{call}: a competition server answers at most {READS_PER_CREDENTIAL[0]:g} reads a "
+                "second with one token (bursts of twice as many); slow down",
+            )
+        if rule == Rule.ANY_SEAT:
+            if token and self.store.seat_of_token(hash_token(token)) is not None:
+                return None
+            return _refusal(
+                f"{call} on the {where} of a competition server needs a seat token: every call "
+                "there carries its participant's credential"
+            )
         if rule in (Rule.REFUSED, Rule.NOT_SERVED):
             return _refusal(
                 f"{call} is refused on the {where} of a competition server: {_why(method, listener)}"

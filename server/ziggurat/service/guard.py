@@ -19,12 +19,20 @@ One server interceptor wraps every method handler (ours, health, reflection), so
   client can tell a restart from the end of a match (which ends a WatchMatch with OK), and
   a new call during the drain is refused the same way; unary calls get the grace period to
   finish, and the ones still running after it end with the same status (:meth:`Guard.drain`).
+* on a competition server (``max_calls_per_credential``), a call carrying a token is counted
+  as its credential's, not its address's: every sandboxed program calls from the same Unix
+  socket peer (``unix:``) and every ``keep_alive`` program from loopback, so counted by
+  address one participant's calls would use up the budget of all the others (issue 21). A
+  credential holds at most ``max_calls_per_credential`` calls at once (``TOO_MANY_STREAMS``);
+  a forged token gets a budget of its own too, but the call it opens is refused (by the
+  competition policy or the servicer) as soon as it starts, so it holds nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import inspect
 import logging
 from collections import Counter
@@ -53,6 +61,8 @@ class GuardLimits:
     # Calls open at once from every address together (SERVER_BUSY past it): the per-address
     # caps bound one client, this bounds them all, before the host's memory or descriptors do.
     max_streams: int = 20_000
+    # On a competition server: calls open at once with one token (0 = count calls by address).
+    max_calls_per_credential: int = 0
 
 
 @dataclass(slots=True)
@@ -73,6 +83,29 @@ class Call:
     streaming: bool
     ended_by_shutdown: bool = False
     first_message_late: bool = False  # a request stream that sent nothing in time
+
+
+CREDENTIAL_PREFIX = "credential:"
+
+
+def credential_key(token: str) -> str:
+    """The key a token's calls are counted under: a digest, so that no token is kept in the
+    clear (nor logged) by the accounting.
+
+    >>> credential_key("abc")
+    'credential:ba7816bf8f01cfea'
+    """
+    return CREDENTIAL_PREFIX + hashlib.sha256(token.encode()).hexdigest()[:16]
+
+
+def bearer_token(context: Any) -> str | None:
+    """The token of ``authorization: Bearer <token>`` metadata (the bare value without the
+    scheme), if any; ``context`` is gRPC's servicer context or the web port's."""
+    for key, value in context.invocation_metadata() or ():
+        if key == "authorization" and isinstance(value, str):
+            scheme, _, token = value.partition(" ")
+            return token.strip() if scheme.lower() == "bearer" else value.strip()
+    return None
 
 
 def shutting_down_error() -> errors.ApiError:
@@ -122,15 +155,23 @@ class Guard(_Interceptor):
         return 0 if use is None else use.calls
 
     def _admit(self, context: Context, streaming: bool) -> Call:
-        return self.admit(self.peers.of(context), streaming=streaming)
+        token = bearer_token(context) if self.limits.max_calls_per_credential else None
+        return self.admit(self.peers.of(context), streaming=streaming, token=token)
 
-    def admit(self, peer_name: str, *, streaming: bool) -> Call:
+    def admit(self, peer_name: str, *, streaming: bool, token: str | None = None) -> Call:
         """Count a call from ``peer_name`` (gRPC's ``ipv4:HOST:PORT``) in, or raise the ApiError
-        that refuses it; the caller must :meth:`release` it. Public for the Connect (web) path."""
+        that refuses it; the caller must :meth:`release` it. Public for the Connect (web) path.
+
+        ``token`` (the call's ``authorization`` token) is read only on a competition server
+        (``max_calls_per_credential``): the call is then counted as that credential's.
+        """
         if self.shutting_down:
             raise shutting_down_error()
-        address, peer = split_peer(peer_name, self.peers.ipv6_prefix_length)
         limits = self.limits
+        if token and limits.max_calls_per_credential:
+            address = peer = credential_key(token)
+        else:
+            address, peer = split_peer(peer_name, self.peers.ipv6_prefix_length)
         if self.overloaded is not None and self.overloaded():
             log.warning("refused a call from %s: %s (memory)", address, Reason.SERVER_BUSY.name)
             raise errors.refuse(
@@ -147,7 +188,15 @@ class Guard(_Interceptor):
         use = self._addresses.get(address)
         if use is None:
             use = self._addresses[address] = _Address()
-        if limits.max_streams_per_address and use.calls >= limits.max_streams_per_address:
+        if address.startswith(CREDENTIAL_PREFIX):
+            if use.calls >= limits.max_calls_per_credential:
+                log.warning("refused a call with one credential: %s", Reason.TOO_MANY_STREAMS.name)
+                raise errors.refuse(
+                    Reason.TOO_MANY_STREAMS,
+                    f"this token has {use.calls} calls open, the most a competition server allows one "
+                    f"credential ({limits.max_calls_per_credential}); close some first",
+                )
+        elif limits.max_streams_per_address and use.calls >= limits.max_streams_per_address:
             log.warning("refused a call from %s: %s", address, Reason.TOO_MANY_STREAMS.name)
             raise errors.refuse(
                 Reason.TOO_MANY_STREAMS,

@@ -49,7 +49,12 @@ from ziggurat.service.access import Access
 from ziggurat.service.admin_servicer import AdminServicer
 from ziggurat.service.bot_servicer import BotServicer
 from ziggurat.service.bots import DEFAULT_INVITATION_TTL_S, DEFAULT_MAX_PENDING_INVITATIONS, BotRegistry
-from ziggurat.service.competition import Competition, CompetitionConnectInterceptor, CompetitionInterceptor
+from ziggurat.service.competition import (
+    CALLS_PER_CREDENTIAL,
+    Competition,
+    CompetitionConnectInterceptor,
+    CompetitionInterceptor,
+)
 from ziggurat.service.gate import (
     BINARY_NAME,
     SHUTDOWN_MARGIN_S,
@@ -315,6 +320,8 @@ class ZigguratServer:
                 max_streams_per_address=options.max_streams_per_address,
                 first_message_timeout=options.first_message_timeout,
                 max_streams=options.max_streams,
+                # A competition server counts a call with a token as its credential's.
+                max_calls_per_credential=CALLS_PER_CREDENTIAL if options.competition else 0,
             ),
             self.peers,
             overloaded=lambda: self.memory_ceiling.over,

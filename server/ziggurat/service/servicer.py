@@ -18,6 +18,7 @@ from grpc.aio import AbortError
 from ziggurat.rules.core import RulesError
 from ziggurat.service.access import Access
 from ziggurat.service.events import MovePlayed
+from ziggurat.service.guard import bearer_token
 from ziggurat.service.house_bots import HouseBotSeater, NoHouseBots
 from ziggurat.service.manager import MatchManager
 from ziggurat.service.match import Match, Subscriber, hash_token
@@ -60,15 +61,6 @@ MAX_PAGE = 1000
 MAX_PENDING_REFUSALS = 32
 log = logging.getLogger("ziggurat.server")
 SERVICE = "ziggurat.v1.MatchService"
-
-
-def bearer_token(context: grpc.aio.ServicerContext[Any, Any]) -> str | None:
-    """The seat token from ``authorization: Bearer <token>`` metadata, if any."""
-    for key, value in context.invocation_metadata() or ():
-        if key == "authorization" and isinstance(value, str):
-            scheme, _, token = value.partition(" ")
-            return token.strip() if scheme.lower() == "bearer" else value.strip()
-    return None
 
 
 Handler = Callable[..., Awaitable[Any]]

@@ -36,8 +36,9 @@ from typing import Any
 from connectrpc.request import RequestContext
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from ziggurat.service.guard import Call, Guard, shutting_down_error
+from ziggurat.service.guard import Call, Guard, bearer_token, shutting_down_error
 from ziggurat.service.peer import DEFAULT_IPV6_PREFIX_LENGTH, grpc_peer, split_peer
+from ziggurat.web.connect import CallContext
 from ziggurat.web.details import connect_error
 from ziggurat.wire import errors
 from ziggurat.wire.reasons import Reason
@@ -184,8 +185,12 @@ class GuardInterceptor:
 
     def _admit(self, ctx: RequestContext[Any, Any], *, streaming: bool) -> Call:
         address = ctx.client_address
+        # On a competition server a call with a token is counted as its credential's (guard.py).
+        token = bearer_token(CallContext(ctx)) if self.guard.limits.max_calls_per_credential else None
         try:
-            return self.guard.admit(grpc_peer(address) if address else "unknown", streaming=streaming)
+            return self.guard.admit(
+                grpc_peer(address) if address else "unknown", streaming=streaming, token=token
+            )
         except errors.ApiError as error:
             raise connect_error(error) from None
 
