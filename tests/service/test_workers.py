@@ -22,12 +22,17 @@ from pathlib import Path
 
 import grpc
 import pytest
+from connectrpc.client import ConnectClient
+from connectrpc.compat import google_protobuf_binary_codec
+from connectrpc.errors import ConnectError
+from google.rpc import error_details_pb2
 
 from tests.service.conftest import kabaleo_config, pylos_config
 from ziggurat.service.shards import shard_path
 from ziggurat.v1 import match_pb2
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.v1 import match_service_pb2_grpc as rpc
+from ziggurat.web.connect import method_infos
 from ziggurat.wire.errors import error_reason
 from ziggurat_client import ZigguratClient
 from ziggurat_client.bot import Turn
@@ -47,6 +52,7 @@ class Workers:
         self.proc: subprocess.Popen[str] | None = None
         self.address = ""
         self.own: list[str] = []
+        self.web = ""  # the shared web port's base URL
 
     def start(self) -> str:
         command = [
@@ -79,6 +85,9 @@ class Workers:
         assert second.startswith(f"ziggurat workers: {self.count} (own ports "), second
         ports = second.split("own ports ", 1)[1].rstrip(")\n").split(", ")
         self.own = [f"127.0.0.1:{port}" for port in ports]
+        third = self.proc.stdout.readline()  # ziggurat web client on http://HOST:PORT/
+        assert third.startswith("ziggurat web client on http://"), third
+        self.web = third.split()[-1].rstrip("/")
         return self.address
 
     def worker_pid(self, index: int) -> int:
@@ -187,6 +196,59 @@ async def test_two_workers_serve_every_match_through_any_address(workers: Worker
         handle = await client.join(on1, "follower")
         assert client.routes[on1] == own1
         assert (await client.get_match(on1, handle)).seats[handle.seat - 1].player_name == "follower"
+
+
+async def test_the_web_port_serves_every_worker_s_matches(workers: Workers) -> None:
+    """Every worker serves the public web port; a browser cannot follow MATCH_ELSEWHERE, so the
+    worker that took a call about another worker's match makes it there: unary calls, a
+    WatchMatch stream and a refusal all come back as the owner gave them, whichever worker the
+    kernel handed the connection to (a fresh connection each time)."""
+    own0, own1 = workers.own
+    made: dict[str, str] = {}
+    for own in (own0, own1):
+        async with ZigguratClient(own) as client:
+            made[(await client.create_match(pylos_config())).match_id] = own
+    infos = method_infos()
+    codec = google_protobuf_binary_codec()
+    for match_id in made:
+        for attempt in range(6):
+            client = ConnectClient(workers.web, codec=codec)
+            try:
+                got = await client.execute_unary(
+                    request=spb.GetMatchRequest(match_id=match_id), method=infos["GetMatch"]
+                )
+                assert got.match.match_id == match_id and got.match.server_address == made[match_id]
+                if attempt == 0:
+                    joined = await client.execute_unary(
+                        request=spb.JoinMatchRequest(match_id=match_id, player_name=f"web{attempt}"),
+                        method=infos["JoinMatch"],
+                    )
+                    assert joined.token
+                stream = client.execute_server_stream(
+                    request=spb.WatchMatchRequest(match_id=match_id), method=infos["WatchMatch"]
+                )
+                async with asyncio.timeout(10):
+                    async for update in stream:
+                        assert update.events[0].seq == 1
+                        break
+                await stream.aclose()  # type: ignore[attr-defined]
+                with pytest.raises(ConnectError) as refused:
+                    await client.execute_unary(
+                        request=spb.SubmitMoveRequest(match_id=match_id, move="a1"),
+                        method=infos["SubmitMove"],
+                        headers={"authorization": "Bearer not-a-token"},
+                    )
+                reasons = [
+                    error_details_pb2.ErrorInfo.FromString(d.message_bytes).reason
+                    for d in refused.value.details
+                    if d.type_name == "google.rpc.ErrorInfo"
+                ]
+                assert reasons == ["BAD_TOKEN"], refused.value
+            finally:
+                await client.close()
+    # Both joins landed in their owners' shards, nowhere else.
+    assert _shard_ids(workers.db) == {m for m, a in made.items() if a == own0}
+    assert _shard_ids(shard_path(workers.db, 1)) == {m for m, a in made.items() if a == own1}
 
 
 async def test_a_seat_sees_its_secret_only_through_any_worker(workers: Workers) -> None:
@@ -334,11 +396,14 @@ def test_sigterm_drains_every_worker_and_fewer_workers_than_shards_is_refused(tm
             timeout=60,
         )
     assert shared.returncode == 1 and "already in use" in shared.stderr, shared.stderr
-    for option in (["--http-port", "0"], ["--tls-cert", "c.pem", "--tls-key", "k.pem"]):  # not served yet
-        refused = subprocess.run(
-            [*command, "--port", "0", *option], capture_output=True, text=True, timeout=60
-        )
-        assert refused.returncode == 2 and "--workers" in refused.stderr, refused.stderr
+    # TLS files that cannot be read stop the workers at start, saying so, exit 1.
+    refused = subprocess.run(
+        [*command, "--port", "0", "--tls-cert", "c.pem", "--tls-key", "k.pem", "--no-mdns"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert refused.returncode == 1 and "cannot read the TLS files" in refused.stderr, refused.stderr
     # Started again with two workers, the match is back, served by its owner.
     again = Workers(tmp_path / "z.db")
     again.start()

@@ -19,7 +19,7 @@ from ziggurat.service.lograte import RepeatFilter
 from ziggurat.service.manager import DEFAULT_WAITING_TTL_S
 from ziggurat.service.server import ServeOptions, ServerFailed, ZigguratServer, bind_failure, run
 from ziggurat.service.shards import WorkerOptions, stray_shards
-from ziggurat.service.supervisor import Supervisor
+from ziggurat.service.supervisor import WORKER_SECRET_ENV, Supervisor
 from ziggurat.service.timecontrol import MAX_MS
 from ziggurat.store.startup import StartupError
 
@@ -508,14 +508,20 @@ def _serve(args: argparse.Namespace) -> int:
         ipv6_prefix_length=args.ipv6_prefix_length,
         max_web_connections_per_address=args.max_web_connections_per_address,
         max_web_connections=args.max_web_connections,
-        http_port=None if args.shard is not None else _http_port(args),
+        http_port=_http_port(args),
         gate=args.gate,
         gate_binary=args.gate_binary,
         log_level=args.log_level,
     )
     if args.shard is not None:
         worker = WorkerOptions(index=args.shard, count=args.workers, base_db=args.db, own_port=args.own_port)
-        options = replace(options, worker=worker, db_path=worker.db_path, mdns=args.mdns and args.shard == 0)
+        options = replace(
+            options,
+            worker=worker,
+            worker_secret=os.environ.get(WORKER_SECRET_ENV) or None,
+            db_path=worker.db_path,
+            mdns=args.mdns and args.shard == 0,
+        )
 
     if not args.waiting_ttl > 0:
         print("error: --waiting-ttl must be a positive number of seconds", file=sys.stderr)
@@ -537,8 +543,10 @@ def _serve(args: argparse.Namespace) -> int:
 
     def ready(port: int, http_port: int | None) -> None:
         if args.shard is not None:  # read by the supervisor (ziggurat.service.supervisor)
+            web = f", web port {http_port}" if http_port is not None else ""
             print(
-                f"ziggurat worker {args.shard} listening on {args.host}:{port}, own port {own()}", flush=True
+                f"ziggurat worker {args.shard} listening on {args.host}:{port}{web}, own port {own()}",
+                flush=True,
             )
             return
         print(f"ziggurat listening on {args.host}:{port}", flush=True)
@@ -576,14 +584,6 @@ def _supervise(args: argparse.Namespace) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
-    if args.tls_cert or args.tls_key:
-        print("error: --workers does not serve TLS yet (docs/scaling.md)", file=sys.stderr)
-        return 2
-    if args.http_port is not None:
-        print(
-            "error: --workers serves no web client yet (docs/scaling.md); drop --http-port", file=sys.stderr
-        )
-        return 2
     if args.port:
         # Workers bind with SO_REUSEPORT, which would let them share a port that another server
         # started with it holds: ask the OS first, as a single server does.
@@ -591,9 +591,22 @@ def _supervise(args: argparse.Namespace) -> int:
         if problem:
             print(f"error: cannot listen on {args.host}:{args.port}: {problem}", file=sys.stderr)
             return 1
+    if args.web and args.http_port:
+        problem = bind_failure(args.host, args.http_port)
+        if problem:
+            print(
+                f"error: cannot listen on {args.host}:{args.http_port} (web client): {problem}",
+                file=sys.stderr,
+            )
+            return 1
     base = _worker_arguments(sys.argv)
 
+    web_port = _http_port(args)
+
     def command(index: int, port: int, own_port: int) -> list[str]:
+        # Worker 0 binds the web port asked for (0: a free one); the others bind the one it got.
+        http_port = supervisor.http_port if supervisor.http_port is not None else web_port
+        web = ["--no-web"] if http_port is None else ["--http-port", str(http_port)]
         return [
             sys.executable,
             "-m",
@@ -612,13 +625,16 @@ def _supervise(args: argparse.Namespace) -> int:
             args.host,
             "--db",
             args.db,
-            "--no-web",
+            *web,
         ]
 
     def ready(port: int, own_ports: list[int]) -> None:
         print(f"ziggurat listening on {args.host}:{port}", flush=True)
         owns = ", ".join(str(p) for p in own_ports)
         print(f"ziggurat workers: {args.workers} (own ports {owns})", flush=True)
+        if supervisor.http_port is not None:
+            scheme = "https" if args.tls_cert else "http"
+            print(f"ziggurat web client on {scheme}://{args.host}:{supervisor.http_port}/", flush=True)
 
     supervisor = Supervisor(
         args.workers, command, host=args.host, port=args.port, grace=args.grace, on_ready=ready

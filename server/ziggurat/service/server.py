@@ -180,8 +180,12 @@ class ServeOptions:
     # 0 picks a free port, None serves no web client.
     http_port: int | None = None
     # One of several worker processes (``ziggurat serve --workers N``, docs/scaling.md): the
-    # public port is shared (SO_REUSEPORT), the worker also listens on its own port.
+    # public port is shared (SO_REUSEPORT), the worker also listens on its own port. The web
+    # port is shared too, and a web call about another worker's match is made there
+    # (ziggurat.web.forward) with the caller's address, which the owner believes next to
+    # ``worker_secret`` (the supervisor's, one for all its workers).
     worker: WorkerOptions | None = None
+    worker_secret: str | None = None
     # ``--gate``: ziggurat-gate (at ``gate_binary``, default .venv/bin/ziggurat-gate) holds the
     # public port and forwards to this server over a private Unix socket; it logs at ``log_level``.
     gate: bool = False
@@ -312,7 +316,8 @@ class ZigguratServer:
         # Each call's client address; with --gate, calls the gate forwards carry it.
         # The secret is the gate's word that a call's x-ziggurat-peer is the client's own.
         self._gate_secret = new_secret() if options.gate else None
-        self.peers = Peers(self._gate_secret, options.ipv6_prefix_length)
+        peer_secret = self._gate_secret or (options.worker_secret if options.worker is not None else None)
+        self.peers = Peers(peer_secret, options.ipv6_prefix_length)
         self.memory_ceiling = MemoryCeiling(options.max_memory_percent)
         self.guard = Guard(
             GuardLimits(
@@ -341,6 +346,7 @@ class ZigguratServer:
         self.port = 0
         self.http_port: int | None = None
         self.web: WebServer | None = None
+        self._forward: Any = None  # a worker's ForwardToOwner (ziggurat.web.forward)
         self._web_socket: socket.socket | None = None
         self.advertiser: Advertiser | None = None
         self.extra_services: list[ExtraService] = []
@@ -377,7 +383,9 @@ class ZigguratServer:
         self.port = self._bind()  # first: a port in use fails at once, before any long check
         if self.options.http_port is not None:
             try:
-                self._web_socket = bind_web(self.options.host, self.options.http_port)
+                self._web_socket = bind_web(
+                    self.options.host, self.options.http_port, reuse_port=self.options.worker is not None
+                )
             except OSError as error:
                 why = error.strerror or str(error)
                 raise StartupError(
@@ -457,6 +465,11 @@ class ZigguratServer:
             web_interceptors: list[Any] = [GuardInterceptor(self.guard)]
             if self.competition is not None:
                 web_interceptors.append(CompetitionConnectInterceptor(self.competition))
+            if self.shards is not None:
+                from ziggurat.web.forward import ForwardToOwner
+
+                self._forward = ForwardToOwner(self.shards, self.options.worker_secret)
+                web_interceptors.append(self._forward)
             app = WebApp(
                 bindings, interceptors=web_interceptors, max_message_bytes=self.options.max_message_bytes
             )
@@ -529,6 +542,7 @@ class ZigguratServer:
         if self.options.gate:
             self._bind_upstream()
             return 0  # the gate's port, known once it has started
+        credentials: grpc.ServerCredentials | None = None
         try:
             if self.options.tls:
                 assert self.options.tls_cert is not None and self.options.tls_key is not None
@@ -544,8 +558,9 @@ class ZigguratServer:
             why = bind_failure(self.options.host, self.options.port) or "gRPC could not bind it"
             raise StartupError(f"cannot listen on {address}: {why}") from None
         if self.options.worker is not None:
+            # A worker's own port speaks what the public port speaks (TLS too).
             self.own_port = bind_own(
-                self.server, self.options.host, self.options.worker, self.options.db_path
+                self.server, self.options.host, self.options.worker, self.options.db_path, credentials
             )
         self._bind_unix_socket()
         return port
@@ -660,6 +675,8 @@ class ZigguratServer:
             log.info("ended %d unary calls still running after the grace period", cut)
         if self.web is not None:
             await self.web.stop()
+        if self._forward is not None:
+            await self._forward.close()
         if self.gate is not None:
             await self.gate.wait()  # the calls it forwarded have ended (their status passed on)
         await self.server.stop(self.options.grace_seconds)

@@ -100,13 +100,24 @@ def advertised_address(host: str, port: int) -> str:
     return f"{shown}:{port}"
 
 
-def bind_own(server: grpc.aio.Server, host: str, worker: WorkerOptions, db_path: str) -> int:
-    """Bind a worker's own port (clients sent to it by MATCH_ELSEWHERE) and its Unix socket (the
-    other workers' calls); returns the port. Called once the worker owns its shard, so the
-    socket file left by a killed predecessor is its own to replace.
+def bind_own(
+    server: grpc.aio.Server,
+    host: str,
+    worker: WorkerOptions,
+    db_path: str,
+    credentials: grpc.ServerCredentials | None = None,
+) -> int:
+    """Bind a worker's own port (clients sent to it by MATCH_ELSEWHERE; with ``credentials``,
+    TLS as on the public port) and its Unix socket (the other workers' calls); returns the port.
+    Called once the worker owns its shard, so the socket file left by a killed predecessor is
+    its own to replace.
     """
+    address = f"{host}:{worker.own_port}"
     try:
-        port = server.add_insecure_port(f"{host}:{worker.own_port}")
+        if credentials is not None:
+            port = server.add_secure_port(address, credentials)
+        else:
+            port = server.add_insecure_port(address)
     except RuntimeError:
         raise StartupError(f"cannot listen on {host}:{worker.own_port} (worker {worker.index})") from None
     path = socket_path(db_path)

@@ -6,7 +6,11 @@ owns one database shard (:mod:`ziggurat.service.shards`), and keeps them running
 
 * Worker 0 starts first on the public ``--port`` (0: a free one); the others then bind the
   same port. Every worker sets SO_REUSEPORT, so the kernel spreads new connections over them.
-  Each worker also listens on its own port, which it keeps across restarts.
+  Each worker also listens on its own port, which it keeps across restarts. The web port is
+  shared the same way (worker 0 binds it first); a web call about a match another worker owns
+  is made there by the worker that took it (:mod:`ziggurat.web.forward`), with the caller's
+  address, which the owner believes next to a secret this supervisor gives every worker in
+  its environment (``ZIGGURAT_WORKER_SECRET``, new at each start of the supervisor).
 * ``ziggurat listening on HOST:PORT`` is printed once every worker is serving.
 * A worker that exits (a crash, kill -9) is started again on the same shard and ports, after a
   pause that grows while it keeps failing; it rebuilds its matches from its shard's log, as a
@@ -24,6 +28,7 @@ import ctypes
 import logging
 import os
 import queue
+import secrets
 import signal
 import subprocess
 import sys
@@ -36,6 +41,7 @@ from types import FrameType
 log = logging.getLogger("ziggurat.supervisor")
 
 READY_PREFIX = "ziggurat worker "
+WORKER_SECRET_ENV = "ZIGGURAT_WORKER_SECRET"
 START_TIMEOUT_S = 60.0
 POLL_S = 0.2
 RESTART_PAUSE_S = (0.2, 10.0)  # first pause after a crash, longest pause
@@ -88,6 +94,8 @@ class Supervisor:
         self.port = port
         self.grace = grace
         self.on_ready = on_ready
+        self.http_port: int | None = None  # the shared web port, once worker 0 has bound it
+        self.secret = secrets.token_urlsafe(32)
         self._signals = 0
         self.stopped_by: int | None = None  # the first signal received (Ctrl-C is SIGINT)
 
@@ -127,7 +135,7 @@ class Supervisor:
 
     def _start(self, worker: Worker) -> None:
         command = self.command(worker.index, self.port, worker.own_port)
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", WORKER_SECRET_ENV: self.secret}
         worker.process = subprocess.Popen(
             command,
             stdout=subprocess.PIPE,
@@ -156,9 +164,11 @@ class Supervisor:
                 worker.process.wait()
                 raise StartFailed(f"worker {worker.index} exited ({worker.process.returncode})")
             if line.startswith(READY_PREFIX):
-                # "ziggurat worker K listening on HOST:PUBLIC, own port OWN"
+                # "ziggurat worker K listening on HOST:PUBLIC[, web port WEB], own port OWN"
                 words = line.split()
                 self.port = int(words[words.index("on") + 1].rstrip(",").rsplit(":", 1)[1])
+                if "web" in words:
+                    self.http_port = int(words[words.index("web") + 2].rstrip(","))
                 worker.own_port = int(words[-1])
                 log.info("worker %d (pid %d) serving", worker.index, worker.process.pid)
                 return

@@ -32,8 +32,11 @@ class _EmbeddedServer(uvicorn.Server):
         yield
 
 
-def bind(host: str, port: int) -> socket.socket:
+def bind(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
     """A listening TCP socket on ``host:port`` (0 = any free port); OSError when taken.
+
+    ``reuse_port``: the workers of ``ziggurat serve --workers N`` all bind the public web port
+    (SO_REUSEPORT), as they bind the public gRPC port.
 
     Made with ``IPPROTO_TCP`` named, not 0: asyncio sets ``TCP_NODELAY`` on an accepted socket
     only when the socket says it is TCP (``base_events._set_nodelay`` checks ``sock.proto``),
@@ -46,6 +49,8 @@ def bind(host: str, port: int) -> socket.socket:
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if reuse_port:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind((host.strip("[]"), port))
         sock.listen(128)
         sock.setblocking(False)
