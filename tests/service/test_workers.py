@@ -210,14 +210,14 @@ async def test_the_web_port_serves_every_worker_s_matches(workers: Workers) -> N
             made[(await client.create_match(pylos_config())).match_id] = own
     infos = method_infos()
     codec = google_protobuf_binary_codec()
-    for match_id in made:
+    for match_id, owner in made.items():
         for attempt in range(6):
             client = ConnectClient(workers.web, codec=codec)
             try:
                 got = await client.execute_unary(
                     request=spb.GetMatchRequest(match_id=match_id), method=infos["GetMatch"]
                 )
-                assert got.match.match_id == match_id and got.match.server_address == made[match_id]
+                assert got.match.match_id == match_id and got.match.server_address == owner
                 if attempt == 0:
                     joined = await client.execute_unary(
                         request=spb.JoinMatchRequest(match_id=match_id, player_name=f"web{attempt}"),
