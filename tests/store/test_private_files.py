@@ -123,3 +123,22 @@ def test_a_directory_others_may_list_gets_one_warning(tmp_path: Path, mode: int,
     assert len(warnings) == (1 if warned else 0), warnings
     if warned:
         assert f"chmod 700 {directory}" in warnings[0]
+
+
+def test_a_tournament_database_opened_first_by_its_own_store_is_private(open_dir: Path) -> None:
+    """A tournament's database holds the match tables too (seeds in clear): created 0600 even
+    when the tournament's store opens it before the match store does."""
+    from ziggurat.tournament.store import TournamentStore
+
+    db = open_dir / "t.db"
+    old = os.umask(0o022)
+    try:
+        store = TournamentStore(db)
+        try:
+            store.create("t1", "cup", "cup.toml", "name = 'cup'", b"secret")
+        finally:
+            store.close()
+    finally:
+        os.umask(old)
+    assert _mode(db) == 0o600
+    assert _read_as_nobody(db).returncode != 0

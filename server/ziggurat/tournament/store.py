@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ziggurat.store.sqlite import private_files
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS tournaments (
     tournament_id TEXT PRIMARY KEY,
@@ -98,6 +100,8 @@ class TournamentStore:
     """Tournament tables beside the match tables, in the same database file."""
 
     def __init__(self, path: str | Path) -> None:
+        # The same file as the match tables: private (0600) whichever store opens it first.
+        private_files(str(path))
         self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA busy_timeout=5000")
