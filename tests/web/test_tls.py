@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import socket
 import ssl
 import stat
@@ -216,7 +217,7 @@ def test_insecure_web_serves_plain_http_beside_tls_and_says_so(certs: Path, tmp_
         assert process.web_url.startswith("http://127.0.0.1:"), process.web_url
         bots = connect_json(process.web_url, "ListBuiltinBots", {}, None)
         assert bots["bots"]
-        assert process.terminate() == 0
+        process.stop()  # the warning was logged before the web client's line was printed
         assert process.proc is not None and process.proc.stderr is not None
         log = process.proc.stderr.read()
         warnings = [line for line in log.splitlines() if "WARNING" in line and "--insecure-web" in line]
@@ -225,29 +226,51 @@ def test_insecure_web_serves_plain_http_beside_tls_and_says_so(certs: Path, tmp_
         process.stop()
 
 
-@pytest.mark.parametrize(
-    ("extra", "message"),
-    [
-        (["--insecure-web"], "--insecure-web only applies with --tls-cert"),
-        (["--workers", "2", "--tls-cert", "c.pem", "--tls-key", "k.pem"], "--workers does not serve TLS"),
-        (["--workers", "2", "--insecure-web"], "--workers does not serve TLS"),
-    ],
-)
-def test_inconsistent_tls_options_are_refused(extra: list[str], message: str, tmp_path: Path) -> None:
-    command = [
-        *ZIGGURAT,
-        "serve",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        "0",
-        "--no-mdns",
-        "--db",
-        str(tmp_path / "z.db"),
-    ]
-    done = subprocess.run([*command, *extra], capture_output=True, text=True, timeout=30, check=False)
+def _serve_command(tmp_path: Path, *extra: str) -> list[str]:
+    command = [*ZIGGURAT, "serve", "--host", "127.0.0.1", "--port", "0", "--no-mdns"]
+    return [*command, "--db", str(tmp_path / "z.db"), *extra]
+
+
+@pytest.mark.parametrize("workers", [[], ["--workers", "2"]])
+def test_insecure_web_without_tls_is_refused(workers: list[str], tmp_path: Path) -> None:
+    command = _serve_command(tmp_path, *workers, "--insecure-web")
+    done = subprocess.run(command, capture_output=True, text=True, timeout=30, check=False)
     assert done.returncode == 2
-    assert message in done.stderr and "Traceback" not in done.stderr
+    assert "--insecure-web only applies with --tls-cert" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+async def test_with_workers_the_shared_web_port_speaks_https_too(certs: Path, tmp_path: Path) -> None:
+    """``--workers 2`` with TLS: every worker serves the shared web port as HTTPS (a call about
+    the other worker's match forwarded there), their own gRPC ports with TLS; plain HTTP to the
+    web port gets nothing."""
+    tls = ["--tls-cert", str(certs / "server.pem"), "--tls-key", str(certs / "server.key")]
+    command = _serve_command(tmp_path, "--workers", "2", "--http-port", "0", "--grace", "1", *tls)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline() for _ in range(3)]
+        assert lines[2].startswith("ziggurat web client on https://127.0.0.1:"), lines
+        web = lines[2].split()[-1]
+        ports = lines[1].split("own ports ", 1)[1].rstrip(")\n").split(", ")
+        ca = (certs / "ca.pem").read_bytes()
+        made: dict[str, str] = {}
+        for address in [f"127.0.0.1:{port}" for port in ports]:
+            async with ZigguratClient(address, root_certificates=ca) as client:
+                made[(await client.create_match(pylos_config())).match_id] = address
+        for match_id, owner in made.items():
+            for _ in range(4):  # a fresh connection each time: the kernel picks either worker
+                got = await asyncio.to_thread(
+                    connect_json, web, "GetMatch", {"matchId": match_id}, trusting(certs)
+                )
+                assert got["match"]["matchId"] == match_id and got["match"]["serverAddress"] == owner
+        with socket.create_connection(("127.0.0.1", port_of(web)), timeout=10) as sock:
+            sock.sendall(b"GET / HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
+            assert not read_all(sock).startswith(b"HTTP/")
+    finally:
+        proc.terminate()
+        proc.wait(30)
 
 
 def test_a_key_that_is_not_the_certificates_is_refused_at_start(certs: Path, tmp_path: Path) -> None:

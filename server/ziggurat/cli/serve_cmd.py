@@ -471,6 +471,16 @@ def _serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if bool(args.tls_cert) != bool(args.tls_key):
+        print("error: --tls-cert and --tls-key go together", file=sys.stderr)
+        return 2
+    if args.insecure_web and not args.tls_cert:
+        print(
+            "error: --insecure-web only applies with --tls-cert/--tls-key (without TLS the web "
+            "port speaks plain HTTP already)",
+            file=sys.stderr,
+        )
+        return 2
     if args.workers > 1 and args.shard is None:
         return _supervise(args)
     logging.basicConfig(
@@ -550,16 +560,6 @@ def _serve(args: argparse.Namespace) -> int:
         Access.from_files(args.admin_token_file, args.create_token_file)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
-        return 2
-    if bool(args.tls_cert) != bool(args.tls_key):
-        print("error: --tls-cert and --tls-key go together", file=sys.stderr)
-        return 2
-    if args.insecure_web and not args.tls_cert:
-        print(
-            "error: --insecure-web only applies with --tls-cert/--tls-key (without TLS the web "
-            "port speaks plain HTTP already)",
-            file=sys.stderr,
-        )
         return 2
 
     def ready(port: int, http_port: int | None) -> None:
