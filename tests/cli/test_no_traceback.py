@@ -170,6 +170,21 @@ OFFLINE = {
     "rules bad position": _case("rules moves pylos garbage", USAGE, "expected"),
     "rules bad seed": _case("rules new kabaleo --seed zz", USAGE, "64 hex digits"),
     "serve port out of range": _case("serve --port 99999 --db {tmp}/z.db", USAGE, "not a port number"),
+    "serve insecure web without tls": _case(
+        "serve --port 0 --db {tmp}/z.db --no-mdns --insecure-web", USAGE, "only applies with --tls-cert"
+    ),
+    "serve tls files missing": _case(
+        "serve --port 0 --db {tmp}/z.db --no-mdns --tls-cert {tmp}/none.pem --tls-key {tmp}/none.key",
+        FAILED,
+        "cannot read the TLS files",
+    ),
+    "tls init bad host": _case("tls init --dir {tmp}/t --host=bad!host", USAGE, "neither a host name"),
+    "tls init files there": _case(
+        "tls init --dir {tmp} --host a.lan", USAGE, "ca.pem exists", {"ca.pem": b"a CA already\n"}
+    ),
+    "tls init directory not writable": _case(
+        "tls init --dir /proc/ziggurat-tls --host a.lan", FAILED, "cannot write the TLS files"
+    ),
     "serve http port out of range": _case(
         "serve --port 0 --http-port 70000 --db {tmp}/z.db --no-mdns", USAGE, "not a port number"
     ),

@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import shutil
 import signal
 import socket
+import ssl
 import stat
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -649,6 +652,43 @@ async def test_tls_is_terminated_by_the_gate(gate_built: Path, tmp_path: Path) -
             assert refused.value.code == grpc.StatusCode.UNAVAILABLE
     finally:
         server.stop()
+
+
+async def test_with_tls_the_web_port_beside_the_gate_speaks_https_too(
+    gate_built: Path, tmp_path: Path
+) -> None:
+    """The gate terminates TLS on the gRPC port; the web port (this server's own) encrypts with
+    the same files: a LAN CA from ``ziggurat tls init`` is trusted on both, plain HTTP gets nothing."""
+    certs = tmp_path / "tls"
+    init = [sys.executable, "-m", "ziggurat.cli.main", "tls", "init", "--dir", str(certs)]
+    subprocess.run(init, check=True, capture_output=True, timeout=60)
+    tls = ["--tls-cert", str(certs / "server.pem"), "--tls-key", str(certs / "server.key")]
+    server = ServerProcess(tmp_path / "z.db", ["--gate", "--http-port", "0", *tls])
+    try:
+        address = await asyncio.to_thread(server.start)
+        assert server.web_url.startswith("https://"), server.web_url
+        ca = (certs / "ca.pem").read_bytes()
+        async with ZigguratClient(address, root_certificates=ca) as client:
+            match = await client.create_match(pylos_config())
+        context = ssl.create_default_context(cadata=ca.decode())
+        web = await asyncio.to_thread(_https_get_match, server.web_url, match.match_id, context)
+        assert web["match"]["matchId"] == match.match_id
+        plain = server.web_url.replace("https:", "http:")
+        with pytest.raises(OSError):  # a reset or a closed connection: no answer
+            await asyncio.to_thread(_https_get_match, plain, match.match_id, None)
+    finally:
+        server.stop()
+
+
+def _https_get_match(url: str, match_id: str, context: ssl.SSLContext | None) -> Any:
+    request = urllib.request.Request(
+        f"{url}ziggurat.v1.MatchService/GetMatch",
+        data=json.dumps({"matchId": match_id}).encode(),
+        headers={"content-type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=10, context=context) as response:
+        return json.loads(response.read())
 
 
 def _serve(tmp_path: Path, *arguments: str) -> subprocess.CompletedProcess[str]:

@@ -473,69 +473,18 @@ async fn survives_the_server_killed_and_restarted_mid_match() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn plays_over_tls() {
+    // `ziggurat tls init` makes a private CA and a server certificate it signs: rustls refuses
+    // a certificate that is its own CA as the server's (CaUsedAsEndEntity), so one
+    // self-signed certificate would not do.
     let dir = tempfile::tempdir().expect("tempdir");
-    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
-    // A private CA and a server certificate it signs (rustls refuses a CA certificate as
-    // the server's own, so one self-signed certificate is not enough).
+    let made = std::process::Command::new(common::ziggurat())
+        .args(["tls", "init", "--host", "ziggurat.lan", "--dir"])
+        .arg(dir.path())
+        .output()
+        .expect("ziggurat tls init");
+    assert!(made.status.success(), "{made:?}");
+    let (cert, key) = (dir.path().join("server.pem"), dir.path().join("server.key"));
     let ca = dir.path().join("ca.pem");
-    let openssl = |args: &[&str]| {
-        let status = std::process::Command::new("openssl")
-            .args(args)
-            .current_dir(dir.path())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .expect("openssl");
-        assert!(status.success(), "openssl {args:?}");
-    };
-    openssl(&[
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-days",
-        "1",
-        "-subj",
-        "/CN=test CA",
-        "-keyout",
-        "ca-key.pem",
-        "-out",
-        "ca.pem",
-    ]);
-    openssl(&[
-        "req",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-subj",
-        "/CN=localhost",
-        "-keyout",
-        "key.pem",
-        "-out",
-        "server.csr",
-    ]);
-    std::fs::write(
-        dir.path().join("ext.cnf"),
-        "subjectAltName=DNS:localhost,IP:127.0.0.1\n",
-    )
-    .expect("ext");
-    openssl(&[
-        "x509",
-        "-req",
-        "-in",
-        "server.csr",
-        "-CA",
-        "ca.pem",
-        "-CAkey",
-        "ca-key.pem",
-        "-CAcreateserial",
-        "-days",
-        "1",
-        "-extfile",
-        "ext.cnf",
-        "-out",
-        "cert.pem",
-    ]);
     let server = Server::start_with(&[
         "--tls-cert",
         cert.to_str().expect("path"),

@@ -1,4 +1,4 @@
-// TLS: a server with a self-signed certificate, trusted through `ca`.
+// TLS: a server with a certificate from `ziggurat tls init`, its private CA trusted through `ca`.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -6,20 +6,15 @@ import { join } from "node:path";
 import { test } from "node:test";
 
 import { ZigguratClient, ZigguratError, pylos } from "../src/index.js";
-import { TestServer, randomChooser } from "./server.js";
+import { TestServer, ZIGGURAT, randomChooser } from "./server.js";
 
 test("plays over TLS, and refuses an untrusted certificate", { timeout: 180_000 }, async () => {
   const scratch = new TestServer(); // only for its temporary directory
-  const cert = join(scratch.dir, "cert.pem");
-  const key = join(scratch.dir, "key.pem");
-  execFileSync("openssl", [
-    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-    "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=localhost",
-    "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
-  ], { stdio: "ignore" });
+  execFileSync(ZIGGURAT, ["tls", "init", "--dir", scratch.dir, "--host", "ziggurat.lan"], { stdio: "ignore" });
+  const [ca, cert, key] = ["ca.pem", "server.pem", "server.key"].map((name) => join(scratch.dir, name));
   const server = await TestServer.start(["--tls-cert", cert, "--tls-key", key]);
   const untrusting = new ZigguratClient(server.address, { tls: true });
-  const client = new ZigguratClient(server.address, { ca: readFileSync(cert) });
+  const client = new ZigguratClient(server.address, { ca: readFileSync(ca) });
   try {
     await assert.rejects(untrusting.createMatch(pylos()), (error: unknown) => error instanceof ZigguratError);
     const match = await client.createMatch(pylos());

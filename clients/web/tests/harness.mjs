@@ -27,15 +27,16 @@ export async function freePort() {
   });
 }
 
-/** `ziggurat serve` on loopback: port 0 for both by default; `restart()` needs fixed ports. */
-export async function startServer({ port = 0, httpPort = 0 } = {}) {
+/** `ziggurat serve` on loopback: port 0 for both by default; `restart()` needs fixed ports;
+ * `extra`: more `serve` arguments (e.g. --tls-cert; the web client is then https://). */
+export async function startServer({ port = 0, httpPort = 0, extra = [] } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "ziggurat-web-test-"));
   const server = {
     dir,
     stderrText: "",
     stderr: () => server.stderrText,
     async launch() {
-      const child = spawn(ZIGGURAT, ["serve", "--host", "127.0.0.1", "--port", String(port), "--http-port", String(httpPort), "--db", join(dir, "z.db"), "--no-mdns", "--grace", "1"], {
+      const child = spawn(ZIGGURAT, ["serve", "--host", "127.0.0.1", "--port", String(port), "--http-port", String(httpPort), "--db", join(dir, "z.db"), "--no-mdns", "--grace", "1", ...extra], {
         stdio: ["ignore", "pipe", "pipe"],
       });
       child.stderr.on("data", (chunk) => { server.stderrText += chunk; });
@@ -44,7 +45,7 @@ export async function startServer({ port = 0, httpPort = 0 } = {}) {
         const timer = setTimeout(() => reject(new Error(`server did not start: ${server.stderrText}`)), 30000);
         child.stdout.on("data", (chunk) => {
           out += chunk;
-          if (/web client on http:\/\/\S+\//.test(out)) {
+          if (/web client on https?:\/\/\S+\//.test(out)) {
             clearTimeout(timer);
             resolve(out);
           }
@@ -53,7 +54,7 @@ export async function startServer({ port = 0, httpPort = 0 } = {}) {
       });
       server.child = child;
       server.grpc = /ziggurat listening on (\S+)/.exec(lines)[1];
-      server.url = /web client on (http:\/\/\S+\/)/.exec(lines)[1];
+      server.url = /web client on (https?:\/\/\S+\/)/.exec(lines)[1];
     },
     /** SIGTERM (graceful: streams end with SERVER_SHUTTING_DOWN), and wait for the exit. */
     async halt() {

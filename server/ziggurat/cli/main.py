@@ -29,6 +29,7 @@ from ziggurat.cli import (
     replay_cmd,
     rules_cmd,
     serve_cmd,
+    tls_cmd,
     tournament_cmd,
     verify_cmd,
     watch_cmd,
@@ -62,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     watch_cmd.register(commands)
     tournament_cmd.register(commands)
     replay_cmd.register(commands)
+    tls_cmd.register(commands)
     return parser
 
 

@@ -108,9 +108,22 @@ def register(commands: Any) -> None:
         help="do not announce the server on the LAN (mDNS _ziggurat._tcp; default: announce)",
     )
     parser.add_argument(
-        "--tls-cert", metavar="PEM", help="serve TLS with this certificate chain (with --tls-key)"
+        "--tls-cert",
+        metavar="PEM",
+        help=(
+            "serve TLS with this certificate chain (with --tls-key), on every port: gRPC, and the "
+            "web port as HTTPS (`ziggurat tls init` makes a LAN CA and certificate)"
+        ),
     )
     parser.add_argument("--tls-key", metavar="PEM", help="the private key of --tls-cert")
+    parser.add_argument(
+        "--insecure-web",
+        action="store_true",
+        help=(
+            "with --tls-cert: serve the web port as plain HTTP all the same (it carries the whole "
+            "API, seat tokens included; a warning is logged)"
+        ),
+    )
     parser.add_argument(
         "--waiting-ttl",
         type=float,
@@ -458,6 +471,16 @@ def _serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if bool(args.tls_cert) != bool(args.tls_key):
+        print("error: --tls-cert and --tls-key go together", file=sys.stderr)
+        return 2
+    if args.insecure_web and not args.tls_cert:
+        print(
+            "error: --insecure-web only applies with --tls-cert/--tls-key (without TLS the web "
+            "port speaks plain HTTP already)",
+            file=sys.stderr,
+        )
+        return 2
     if args.workers > 1 and args.shard is None:
         return _supervise(args)
     logging.basicConfig(
@@ -486,6 +509,7 @@ def _serve(args: argparse.Namespace) -> int:
         tune_gc=True,
         tls_cert=args.tls_cert,
         tls_key=args.tls_key,
+        insecure_web=args.insecure_web,
         waiting_ttl_s=args.waiting_ttl,
         max_pending_invitations=args.max_pending_invitations,
         invitation_ttl_s=args.invitation_ttl,
@@ -537,9 +561,6 @@ def _serve(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    if bool(args.tls_cert) != bool(args.tls_key):
-        print("error: --tls-cert and --tls-key go together", file=sys.stderr)
-        return 2
 
     def ready(port: int, http_port: int | None) -> None:
         if args.shard is not None:  # read by the supervisor (ziggurat.service.supervisor)
@@ -551,7 +572,7 @@ def _serve(args: argparse.Namespace) -> int:
             return
         print(f"ziggurat listening on {args.host}:{port}", flush=True)
         if http_port is not None:
-            print(f"ziggurat web client on http://{args.host}:{http_port}/", flush=True)
+            print(f"ziggurat web client on {options.web_scheme}://{args.host}:{http_port}/", flush=True)
 
     servers: list[ZigguratServer] = []
 
@@ -633,7 +654,7 @@ def _supervise(args: argparse.Namespace) -> int:
         owns = ", ".join(str(p) for p in own_ports)
         print(f"ziggurat workers: {args.workers} (own ports {owns})", flush=True)
         if supervisor.http_port is not None:
-            scheme = "https" if args.tls_cert else "http"
+            scheme = "https" if args.tls_cert and not args.insecure_web else "http"
             print(f"ziggurat web client on {scheme}://{args.host}:{supervisor.http_port}/", flush=True)
 
     supervisor = Supervisor(

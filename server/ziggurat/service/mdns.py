@@ -28,8 +28,10 @@ from ziggurat import __version__
 log = logging.getLogger("ziggurat.mdns")
 
 SERVICE_TYPE = "_ziggurat._tcp.local."
-# The web client is announced as an ordinary web site too, so any DNS-SD browser finds it.
+# The web client is announced as an ordinary web site too, so any DNS-SD browser finds it:
+# as an HTTPS site when the web port speaks TLS.
 HTTP_SERVICE_TYPE = "_http._tcp.local."
+HTTPS_SERVICE_TYPE = "_https._tcp.local."
 GAMES = ("pylos", "kabaleo")
 API = "v1"
 
@@ -37,13 +39,16 @@ API = "v1"
 Interfaces = InterfaceChoice | Sequence[str]
 
 
-def txt_properties(*, tls: bool = False, http_port: int | None = None) -> dict[str, str]:
+def txt_properties(
+    *, tls: bool = False, http_port: int | None = None, web_tls: bool = False
+) -> dict[str, str]:
     """The TXT record: what a client needs to know before it connects (``http``: the web
-    client's port, when one is served).
+    client's port when it speaks plain HTTP, ``https`` when it speaks TLS; a reader that knows
+    only ``http`` then finds no web port, rather than one it would talk to in the clear).
     """
     properties = {"api": API, "games": ",".join(GAMES), "tls": "1" if tls else "0", "version": __version__}
     if http_port is not None:
-        properties["http"] = str(http_port)
+        properties["https" if web_tls else "http"] = str(http_port)
     return properties
 
 
@@ -94,7 +99,9 @@ def instance_name(port: int) -> str:
 class Advertiser:
     """Announces one server; :meth:`start` when serving, :meth:`stop` on shutdown."""
 
-    def __init__(self, host: str, port: int, *, tls: bool = False, http_port: int | None = None) -> None:
+    def __init__(
+        self, host: str, port: int, *, tls: bool = False, http_port: int | None = None, web_tls: bool = False
+    ) -> None:
         interfaces, ip_version, addresses = interfaces_for(host)
         self._zeroconf: AsyncZeroconf | None = None
         self._interfaces = interfaces
@@ -104,14 +111,15 @@ class Advertiser:
             instance_name(port),
             parsed_addresses=addresses,
             port=port,
-            properties=txt_properties(tls=tls, http_port=http_port),
+            properties=txt_properties(tls=tls, http_port=http_port, web_tls=web_tls),
             server=f"{_short_hostname()}.local.",
         )
         self.http_info: AsyncServiceInfo | None = None
         if http_port is not None:
+            web_type = HTTPS_SERVICE_TYPE if web_tls else HTTP_SERVICE_TYPE
             self.http_info = AsyncServiceInfo(
-                HTTP_SERVICE_TYPE,
-                f"ziggurat web client on {_short_hostname()}:{http_port}.{HTTP_SERVICE_TYPE}",
+                web_type,
+                f"ziggurat web client on {_short_hostname()}:{http_port}.{web_type}",
                 parsed_addresses=addresses,
                 port=http_port,
                 properties={"path": "/"},

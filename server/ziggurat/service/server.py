@@ -32,6 +32,7 @@ import shutil
 import signal
 import socket
 import sqlite3
+import ssl
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -90,6 +91,7 @@ from ziggurat.v1 import (
 )
 from ziggurat.web.serving import WebServer
 from ziggurat.web.serving import bind as bind_web
+from ziggurat.web.tls import server_context
 
 log = logging.getLogger("ziggurat.server")
 
@@ -139,6 +141,9 @@ class ServeOptions:
     # TLS: PEM files of the server's certificate chain and private key (both or neither).
     tls_cert: str | None = None
     tls_key: str | None = None
+    # With TLS on, the web port speaks HTTPS with the same files unless this says plain HTTP
+    # (``--insecure-web``): it serves the whole MatchService, seat tokens included.
+    insecure_web: bool = False
     # Also serve (without TLS) on this Unix socket path: a tournament's sandboxed programs have
     # no network, only this socket bound into their sandbox.
     unix_socket: str | None = None
@@ -199,6 +204,16 @@ class ServeOptions:
     def tls(self) -> bool:
         """True when the server speaks TLS."""
         return bool(self.tls_cert and self.tls_key)
+
+    @property
+    def web_tls(self) -> bool:
+        """True when the web port (if any) speaks HTTPS: with TLS, unless ``insecure_web``."""
+        return self.tls and not self.insecure_web
+
+    @property
+    def web_scheme(self) -> str:
+        """The web port's URL scheme."""
+        return "https" if self.web_tls else "http"
 
 
 def grpc_options(options: ServeOptions) -> list[tuple[str, int]]:
@@ -348,6 +363,7 @@ class ZigguratServer:
         self.web: WebServer | None = None
         self._forward: Any = None  # a worker's ForwardToOwner (ziggurat.web.forward)
         self._web_socket: socket.socket | None = None
+        self._tls: ssl.SSLContext | None = None  # the TLS files, loaded (also for the web port)
         self.advertiser: Advertiser | None = None
         self.extra_services: list[ExtraService] = []
         self.trimmer = memory.Trimmer(self.guard.open_calls)
@@ -395,6 +411,7 @@ class ZigguratServer:
             # Before the long checks too: what stops the gate is said in one line at once. It
             # forwards nothing before the server starts serving its socket (calls wait meanwhile).
             self.port = await self._start_gate()
+            self._check_tls_files()  # for the web port: the gate found them usable
         self._check_integrity()
         self._quarantine_orphans()
         restored = self.manager.restore()
@@ -486,6 +503,7 @@ class ZigguratServer:
                         self.options.ipv6_prefix_length,
                     )
                 ),
+                tls=self._tls if self.options.web_tls else None,
             )
             self.http_port = await self.web.start()
         serving = health_pb2.HealthCheckResponse.SERVING
@@ -493,10 +511,28 @@ class ZigguratServer:
         await self.health.set(SERVICE_NAME, serving)
         if self.options.mdns:
             self.advertiser = Advertiser(
-                self.options.host, self.port, tls=self.options.tls, http_port=self.http_port
+                self.options.host,
+                self.port,
+                tls=self.options.tls,
+                http_port=self.http_port,
+                web_tls=self.options.web_tls,
             )
             await self.advertiser.start()
         return self.port
+
+    def _check_tls_files(self) -> None:
+        """Load the TLS files as the web port will (kept for it): what is wrong with them is said
+        in one line here, before gRPC or the gate would say it in lines of their own (a key that
+        is not the certificate's made gRPC report only that it 'could not bind')."""
+        if not self.options.tls:
+            return
+        assert self.options.tls_cert is not None and self.options.tls_key is not None
+        try:
+            self._tls = server_context(self.options.tls_cert, self.options.tls_key)
+        except ssl.SSLError as error:  # e.g. KEY_VALUES_MISMATCH: the key is not the certificate's
+            raise StartupError(f"cannot use the TLS files (--tls-cert, --tls-key): {error}") from None
+        except OSError as error:
+            raise StartupError(f"cannot read the TLS files: {error}") from None
 
     def _check_integrity(self) -> None:
         """SQLite's own integrity check: problems are logged, and the server still starts (the
@@ -542,6 +578,7 @@ class ZigguratServer:
         if self.options.gate:
             self._bind_upstream()
             return 0  # the gate's port, known once it has started
+        self._check_tls_files()
         credentials: grpc.ServerCredentials | None = None
         try:
             if self.options.tls:
@@ -579,7 +616,7 @@ class ZigguratServer:
         """``--gate``: listen on a private Unix socket only, in a new 0700 directory; what the
         gate needs (its binary, the TLS files it will read) is checked first, in one line."""
         check_binary(self._gate_binary())
-        if self.options.tls:
+        if self.options.tls:  # readable; whether usable is said by the gate (then loaded for the web port)
             assert self.options.tls_cert is not None and self.options.tls_key is not None
             try:
                 Path(self.options.tls_key).read_bytes()
@@ -772,7 +809,14 @@ async def run(
         options.db_path,
     )
     if server.http_port is not None:
-        log.info("web client on http://%s:%d/", _browser_host(options.host), server.http_port)
+        web = f"{options.web_scheme}://{_browser_host(options.host)}:{server.http_port}/"
+        log.info("web client on %s", web)
+        if options.tls and not options.web_tls:
+            log.warning(
+                "the web port %s speaks plain HTTP (--insecure-web) while the gRPC port has TLS: its "
+                "calls, seat tokens included, cross the network unencrypted",
+                web,
+            )
     if on_ready is not None:
         on_ready(port, server.http_port)
     await stop.wait()

@@ -367,7 +367,8 @@ class TournamentRunner:
             print(f"tournament {self.tournament_id}: warning: {crowded}", file=sys.stderr, flush=True)
         if server.http_port is not None:
             page_host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
-            self.page_url = f"http://{page_host}:{server.http_port}/#/tournament/{self.tournament_id}"
+            scheme = server.options.web_scheme
+            self.page_url = f"{scheme}://{page_host}:{server.http_port}/#/tournament/{self.tournament_id}"
             log.info("tournament %s: live page %s", self.tournament_id, self.page_url)
             print(f"tournament {self.tournament_id}: live page {self.page_url}", file=sys.stderr, flush=True)
         self._replay_cut_off(server)

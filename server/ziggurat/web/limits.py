@@ -15,7 +15,8 @@ HTTP/1.1 and Connect:
   (:class:`OpenConnections`), one more is closed at once, before it is read; an IPv6
   client counts by its ``--ipv6-prefix-length`` prefix as on the gRPC port;
 * **handshake**: a new connection must send its first request line and headers within
-  ``handshake_timeout`` seconds, else it is closed;
+  ``handshake_timeout`` seconds of accept (its TLS handshake included, with TLS on), else it
+  is closed;
 * **idle connections**: a connection with no request for ``max_connection_idle`` seconds is
   closed (uvicorn's keep-alive timeout);
 * **shutdown**: every open WatchMatch stream ends with UNAVAILABLE (``SERVER_SHUTTING_DOWN``),
@@ -40,6 +41,7 @@ from ziggurat.service.guard import Call, Guard, bearer_token, shutting_down_erro
 from ziggurat.service.peer import DEFAULT_IPV6_PREFIX_LENGTH, grpc_peer, split_peer
 from ziggurat.web.connect import CallContext
 from ziggurat.web.details import connect_error
+from ziggurat.web.tls import Handshakes, TlsFront
 from ziggurat.wire import errors
 from ziggurat.wire.reasons import Reason
 
@@ -113,17 +115,20 @@ class OpenConnections:
 
 
 def handshake_limited(
-    handshake_timeout: float, connections: OpenConnections | None = None
-) -> type[H11Protocol]:
+    handshake_timeout: float, connections: OpenConnections | None = None, tls: Handshakes | None = None
+) -> type[asyncio.Protocol]:
     """Uvicorn's HTTP/1.1 protocol, closing a connection whose first request has not begun
     (request line and headers) within ``handshake_timeout`` seconds, and one over the
-    ``connections`` caps at once."""
+    ``connections`` caps at once; with ``tls``, behind a :class:`~ziggurat.web.tls.TlsFront`
+    that does both from accept, before the TLS handshake (``tls.timeout`` is the deadline)."""
 
     class HandshakeLimited(H11Protocol):
         counted: str | None = None  # the address group this connection is counted under
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
+            if tls is not None:
+                return  # admitted and timed from accept by its TlsFront
             if connections is not None:
                 self.counted = connections.admit(transport.get_extra_info("peername"))
                 if self.counted is None:
@@ -143,7 +148,20 @@ def handshake_limited(
                 log.debug("closed a web connection from %s: no request in time", self.client)
                 self.transport.close()
 
-    return HandshakeLimited
+    if tls is None:
+        return HandshakeLimited
+    handshakes = tls
+
+    class Https(TlsFront):
+        def __init__(self, **uvicorn_arguments: Any) -> None:
+            super().__init__(
+                HandshakeLimited(**uvicorn_arguments),
+                handshakes,
+                connections.admit if connections is not None else None,
+                connections.release if connections is not None else None,
+            )
+
+    return Https
 
 
 def body_within(receive: Receive, timeout: float, peer: str) -> Receive:

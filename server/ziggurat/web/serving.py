@@ -5,7 +5,8 @@ Why uvicorn embedded rather than a second process: one process means one
 made by a gRPC bot go through the same match object, commit and fan-out. uvicorn is
 driven as a task of the running loop (``Server.serve`` with a socket we bound), with its
 own signal capture switched off: ``ziggurat serve`` owns SIGINT/SIGTERM and stops the
-HTTP side as part of its ordered shutdown.
+HTTP side as part of its ordered shutdown. With TLS on (``tls``), the port speaks HTTPS only
+(:mod:`ziggurat.web.tls` says why it is not uvicorn's own TLS).
 """
 
 from __future__ import annotations
@@ -14,22 +15,35 @@ import asyncio
 import contextlib
 import logging
 import socket
+import ssl
 from collections.abc import Iterator
 
 import uvicorn
 
 from ziggurat.web.app import WebApp
 from ziggurat.web.limits import BodyDeadline, OpenConnections, handshake_limited
+from ziggurat.web.tls import Handshakes
 
 log = logging.getLogger("ziggurat.web")
 
 
 class _EmbeddedServer(uvicorn.Server):
-    """uvicorn that leaves signal handling to its host program."""
+    """uvicorn that leaves signal handling to its host program, and ends the TLS handshakes
+    under way when it stops (they are no connections of uvicorn's yet)."""
+
+    handshakes: Handshakes | None = None
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
         yield
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        """Stop accepting, cancel the handshakes under way, then uvicorn's own shutdown."""
+        for server in self.servers:
+            server.close()
+        if self.handshakes is not None:
+            self.handshakes.cancel_all()
+        await super().shutdown(sockets)
 
 
 def bind(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
@@ -72,16 +86,19 @@ class WebServer:
         handshake_timeout: float = 0.0,
         idle_timeout: float = 5.0,
         connections: OpenConnections | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         """Serve ``app`` on ``sock``, a listening socket from :func:`bind`; a connection must
         send its first request within ``handshake_timeout`` seconds (0 = no limit) and is closed
         after ``idle_timeout`` seconds without one (uvicorn's keep-alive timeout); ``connections``
-        caps the connections open at once (ziggurat.web.limits.OpenConnections)."""
+        caps the connections open at once (ziggurat.web.limits.OpenConnections); with ``tls`` (a
+        server context, :func:`ziggurat.web.tls.server_context`) every connection speaks HTTPS."""
         self.socket = sock
         self.port: int = self.socket.getsockname()[1]
+        self.handshakes = Handshakes(tls, handshake_timeout) if tls is not None else None
         config = uvicorn.Config(
             app,
-            http=handshake_limited(handshake_timeout, connections),
+            http=handshake_limited(handshake_timeout, connections, self.handshakes),
             timeout_keep_alive=max(1, int(idle_timeout)) if idle_timeout > 0 else 2**31,
             lifespan="off",
             log_config=None,
@@ -91,8 +108,14 @@ class WebServer:
             ws="none",
         )
         self._server = _EmbeddedServer(config)
+        self._server.handshakes = self.handshakes
         logging.getLogger("uvicorn.error").setLevel(logging.WARNING)  # our own start-up line says it
         self._task: asyncio.Task[None] | None = None
+
+    @property
+    def scheme(self) -> str:
+        """``https`` when the port speaks TLS, else ``http``."""
+        return "https" if self.handshakes is not None else "http"
 
     async def start(self) -> int:
         """Begin serving; returns the bound port once requests are accepted."""
