@@ -1,0 +1,31 @@
+"""The optional parts of the ``ziggurat`` distribution (its extras), and what to say without one.
+
+Why: a headless server (``pip install .``, a container, ``./scripts/serve``) has no use for a
+terminal UI, and should not have to install textual, rich and Pygments for it; mDNS is wanted
+on a LAN and useless in a data centre. So those dependencies are extras in pyproject.toml,
+their modules are imported only where the feature runs, and a missing one is reported in one
+line that names the extra to install, never as an ImportError's traceback.
+
+Only the modules an extra brings are recognised: a ``ModuleNotFoundError`` for anything else
+is a bug or a broken install, and is raised as it is.
+"""
+
+from __future__ import annotations
+
+# Each extra (pyproject.toml [project.optional-dependencies]) and the top-level modules of it
+# that ziggurat imports (zeroconf brings ifaddr, which service/mdns.py imports too).
+EXTRAS: dict[str, frozenset[str]] = {
+    "tui": frozenset({"textual", "rich", "zeroconf"}),
+    "mdns": frozenset({"zeroconf", "ifaddr"}),
+}
+
+
+def missing_from(error: ModuleNotFoundError, extra: str) -> str | None:
+    """The module of ``extra`` whose absence ``error`` reports (None: not one of the extra's)."""
+    top = (error.name or "").partition(".")[0]
+    return top if top in EXTRAS[extra] else None
+
+
+def install_hint(extra: str) -> str:
+    """The command that installs ``extra`` (quoted for a shell: brackets are glob characters)."""
+    return f"pip install 'ziggurat[{extra}]'"
