@@ -12,18 +12,18 @@ is a bug or a broken install, and is raised as it is.
 
 from __future__ import annotations
 
-# Each extra (pyproject.toml [project.optional-dependencies]) and the top-level modules of it
-# that ziggurat imports (zeroconf brings ifaddr, which service/mdns.py imports too).
-EXTRAS: dict[str, frozenset[str]] = {
-    "tui": frozenset({"textual", "rich", "zeroconf"}),
-    "mdns": frozenset({"zeroconf", "ifaddr"}),
+# Each extra (pyproject.toml [project.optional-dependencies]): the top-level modules of it that
+# ziggurat imports, each with the package to name when it is missing (ifaddr comes only with
+# zeroconf: without the extra both are missing, and mdns.py happens to import ifaddr first).
+EXTRAS: dict[str, dict[str, str]] = {
+    "tui": {"textual": "textual", "rich": "rich", "zeroconf": "zeroconf", "ifaddr": "zeroconf"},
+    "mdns": {"zeroconf": "zeroconf", "ifaddr": "zeroconf"},
 }
 
 
 def missing_from(error: ModuleNotFoundError, extra: str) -> str | None:
-    """The module of ``extra`` whose absence ``error`` reports (None: not one of the extra's)."""
-    top = (error.name or "").partition(".")[0]
-    return top if top in EXTRAS[extra] else None
+    """The package of ``extra`` whose absence ``error`` reports (None: not one of the extra's)."""
+    return EXTRAS[extra].get((error.name or "").partition(".")[0])
 
 
 def install_hint(extra: str) -> str:
