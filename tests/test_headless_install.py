@@ -180,7 +180,7 @@ def test_play_says_which_extra_it_needs(headless: Path, tmp_path: Path) -> None:
     assert result.returncode == 1
     assert result.stderr.splitlines() == [
         "error: ziggurat play needs the terminal UI, which is not installed (textual is missing): "
-        "pip install 'ziggurat[tui]'"
+        f"{headless / 'python'} -m pip install 'ziggurat[tui]'"
     ]
 
 

@@ -12,6 +12,9 @@ is a bug or a broken install, and is raised as it is.
 
 from __future__ import annotations
 
+import shlex
+import sys
+
 # Each extra (pyproject.toml [project.optional-dependencies]): the top-level modules of it that
 # ziggurat imports, each with the package to name when it is missing (ifaddr comes only with
 # zeroconf: without the extra both are missing, and mdns.py happens to import ifaddr first).
@@ -27,5 +30,11 @@ def missing_from(error: ModuleNotFoundError, extra: str) -> str | None:
 
 
 def install_hint(extra: str) -> str:
-    """The command that installs ``extra`` (quoted for a shell: brackets are glob characters)."""
-    return f"pip install 'ziggurat[{extra}]'"
+    """The command that installs ``extra`` into the environment running now.
+
+    With this environment's own pip: ziggurat is installed there, so pip takes it as it is and
+    fetches only the extra's packages, never asking an index for a distribution named
+    ``ziggurat`` (ours is on none: README.md, "Installing"). Quoted for a shell (brackets are
+    glob characters).
+    """
+    return f"{shlex.quote(sys.executable)} -m pip install 'ziggurat[{extra}]'"

@@ -40,7 +40,7 @@ def test_the_terminal_ui_without_its_extra_is_one_line_naming_it(argv: list[str]
     assert result.returncode == 1, result.stderr
     assert result.stderr == (
         f"error: ziggurat {argv[0]} needs the terminal UI, which is not installed (textual is missing): "
-        "pip install 'ziggurat[tui]'\n"
+        f"{sys.executable} -m pip install 'ziggurat[tui]'\n"
     )
     assert result.stdout == ""
 
@@ -71,7 +71,7 @@ def test_a_server_without_zeroconf_serves_and_says_it_does_not_announce(tmp_path
     assert len(warned) == 1, err
     assert warned[0].endswith(
         "not announcing on the LAN (mDNS): zeroconf is not installed "
-        "(pip install 'ziggurat[mdns]' to announce, or --no-mdns)"
+        f"({sys.executable} -m pip install 'ziggurat[mdns]' to announce, or --no-mdns)"
     ), warned
 
 
