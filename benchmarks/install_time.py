@@ -172,6 +172,8 @@ def main() -> None:
         "--keep", action="store_true", help="keep the temporary clones (their path is printed)"
     )
     args = parser.parse_args()
+    # Stopped from outside (SIGTERM), still stop the server and remove the clones (finally below).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     head = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], check=True, cwd=ROOT, capture_output=True, text=True
     )
