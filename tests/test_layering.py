@@ -85,3 +85,50 @@ def test_thin_client_imports_nothing_from_the_server() -> None:
             if not any(name == ok or name.startswith(ok + ".") for ok in allowed):
                 problems.append(f"{path.relative_to(CLIENT)} imports {name}")
     assert not problems, problems
+
+
+# The packages of the extras (ziggurat.extras.EXTRAS): a module may import them as it is loaded
+# only if it is the feature itself; anything else imports them where the feature runs, so that
+# `ziggurat serve` and every other command work on an install without the extra.
+OPTIONAL = {"textual", "rich", "zeroconf", "ifaddr", "pygments"}
+# The features themselves (which load them) count as optional too.
+OPTIONAL_MODULES = ("ziggurat.tui", "ziggurat.service.mdns")
+OPTIONAL_AT_LOAD = ("tui/", "service/mdns.py")
+
+
+def _imports_at_load(path: Path) -> set[str]:
+    """What a module imports when it is loaded: its top level, ``if TYPE_CHECKING:`` blocks excluded."""
+    found: set[str] = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+        elif isinstance(node, ast.If | ast.Try):
+            if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+                continue
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Import):
+                    found.update(alias.name for alias in inner.names)
+                elif isinstance(inner, ast.ImportFrom) and inner.module and inner.level == 0:
+                    found.add(inner.module)
+    return found
+
+
+def test_only_the_optional_features_load_their_extras() -> None:
+    problems = []
+    seen = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE).as_posix()
+        if relative.startswith("v1/"):
+            continue
+        for name in _imports_at_load(path):
+            optional = name.split(".")[0] in OPTIONAL or any(
+                name == module or name.startswith(module + ".") for module in OPTIONAL_MODULES
+            )
+            if optional:
+                seen.add(relative)
+                if not relative.startswith(OPTIONAL_AT_LOAD):
+                    problems.append(f"{relative} imports {name} when it is loaded")
+    assert "service/mdns.py" in seen and "tui/app.py" in seen  # the check sees them
+    assert not problems, problems

@@ -709,8 +709,8 @@ def test_gate_without_its_binary_is_refused_in_one_line(tmp_path: Path) -> None:
     done = _serve(tmp_path, "--gate", "--gate-binary", str(missing))
     assert done.returncode == 1
     assert done.stderr.splitlines() == [
-        f"error: --gate needs {missing}, which is missing: run scripts/bootstrap with cargo on PATH "
-        "(it builds server/gate)"
+        f"error: --gate needs {missing}, which is missing: run ./scripts/serve --gate with cargo on PATH "
+        "(it builds server/gate first)"
     ], done.stderr
 
 

@@ -2,14 +2,18 @@
 
 The UI lives in the client package (``ziggurat.tui``); this module only
 parses the command line, so ``ziggurat --help`` stays fast (textual is imported
-when the command runs).
+when the command runs) and works without the ``tui`` extra (then ``play`` says, in one
+line, what to install).
 """
 
 from __future__ import annotations
 
 import argparse
 import getpass
+import sys
 from typing import Any
+
+from ziggurat.cli import exits, terminal_ui
 
 
 def register(commands: Any) -> None:
@@ -45,6 +49,10 @@ def _default_name() -> str:
 
 
 def _play(args: argparse.Namespace) -> int:
+    problem = terminal_ui.missing("play")
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return exits.FAILED
     from ziggurat.cli.interrupt import run_app
     from ziggurat.tui import ZigguratApp
 

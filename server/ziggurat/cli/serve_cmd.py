@@ -182,7 +182,7 @@ def register(commands: Any) -> None:
         "--gate",
         action="store_true",
         help=(
-            "put ziggurat-gate (Rust; built by scripts/bootstrap) on the public port: it takes the "
+            "put ziggurat-gate (Rust; built by ./scripts/serve --gate) on the public port: it takes the "
             "connections, enforces the connection limits and the first-message timeout, terminates "
             "TLS, and forwards calls to this server over a private Unix socket (docs/operations.md, "
             "'The gate'); not with --workers"

@@ -13,6 +13,8 @@ import asyncio
 import sys
 from typing import Any
 
+from ziggurat.cli import exits, terminal_ui
+
 
 def register(commands: Any) -> None:
     """Add ``watch``."""
@@ -27,6 +29,10 @@ def register(commands: Any) -> None:
 
 
 def _watch(args: argparse.Namespace) -> int:
+    problem = terminal_ui.missing("watch")
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return exits.FAILED
     from ziggurat.cli.interrupt import run_app
     from ziggurat.tui import ZigguratApp
     from ziggurat.tui.watching import WatchError
@@ -36,7 +42,7 @@ def _watch(args: argparse.Namespace) -> int:
             asyncio.run(_check(args.server, args.match_id))
         except WatchError as error:
             print(f"ziggurat watch: {error}", file=sys.stderr)
-            return 1
+            return exits.FAILED
     return run_app(ZigguratApp(server=args.server, watch_match=args.match_id))
 
 

@@ -3,7 +3,7 @@
 Why a second program: a silent stream or an idle connection costs the Python server's one
 event loop and its memory however early it is refused, and gRPC Python has no hook before a
 call reaches Python (docs/operations.md, "The gate"). The gate, written in Rust on tokio and
-h2 (``server/gate/``, built by ``scripts/bootstrap`` into ``.venv/bin``: a native program
+h2 (``server/gate/``, built by ``./scripts/serve --gate`` into ``.venv/bin``: a native program
 frees each connection's and each call's memory when it ends and gives it back to the
 operating system after a burst, which the Go gate before it could not), holds the public port,
 enforces the connection-level limits and the first-message deadline, and forwards only calls
@@ -49,7 +49,8 @@ KILL_MARGIN_S = 2.0
 
 
 def default_binary() -> Path:
-    """Where ``scripts/bootstrap`` builds the gate: beside this Python (``.venv/bin``)."""
+    """Where ``./scripts/serve --gate`` (``scripts/bootstrap``) builds the gate: beside this Python
+    (``.venv/bin``)."""
     return Path(sys.executable).parent / BINARY_NAME
 
 
@@ -68,8 +69,8 @@ def check_binary(binary: Path) -> None:
     """Raise a one-line :class:`StartupError` unless ``binary`` is an executable file."""
     if not (binary.is_file() and os.access(binary, os.X_OK)):
         raise StartupError(
-            f"--gate needs {binary}, which is missing: run scripts/bootstrap with cargo on PATH "
-            "(it builds server/gate)"
+            f"--gate needs {binary}, which is missing: run ./scripts/serve --gate with cargo on PATH "
+            "(it builds server/gate first)"
         )
 
 

@@ -37,7 +37,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 from google.protobuf.descriptor import ServiceDescriptor
@@ -45,6 +45,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_health.v1.health import aio as health_aio  # type: ignore[attr-defined]
 from grpc_reflection.v1alpha import reflection
 
+from ziggurat import extras
 from ziggurat.service import memory
 from ziggurat.service.access import Access
 from ziggurat.service.admin_servicer import AdminServicer
@@ -69,7 +70,6 @@ from ziggurat.service.guard import Guard, GuardLimits
 from ziggurat.service.house_bots import HouseBotFactory, HouseBotSeater, NoHouseBots
 from ziggurat.service.manager import DEFAULT_MAX_MATCHES_PER_ADDRESS, DEFAULT_WAITING_TTL_S, MatchManager
 from ziggurat.service.match import StreamLimits
-from ziggurat.service.mdns import Advertiser
 from ziggurat.service.memory_ceiling import MemoryCeiling
 from ziggurat.service.openfiles import raise_open_files_limit
 from ziggurat.service.peer import Peers, new_secret
@@ -92,6 +92,9 @@ from ziggurat.v1 import (
 from ziggurat.web.serving import WebServer
 from ziggurat.web.serving import bind as bind_web
 from ziggurat.web.tls import server_context
+
+if TYPE_CHECKING:
+    from ziggurat.service.mdns import Advertiser
 
 log = logging.getLogger("ziggurat.server")
 
@@ -510,14 +513,11 @@ class ZigguratServer:
         await self.health.set("", serving)
         await self.health.set(SERVICE_NAME, serving)
         if self.options.mdns:
-            self.advertiser = Advertiser(
-                self.options.host,
-                self.port,
-                tls=self.options.tls,
-                http_port=self.http_port,
-                web_tls=self.options.web_tls,
+            self.advertiser = _advertiser(
+                self.options.host, self.port, self.options.tls, self.http_port, self.options.web_tls
             )
-            await self.advertiser.start()
+            if self.advertiser is not None:
+                await self.advertiser.start()
         return self.port
 
     def _check_tls_files(self) -> None:
@@ -748,6 +748,27 @@ def bind_failure(host: str, port: int) -> str:
                     return "the port is already in use (another server?)"
                 return error.strerror or str(error)
     return ""
+
+
+def _advertiser(host: str, port: int, tls: bool, http_port: int | None, web_tls: bool) -> Advertiser | None:
+    """The LAN advertiser, or None (said in one line) when the ``mdns`` extra is not installed.
+
+    Why not refuse to start: announcing is the default, and a server installed without the
+    extra (``pip install .``, headless) serves all the same; clients reach it by its address.
+    """
+    try:
+        from ziggurat.service.mdns import Advertiser
+    except ModuleNotFoundError as error:
+        missing = extras.missing_from(error, "mdns")
+        if missing is None:
+            raise
+        log.warning(
+            "not announcing on the LAN (mDNS): %s is not installed (%s to announce, or --no-mdns)",
+            missing,
+            extras.install_hint("mdns"),
+        )
+        return None
+    return Advertiser(host, port, tls=tls, http_port=http_port, web_tls=web_tls)
 
 
 def _browser_host(host: str) -> str:

@@ -7,6 +7,9 @@ terminal while it runs: the log handlers of the root logger are routed through t
 :class:`rich.console.Console` (so a log line is printed above the bar, from the start of a line),
 and so are ``print`` calls to stderr, and to stdout when stdout is the same terminal (when it
 is a file, the game lines go there untouched). Everything is restored on :meth:`close`.
+
+Rich comes with the ``tui`` extra, not with a headless install: without it the plain lines are
+written on a terminal too (rich is imported only when a bar is to be drawn).
 """
 
 from __future__ import annotations
@@ -14,11 +17,13 @@ from __future__ import annotations
 import logging
 import sys
 import time
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
-from rich.progress import Progress as RichProgress
+from ziggurat import extras
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress as RichProgress
 
 
 class ConsoleLogHandler(logging.Handler):
@@ -50,6 +55,14 @@ class Progress:
             self._start_bar(total)
 
     def _start_bar(self, total: int) -> None:
+        try:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
+            from rich.progress import Progress as RichProgress
+        except ModuleNotFoundError as error:
+            if extras.missing_from(error, "tui") is None:
+                raise
+            return  # no bar: the plain lines
         console = Console(file=self.stream, stderr=self.stream is sys.stderr)
         stdout_is_terminal = sys.stdout.isatty()
         self._bar = RichProgress(
