@@ -19,6 +19,7 @@ from pathlib import Path
 import grpc
 import pytest
 
+from tests import processes
 from tests.service.conftest import ServerProcess
 from ziggurat_client.v1 import game_pb2
 from ziggurat_client.v1 import match_service_pb2 as spb
@@ -74,7 +75,7 @@ def test_four_languages_at_one_kabaleo_table(tmp_path: Path) -> None:
                 name = f"{language}-{number}"
                 command = [str(launcher), "--server", address, "--match", match_id, "--name", name]
                 pipe, merged = subprocess.PIPE, subprocess.STDOUT
-                bots.append(subprocess.Popen(command, stdout=pipe, stderr=merged, text=True, env=env))
+                bots.append(processes.popen(command, stdout=pipe, stderr=merged, text=True, env=env))
             outputs = []
             for bot, language in zip(bots, seats, strict=True):
                 out, _ = bot.communicate(timeout=BUILD_TIMEOUT)
@@ -87,14 +88,12 @@ def test_four_languages_at_one_kabaleo_table(tmp_path: Path) -> None:
         assert record.outcome.termination == game_pb2.TERMINATION_NORMAL
         assert not any(move.substituted for move in record.moves), "every move was a bot's own"
         assert len(record.outcome.ranks) == 4 and set(record.outcome.ranks) <= {1, 2, 3, 4}
-        verified = subprocess.run(
+        verified = processes.run(
             [sys.executable, "-m", "ziggurat.cli.main", "verify", match_id, "--server", address],
             capture_output=True, text=True, timeout=120,
         )  # fmt: skip
         assert verified.returncode == 0, verified.stdout + verified.stderr
     finally:
         for bot in bots:
-            if bot.poll() is None:
-                bot.kill()
-                bot.wait()
+            processes.stop(bot)
         server.stop()

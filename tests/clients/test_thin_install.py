@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import processes
 from tests.cli.test_bot_invite import _connected, _play_human
 from tests.service.conftest import ServerProcess
 from ziggurat_client import ZigguratClient, game_config
@@ -55,7 +56,7 @@ def _env() -> dict[str, str]:
 
 
 def _shell(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(
+    result = processes.run(
         ["bash", "-euo", "pipefail", "-c", command],
         cwd=cwd,
         env=_env(),
@@ -94,7 +95,7 @@ def test_only_grpcio_and_protobuf_come_with_it(checkout: Path) -> None:
     names = {entry["name"].lower().replace("_", "-") for entry in json.loads(listed.stdout)}
     assert {"ziggurat-client", "grpcio", "protobuf"} <= names
     assert names <= ALLOWED, f"unexpected packages in a thin install: {sorted(names - ALLOWED)}"
-    probe = subprocess.run(
+    probe = processes.run(
         [str(checkout / "bot-venv" / "bin" / "python"), "-I", "-c", "import ziggurat"],
         capture_output=True,
         cwd=checkout,
@@ -109,7 +110,7 @@ def test_the_quick_start_bots_play_a_match_on_a_real_server(checkout: Path, tmp_
     address = server.start()
     try:
         first = commands[2][0].replace(DOCUMENTED_ADDRESS, address)
-        creator = subprocess.Popen(
+        creator = processes.popen(
             ["bash", "-c", first],
             cwd=checkout,
             env=_env(),
@@ -161,7 +162,7 @@ async def test_the_remote_bot_loop_plays_two_invitations_at_once(checkout: Path,
     script = tmp_path / "remote.py"
     script.write_text(REMOTE)
     python = str(checkout / "bot-venv" / "bin" / "python")
-    bot = subprocess.Popen(
+    bot = processes.popen(
         [python, "-I", str(script), address], cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, text=True
     )
     try:
@@ -176,7 +177,6 @@ async def test_the_remote_bot_loop_plays_two_invitations_at_once(checkout: Path,
             assert len(ended) == 2
         out, _ = bot.communicate(timeout=60)
     finally:
-        if bot.poll() is None:
-            bot.kill()
+        processes.stop(bot)
         server.stop()
     assert "played 2" in out and "server modules []" in out, out
