@@ -326,6 +326,22 @@ async def _play_pair(address: str, match_id: str, delay: float) -> tuple[list[Se
     return runners, [m.move for m in record.moves]
 
 
+def test_kill9_of_the_supervisor_ends_every_worker(tmp_path: Path) -> None:
+    """Nothing tells an orphaned worker to stop but its death signal (PR_SET_PDEATHSIG, set by
+    the supervisor between fork and exec): it must drain and exit, not serve on for ever."""
+    running = Workers(tmp_path / "z.db")
+    running.start()
+    try:
+        pids = [running.worker_pid(i) for i in range(running.count)]
+        assert running.proc is not None
+        os.kill(running.proc.pid, signal.SIGKILL)
+        assert running.proc.wait(10) == -signal.SIGKILL
+        for pid in pids:
+            _wait_gone(pid, 10)
+    finally:
+        running.stop()
+
+
 async def test_kill9_of_a_worker_restarts_it_and_its_match_resumes_exactly(workers: Workers) -> None:
     own1 = workers.own[1]
     async with ZigguratClient(own1) as creator:
