@@ -662,7 +662,7 @@ async def test_with_tls_the_web_port_beside_the_gate_speaks_https_too(
     the same files: a LAN CA from ``ziggurat tls init`` is trusted on both, plain HTTP gets nothing."""
     certs = tmp_path / "tls"
     init = [sys.executable, "-m", "ziggurat.cli.main", "tls", "init", "--dir", str(certs)]
-    subprocess.run(init, check=True, capture_output=True, timeout=60)
+    processes.run(init, check=True, capture_output=True, timeout=60)
     tls = ["--tls-cert", str(certs / "server.pem"), "--tls-key", str(certs / "server.key")]
     server = ServerProcess(tmp_path / "z.db", ["--gate", "--http-port", "0", *tls])
     try:
