@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import processes
 from ziggurat.bots import make_bot
 from ziggurat.bots.arena import play_game, seed_bytes, time_left_for_budget, turn_for
 from ziggurat.bots.common import Deadline
@@ -159,14 +160,13 @@ def test_workers_exit_when_their_host_is_killed(tmp_path: Path) -> None:
         "if __name__ == '__main__':\n"
         "    asyncio.run(main())\n"
     )
-    host = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    host = processes.popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
     try:
         assert host.stdout is not None
         workers = [int(pid) for pid in host.stdout.readline().split()]
         assert len(workers) == 2
     finally:
-        host.kill()
-        host.wait()
+        processes.stop(host)
     deadline = time.monotonic() + 30
     while any(_alive(pid) for pid in workers):
         assert time.monotonic() < deadline, "a search worker outlived its host"

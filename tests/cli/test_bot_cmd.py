@@ -4,11 +4,11 @@ finished match exits cleanly."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
+from tests import processes
 from tests.service.conftest import ServerProcess
 from ziggurat_client import game_config
 from ziggurat_client.sync import SyncClient
@@ -28,7 +28,7 @@ def test_remote_bot_exits_when_its_launcher_dies() -> None:
     bot = f"{sys.executable} -m ziggurat.cli.main bot random --remote --server 127.0.0.1:9 --bot-token t"
     # The shell launches the bot in the background, tells its pid and exits at once: the
     # bot is orphaned, like the bots of a tournament that was killed with kill -9.
-    shell = subprocess.run(
+    shell = processes.run(
         ["sh", "-c", f"ZIGGURAT_PARENT_PID=$$ {bot} >/dev/null 2>&1 & echo $!"],
         capture_output=True,
         text=True,
@@ -52,7 +52,7 @@ def test_a_bot_handed_a_finished_match_reads_the_end_and_exits_cleanly(tmp_path:
             client.submit_move(handles[1], "1a1", 0)
             client.resign(handles[2])
         seat = handles[1]
-        bot = subprocess.run(
+        bot = processes.run(
             [
                 sys.executable,
                 "-m",

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+from tests import processes
 from tests.service.conftest import ServerProcess
 from ziggurat.verify import verify_record
 from ziggurat_client import MatchHandle, ZigguratClient, ZigguratError, game_config
@@ -63,7 +64,7 @@ async def _ply(client: ZigguratClient, match_id: str) -> int:
 def _remote_bot(address: str, name: str, token: str) -> subprocess.Popen[str]:
     """``ziggurat bot random --remote`` playing Pylos only, one match at a time."""
     remote = ["--remote", "--server", address, "--name", name, "--bot-token", token]
-    return subprocess.Popen(
+    return processes.popen(
         [*CLI, "random", *remote, "--games", "pylos", "--max-matches", "1"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -79,7 +80,7 @@ def _invite(
     if env_token is not None:
         env["ZIGGURAT_CREATOR_TOKEN"] = env_token
     creator = ["--creator-token-file", str(token_file)] if token_file is not None else []
-    return subprocess.run(
+    return processes.run(
         [*CLI, "invite", name, "--match", match_id, "--server", address, *creator],
         capture_output=True,
         text=True,
@@ -237,7 +238,7 @@ async def test_bot_create_writes_the_creator_token_that_bot_invite_reads(tmp_pat
     owner-only file, never through the command line, and the invited bot plays the match out."""
     async with _server_and_remote_bot(tmp_path, "cli-robo", "cli-secret") as (server, client, _):
         token_file = tmp_path / "creator.token"
-        creator = subprocess.Popen(
+        creator = processes.popen(
             [
                 *CLI,
                 "random",
@@ -267,12 +268,11 @@ async def test_bot_create_writes_the_creator_token_that_bot_invite_reads(tmp_pat
             assert creator.returncode == 0, err
             assert f"match {match_id} over" in out
         finally:
-            if creator.poll() is None:
-                creator.kill()
+            processes.stop(creator)
         assert {s.player_name for s in (await client.record(match_id)).seats} == {"random", "cli-robo"}
         # A file that cannot be written stops --create before any match exists.
         nowhere = ["--creator-token-file", str(tmp_path / "missing" / "t")]
-        unwritable = subprocess.run(
+        unwritable = processes.run(
             [*CLI, "random", "--server", server.address, "--create", "pylos", *nowhere],
             capture_output=True,
             text=True,

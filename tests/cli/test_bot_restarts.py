@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import processes
 from tests.service.conftest import ServerProcess, free_port, match_when_back
 from ziggurat_client.sync import SyncClient
 from ziggurat_client.v1 import match_pb2
@@ -86,7 +87,7 @@ def test_a_bot_pair_finishes_its_match_through_many_server_restarts(tmp_path: Pa
     cli = [sys.executable, "-m", "ziggurat.cli.main", "bot", "gated_bot.py:GatedBot", "--server", address]
     bots: list[subprocess.Popen[str]] = []
     try:
-        creator = subprocess.Popen(
+        creator = processes.popen(
             [*cli, "--create", "pylos", "--bot-option", "seed=1"],
             cwd=tmp_path,
             stdout=subprocess.PIPE,
@@ -98,7 +99,7 @@ def test_a_bot_pair_finishes_its_match_through_many_server_restarts(tmp_path: Pa
         first = creator.stdout.readline()
         assert first.startswith("created match "), first
         match_id = first.split()[2]
-        joiner = subprocess.Popen(
+        joiner = processes.popen(
             [*cli, "--match", match_id, "--bot-option", "seed=2"],
             cwd=tmp_path,
             stdout=subprocess.PIPE,
@@ -133,7 +134,7 @@ def test_a_bot_pair_finishes_its_match_through_many_server_restarts(tmp_path: Pa
                 assert bot.returncode == 0, err[-2000:]
                 assert f"match {match_id} over" in out
             assert client.get_match(match_id).status == match_pb2.MATCH_STATUS_FINISHED
-        verify = subprocess.run(
+        verify = processes.run(
             [sys.executable, "-m", "ziggurat.cli.main", "verify", match_id, "--server", address],
             capture_output=True,
             text=True,
@@ -142,7 +143,5 @@ def test_a_bot_pair_finishes_its_match_through_many_server_restarts(tmp_path: Pa
         assert verify.returncode == 0, verify.stdout + verify.stderr
     finally:
         for bot in bots:
-            if bot.poll() is None:
-                bot.kill()
-                bot.wait(10)
+            processes.stop(bot)
         server.stop()

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import processes
 from tests.service.conftest import ServerProcess
 from ziggurat.cli.main import build_parser
 from ziggurat.tournament.store import TournamentStore
@@ -301,7 +302,7 @@ def test_bad_input_is_one_line_and_an_exit_code(name: str, tmp_path: Path, busy_
         store.create("t1", "t", str(tmp_path / "t.toml"), GOOD_TOURNAMENT, b"s" * 32)
         store.close()
     argv, env = _fill(case, tmp_path, busy=str(busy_port))
-    _check(case, subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path))
+    _check(case, processes.run(argv, capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path))
 
 
 @pytest.mark.parametrize("name", sorted(ONLINE))
@@ -310,7 +311,7 @@ def test_bad_request_to_a_live_server_is_one_line(
 ) -> None:
     case = ONLINE[name]
     argv, env = _fill(case, tmp_path, server=server.address, match=finished_match)
-    _check(case, subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path))
+    _check(case, processes.run(argv, capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path))
 
 
 def test_a_bot_that_fails_resigns_its_seat_in_one_line(tmp_path: Path, server: ServerProcess) -> None:
@@ -321,7 +322,7 @@ def test_a_bot_that_fails_resigns_its_seat_in_one_line(tmp_path: Path, server: S
     with SyncClient(server.address) as client:
         match = client.create_match(game_config("pylos"))
         person = client.join(match.match_id, "person")  # seats are drawn by lot
-        bot = subprocess.Popen(
+        bot = processes.popen(
             _ziggurat("bot", f"{tmp_path}/bug.py:Bot", "--match", match.match_id, "--server", server.address),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -360,7 +361,7 @@ class Running:
     """A command running in the background, its output collected as it comes."""
 
     def __init__(self, argv: list[str], cwd: Path) -> None:
-        self.proc = subprocess.Popen(
+        self.proc = processes.popen(
             argv,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -396,8 +397,7 @@ class Running:
         try:
             code = self.proc.wait(60)
         finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
+            processes.stop(self.proc)
         for reader in self._readers:
             reader.join(10)
         return code, "".join(self.out), "".join(self.err)
@@ -495,7 +495,7 @@ sys.exit(main.main(sys.argv[1:]))
 def test_an_unexpected_error_is_one_line_naming_its_traceback_file(tmp_path: Path) -> None:
     """The last line of defence: a bug is exit 70 and one line; the traceback is in a file."""
     env = {**_env(), "TMPDIR": str(tmp_path)}
-    result = subprocess.run(
+    result = processes.run(
         [sys.executable, "-c", BUG, "demo"], capture_output=True, text=True, env=env, timeout=60
     )
     _no_traceback(result.stdout, result.stderr)
@@ -504,7 +504,7 @@ def test_an_unexpected_error_is_one_line_naming_its_traceback_file(tmp_path: Pat
     assert not rest and line.startswith("error: unexpected RuntimeError: an unforeseen bug"), result.stderr
     written = Path(line.rsplit("traceback in ", 1)[1].rstrip(")"))
     assert written.parent == tmp_path and "in broken" in written.read_text()
-    debug = subprocess.run(
+    debug = processes.run(
         [sys.executable, "-c", BUG, "--debug", "demo"], capture_output=True, text=True, env=env, timeout=60
     )
     assert debug.returncode == 1 and "Traceback" in debug.stderr  # --debug: Python's own report
@@ -517,7 +517,7 @@ def test_a_closed_pipe_is_exit_141_without_a_traceback(tmp_path: Path) -> None:
     game = RECORD.replace('"x"', f'"{commitment(bytes.fromhex(seed))}"') % seed
     (tmp_path / "g.jsonl").write_text("\n".join([game] * 5000))
     shell = f'{" ".join(_ziggurat("replay", str(tmp_path / "g.jsonl")))} | head -1; echo "$PIPESTATUS" >&2'
-    result = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, env=_env(), timeout=60)
+    result = processes.run(["bash", "-c", shell], capture_output=True, text=True, env=_env(), timeout=60)
     _no_traceback(result.stdout, result.stderr)
     assert result.stderr.strip() == "141", result.stderr
 

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests import processes
+
 
 def record(index: int) -> dict[str, object]:
     """A well-formed exported game (never played back here: the numbers asked for are checked first)."""
@@ -27,7 +29,7 @@ def record(index: int) -> dict[str, object]:
 
 def replay(path: Path, *games: int) -> subprocess.CompletedProcess[str]:
     args = [arg for game in games for arg in ("--game", str(game))]
-    return subprocess.run(
+    return processes.run(
         [sys.executable, "-m", "ziggurat.cli.main", "replay", str(path), *args],
         capture_output=True,
         text=True,

@@ -5,12 +5,14 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from tests import processes
+
 EMPTY_PYLOS = "................/........./..../. L"
 KABALEO_START = "R/G/B/O/G/R/O/B/B/O/R/G/O/B/G/R RRRGGGBBBOOO/RRRGGGBBBOOO 1 - GR+BO"
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return processes.run(
         [sys.executable, "-m", "ziggurat.cli.main", *args], capture_output=True, text=True, timeout=120
     )
 

@@ -10,12 +10,13 @@ import sys
 import time
 from pathlib import Path
 
+from tests import processes
 from tests.service.conftest import ServerProcess
 
 
 def _watch(*args: str) -> tuple[subprocess.CompletedProcess[str], float]:
     started = time.monotonic()
-    done = subprocess.run(
+    done = processes.run(
         [sys.executable, "-m", "ziggurat.cli.main", "watch", *args],
         capture_output=True,
         text=True,

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import processes
 from tests.service.conftest import RunningServer, ServerProcess, kabaleo_config, pylos_config
 from ziggurat.bots import make_bot
 from ziggurat.v1 import match_pb2
@@ -91,7 +92,7 @@ async def test_bots_and_watchers_survive_a_server_crash(tmp_path: Path) -> None:
 
 def _self_signed(tmp_path: Path) -> tuple[Path, Path]:
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(
+    processes.run(
         [
             "openssl",
             "req",
@@ -182,7 +183,7 @@ async def test_typed_views_of_both_games(server: RunningServer, client: Ziggurat
 def test_bot_command_creates_and_joins(server_process: ServerProcess) -> None:
     address = server_process.start()
     cli = [sys.executable, "-m", "ziggurat.cli.main", "bot"]
-    creator = subprocess.Popen(
+    creator = processes.popen(
         [*cli, "greedy", "--server", address, "--create", "pylos"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -192,7 +193,7 @@ def test_bot_command_creates_and_joins(server_process: ServerProcess) -> None:
     first = creator.stdout.readline()
     assert first.startswith("created match "), first + (creator.stderr.read() if creator.stderr else "")
     match_id = first.split()[2]
-    joiner = subprocess.run(
+    joiner = processes.run(
         [*cli, "random", "--server", address, "--match", match_id, "--name", "rnd"],
         capture_output=True,
         text=True,
@@ -202,7 +203,7 @@ def test_bot_command_creates_and_joins(server_process: ServerProcess) -> None:
     assert joiner.returncode == 0, joiner.stderr
     assert creator.returncode == 0, err
     assert f"match {match_id} over" in joiner.stdout and f"match {match_id} over" in rest
-    unknown = subprocess.run(
+    unknown = processes.run(
         [*cli, "nosuchbot", "--server", address, "--match", match_id],
         capture_output=True,
         text=True,

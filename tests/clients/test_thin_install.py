@@ -1,9 +1,10 @@
 """The thin client on its own: clients/python/README.md's quick start, word for word.
 
 A bot author's machine has no server code. In a copy of the repository's ``clients/python``
-this runs the README's commands: a fresh venv, ``pip install ./clients/python`` (grpcio and
-protobuf come from PyPI within the client's version ranges; pip's cache makes later runs
-quick), then the README's ``mybot.py`` twice — one creates a match, the other joins it — on a
+this runs the README's commands: a fresh venv, ``pip install ./clients/python`` (grpcio,
+protobuf and the build backend come, with no index, from the wheels scripts/bootstrap put in
+.venv/wheelhouse: the versions requirements/dev.lock pins, within the client's ranges; no test
+downloads anything), then the README's ``mybot.py`` twice — one creates a match, the other joins it — on a
 real ``ziggurat serve`` subprocess, each in isolated mode from outside the repository. It also
 checks what got installed, that no server module was loaded, and the remote-bot loop.
 """
@@ -16,11 +17,13 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
+from tests import processes
 from tests.cli.test_bot_invite import _connected, _play_human
 from tests.service.conftest import ServerProcess
 from ziggurat_client import ZigguratClient, game_config
@@ -49,13 +52,20 @@ def _readme_blocks() -> tuple[list[list[str]], str]:
     return commands, textwrap.dedent(marked.group(2))
 
 
+WHEELHOUSE = Path(sys.prefix) / "wheelhouse"  # scripts/bootstrap fills it
+
+
 def _env() -> dict[str, str]:
-    """The environment of a bot author's shell: none of this repository's Python settings."""
-    return {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    """The environment of a bot author's shell: none of this repository's Python settings; its
+    ``python3`` is the one running the tests (the wheelhouse's wheels are for it), and pip
+    installs from the wheelhouse only."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "PIP_"))}
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    return {**env, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(WHEELHOUSE)}
 
 
 def _shell(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(
+    result = processes.run(
         ["bash", "-euo", "pipefail", "-c", command],
         cwd=cwd,
         env=_env(),
@@ -76,6 +86,8 @@ def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert install == ["python3 -m venv bot-venv", "bot-venv/bin/pip install ./clients/python"]
     assert first == [f"bot-venv/bin/python mybot.py {DOCUMENTED_ADDRESS}"]
     assert second == [f"bot-venv/bin/python mybot.py {DOCUMENTED_ADDRESS} MATCH_ID"]
+    if not any(WHEELHOUSE.glob("grpcio-*.whl")):
+        pytest.fail(f"{WHEELHOUSE} has no wheels: run scripts/bootstrap")
     root = tmp_path_factory.mktemp("checkout")
     # The client's sources as a checkout has them (a build writes build/ and *.egg-info there).
     shutil.copytree(
@@ -94,7 +106,7 @@ def test_only_grpcio_and_protobuf_come_with_it(checkout: Path) -> None:
     names = {entry["name"].lower().replace("_", "-") for entry in json.loads(listed.stdout)}
     assert {"ziggurat-client", "grpcio", "protobuf"} <= names
     assert names <= ALLOWED, f"unexpected packages in a thin install: {sorted(names - ALLOWED)}"
-    probe = subprocess.run(
+    probe = processes.run(
         [str(checkout / "bot-venv" / "bin" / "python"), "-I", "-c", "import ziggurat"],
         capture_output=True,
         cwd=checkout,
@@ -109,7 +121,7 @@ def test_the_quick_start_bots_play_a_match_on_a_real_server(checkout: Path, tmp_
     address = server.start()
     try:
         first = commands[2][0].replace(DOCUMENTED_ADDRESS, address)
-        creator = subprocess.Popen(
+        creator = processes.popen(
             ["bash", "-c", first],
             cwd=checkout,
             env=_env(),
@@ -161,7 +173,7 @@ async def test_the_remote_bot_loop_plays_two_invitations_at_once(checkout: Path,
     script = tmp_path / "remote.py"
     script.write_text(REMOTE)
     python = str(checkout / "bot-venv" / "bin" / "python")
-    bot = subprocess.Popen(
+    bot = processes.popen(
         [python, "-I", str(script), address], cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, text=True
     )
     try:
@@ -176,7 +188,6 @@ async def test_the_remote_bot_loop_plays_two_invitations_at_once(checkout: Path,
             assert len(ended) == 2
         out, _ = bot.communicate(timeout=60)
     finally:
-        if bot.poll() is None:
-            bot.kill()
+        processes.stop(bot)
         server.stop()
     assert "played 2" in out and "server modules []" in out, out

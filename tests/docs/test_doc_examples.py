@@ -35,6 +35,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import processes
 from tests.service.conftest import ServerProcess
 
 REPO = Path(__file__).resolve().parents[2]
@@ -45,7 +46,6 @@ DOCUMENTED_WEB = "http://localhost:8080/"
 MARKER = re.compile(r"<!-- doc-test: (\w+)\s*(.*?)\s*-->")
 FENCE = re.compile(r"^```(\S*)\s*$")
 TIMEOUT = 120
-GRPCURL = "github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.4"
 
 
 @dataclass(frozen=True)
@@ -124,19 +124,16 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
 
 
 def environment() -> dict[str, str]:
-    """PATH with the project's commands (ziggurat, the venv's python) and the Go bin dir first."""
-    gobin = os.environ.get("GOBIN") or str(Path(os.environ.get("GOPATH", Path.home() / "go")) / "bin")
-    path = os.pathsep.join([str(Path(sys.executable).parent), gobin, os.environ.get("PATH", "")])
+    """PATH with the project's commands (ziggurat, the venv's python, grpcurl) first."""
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
     return {**os.environ, "PATH": path, "PYTHONUNBUFFERED": "1"}
 
 
-def ensure_tool(name: str) -> None:
-    """grpcurl is a Go program: installed (pinned) from the Go module proxy on first use."""
-    if shutil.which(name, path=environment()["PATH"]):
-        return
-    if name != "grpcurl" or shutil.which("go") is None:
-        pytest.fail(f"{name} is needed by a documented example and cannot be installed here")
-    subprocess.run(["go", "install", GRPCURL], check=True, env=environment(), timeout=600)
+def require_tool(name: str) -> None:
+    """A tool an example uses comes from scripts/bootstrap (grpcurl: into .venv/bin, pinned),
+    never from a download or a build in the middle of a timed test."""
+    if shutil.which(name, path=environment()["PATH"]) is None:
+        pytest.fail(f"{name} is needed by a documented example: run scripts/bootstrap with go on PATH")
 
 
 def substitute(text: str, address: str, values: dict[str, str]) -> str:
@@ -149,7 +146,7 @@ def substitute(text: str, address: str, values: dict[str, str]) -> str:
 
 def new_pylos_match_with_opponent(address: str, workdir: Path) -> tuple[str, subprocess.Popen[str]]:
     """A fresh Pylos match; a built-in random bot takes one seat, the example the other."""
-    opponent = subprocess.Popen(
+    opponent = processes.popen(
         ["ziggurat", "bot", "random", "--server", address, "--create", "pylos"],
         cwd=workdir, env=environment(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
@@ -184,12 +181,18 @@ def run_block(block: Block, address: str, workdir: Path, web_url: str = "") -> N
         else:
             assert block.language == "sh", block.name
             if "grpcurl" in text:
-                ensure_tool("grpcurl")
+                require_tool("grpcurl")
             command = ["bash", "-euo", "pipefail", "-c", text]
-        done = subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=TIMEOUT)
-        assert done.returncode == 0, f"{block.name}:\n{done.stdout}\n{done.stderr}"
-        for opponent in opponents:
-            assert opponent.wait(TIMEOUT) == 0, f"{block.name}: the opponent failed"
+        try:
+            done = processes.run(
+                command, cwd=workdir, env=env, capture_output=True, text=True, timeout=TIMEOUT
+            )
+            assert done.returncode == 0, f"{block.name}:\n{done.stdout}\n{done.stderr}"
+            for opponent in opponents:
+                assert opponent.wait(TIMEOUT) == 0, f"{block.name}: the opponent failed"
+        finally:
+            for opponent in opponents:
+                processes.stop(opponent)
 
 
 def run_transcript(block: Block, address: str, workdir: Path, env: dict[str, str]) -> None:
@@ -199,7 +202,7 @@ def run_transcript(block: Block, address: str, workdir: Path, env: dict[str, str
     def check() -> None:
         if command is None:
             return
-        done = subprocess.run(
+        done = processes.run(
             ["bash", "-c", substitute(command, address, {})],
             cwd=workdir, env=env, capture_output=True, text=True, timeout=TIMEOUT,
         )  # fmt: skip
@@ -217,7 +220,7 @@ def run_transcript(block: Block, address: str, workdir: Path, env: dict[str, str
 def run_terminals(block: Block, address: str, workdir: Path, env: dict[str, str]) -> None:
     commands = [line.split("  #")[0].strip() for line in block.text.splitlines()]
     commands = [c for c in commands if c and not c.startswith("#")]
-    processes: list[subprocess.Popen[str]] = []
+    terminals: list[subprocess.Popen[str]] = []
     outputs: list[str] = []
     match_id = ""
     try:
@@ -226,7 +229,7 @@ def run_terminals(block: Block, address: str, workdir: Path, env: dict[str, str]
                 deadline = time.monotonic() + 30
                 while not match_id:
                     assert time.monotonic() < deadline, f"{block.name}: no terminal printed a match id"
-                    for process in processes:
+                    for process in terminals:
                         assert process.stdout is not None
                         line = process.stdout.readline()
                         outputs.append(line)
@@ -234,20 +237,18 @@ def run_terminals(block: Block, address: str, workdir: Path, env: dict[str, str]
                         if found:
                             match_id = found.group(1)
                             break
-            process = subprocess.Popen(
+            process = processes.popen(
                 ["bash", "-c", substitute(command, address, {"MATCH_ID": match_id})],
                 cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             )  # fmt: skip
-            processes.append(process)
-        for process, command in zip(processes, commands, strict=True):
+            terminals.append(process)
+        for process, command in zip(terminals, commands, strict=True):
             out, _ = process.communicate(timeout=TIMEOUT)
             outputs.append(out)
             assert process.returncode == 0, f"{block.name}: {command}\n{''.join(outputs)}"
     finally:
-        for process in processes:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
+        for process in terminals:
+            processes.stop(process)
 
 
 @pytest.mark.slow

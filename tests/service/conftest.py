@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests import processes
 from ziggurat.service.server import ServeOptions, ZigguratServer
 from ziggurat.v1 import game_pb2, match_pb2, match_service_pb2
 from ziggurat_client import ZigguratClient, ZigguratError
@@ -98,7 +99,7 @@ class ServerProcess:
             *self.extra,
         ]
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        self.proc = processes.popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         assert self.proc.stdout is not None
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -126,9 +127,9 @@ class ServerProcess:
         return self.proc.wait(20)
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(10)
+        """Kill it (and anything left in its process group), if it still runs."""
+        if self.proc is not None:
+            processes.stop(self.proc)
 
 
 def free_port() -> int:

@@ -11,9 +11,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import sqlite3
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+
+from tests import processes
 
 
 class LockedDatabase:
@@ -83,10 +84,10 @@ class ReadOnlyFile:
         self.files = [db, db.with_name(db.name + "-wal")]
 
     def on(self) -> None:
-        subprocess.run(["chattr", "+i", *map(str, self.files)], check=True, capture_output=True)
+        processes.run(["chattr", "+i", *map(str, self.files)], check=True, capture_output=True)
 
     def off(self) -> None:
-        subprocess.run(["chattr", "-i", *map(str, self.files)], check=True, capture_output=True)
+        processes.run(["chattr", "-i", *map(str, self.files)], check=True, capture_output=True)
 
 
 Fault = LockedDatabase | FullDisk | ReadOnlyFile
@@ -96,7 +97,7 @@ Fault = LockedDatabase | FullDisk | ReadOnlyFile
 def tiny_filesystem(where: Path, size: str = "8m") -> Iterator[Path]:
     """A fresh tmpfs of ``size`` mounted at ``where`` (needs root), unmounted afterwards."""
     where.mkdir(parents=True, exist_ok=True)
-    mounted = subprocess.run(
+    mounted = processes.run(
         ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True, text=True
     )
     if mounted.returncode != 0:
@@ -104,7 +105,7 @@ def tiny_filesystem(where: Path, size: str = "8m") -> Iterator[Path]:
     try:
         yield where
     finally:
-        subprocess.run(["umount", "-l", str(where)], check=False, capture_output=True)
+        processes.run(["umount", "-l", str(where)], check=False, capture_output=True)
 
 
 def can_mount() -> bool:
@@ -119,8 +120,8 @@ def can_chattr(directory: Path) -> bool:
     probe = directory / ".chattr-probe"
     probe.write_bytes(b"")
     try:
-        done = subprocess.run(["chattr", "+i", str(probe)], capture_output=True)
-        subprocess.run(["chattr", "-i", str(probe)], capture_output=True)
+        done = processes.run(["chattr", "+i", str(probe)], capture_output=True)
+        processes.run(["chattr", "-i", str(probe)], capture_output=True)
         return done.returncode == 0
     except FileNotFoundError:
         return False

@@ -6,7 +6,6 @@ stream for a bot that never plays), a real database file read back after a resta
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -14,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import processes
 from tests.service.conftest import RunningServer, ServerProcess
 from ziggurat.bots import make_bot
 from ziggurat.service.server import ServeOptions, ZigguratServer
@@ -283,7 +283,7 @@ async def test_serve_flags_set_the_invitation_limits(tmp_path: Path) -> None:
         (["--invitation-ttl", "0"], "error: --invitation-ttl must be a positive number of seconds"),
         (["--max-pending-invitations", "0"], "error: --max-pending-invitations must be at least 1"),
     ]:
-        refused = subprocess.run(
+        refused = processes.run(
             [sys.executable, "-m", "ziggurat.cli.main", "serve", "--db", str(tmp_path / "x.db"), *flags],
             capture_output=True,
             text=True,

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import sys
 from pathlib import Path
 
 from google.protobuf import json_format
 
+from tests import processes
 from tests.service.conftest import ServerProcess, kabaleo_config, pylos_config, random_chooser
 from ziggurat.rules.seeding import commitment
 from ziggurat.v1 import game_pb2, match_service_pb2
@@ -79,7 +79,7 @@ async def test_verify_command_against_a_server_and_a_file(
     record = await _finished_record(address, kabaleo_config(3))
     saved = tmp_path / "record.json"
     cli = [sys.executable, "-m", "ziggurat.cli.main", "verify"]
-    ok = subprocess.run(
+    ok = processes.run(
         [*cli, record.match_id, "--server", address, "--save", str(saved)],
         capture_output=True,
         text=True,
@@ -88,10 +88,10 @@ async def test_verify_command_against_a_server_and_a_file(
     assert ok.returncode == 0, ok.stderr
     assert ok.stdout.startswith("verified:")
     assert saved.exists()
-    again = subprocess.run([*cli, "--file", str(saved)], capture_output=True, text=True, timeout=60)
+    again = processes.run([*cli, "--file", str(saved)], capture_output=True, text=True, timeout=60)
     assert again.returncode == 0, again.stdout + again.stderr
     bad = _tampered(json_format.Parse(saved.read_text(), match_service_pb2.MatchRecord()))["move"]
     saved.write_text(json_format.MessageToJson(bad))
-    refused = subprocess.run([*cli, "--file", str(saved)], capture_output=True, text=True, timeout=60)
+    refused = processes.run([*cli, "--file", str(saved)], capture_output=True, text=True, timeout=60)
     assert refused.returncode == 1
     assert "NOT verified" in refused.stdout and "not legal" in refused.stdout

@@ -24,6 +24,7 @@ from pathlib import Path
 import grpc
 import pytest
 
+from tests import processes
 from tests.service.conftest import ServerProcess, kabaleo_config, pylos_config
 from ziggurat.v1 import match_pb2
 from ziggurat.v1 import match_service_pb2 as spb
@@ -105,7 +106,7 @@ def _copy(built: Built, tmp_path: Path) -> Path:
 
 
 def _check(db: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return processes.run(
         [sys.executable, "-m", "ziggurat.cli.main", "check", "--db", str(db), "--quiet"],
         capture_output=True,
         text=True,
@@ -126,7 +127,7 @@ def _serve_once(db: Path) -> subprocess.CompletedProcess[str]:
         "--db",
         str(db),
     ]
-    return subprocess.run(command, capture_output=True, text=True, timeout=60)
+    return processes.run(command, capture_output=True, text=True, timeout=60)
 
 
 def _damaged_in_report(output: str) -> set[str]:
@@ -349,3 +350,61 @@ async def test_garbled_page_serves_what_it_can(built: Built, tmp_path: Path) -> 
     assert check.returncode == 1, check.stdout
     assert "DAMAGED: SQLite's integrity check found" in check.stdout
     assert lost <= _damaged_in_report(check.stdout), (lost, check.stdout)
+
+
+NOT_UTF8 = b"\xff\xfe not text \xc3("
+
+
+def _garble_text(db: Path, roles: dict[str, str]) -> set[str]:
+    """Bytes that are not UTF-8 in a text column of five matches' rows (a finished match's
+    ``time_control_json``, ``commitment`` and a seat's ``player_name``, an active match's
+    ``options_json``, an event's ``kind``); the ids of those matches."""
+    garbled = {
+        "pylos_finished_changed_move": (
+            "UPDATE matches SET time_control_json=CAST(? AS TEXT) WHERE match_id=?",
+        ),
+        "pylos_finished_deleted_match_row": (
+            "UPDATE matches SET commitment=CAST(? AS TEXT) WHERE match_id=?",
+        ),
+        "kabaleo_finished_changed_outcome": (
+            "UPDATE seat_tokens SET player_name=CAST(? AS TEXT) WHERE match_id=? AND seat=1",
+        ),
+        "pylos_active_changed_move": ("UPDATE matches SET options_json=CAST(? AS TEXT) WHERE match_id=?",),
+        "kabaleo_active_deleted_event": (
+            "UPDATE events SET kind=CAST(? AS TEXT) WHERE match_id=? AND seq=2",
+        ),
+    }
+    _edit(db, *((sql, (NOT_UTF8, roles[role])) for role, (sql,) in garbled.items()))
+    con = sqlite3.connect(db)
+    try:  # the bytes are stored as they are: Python's sqlite3 cannot read them back as text
+        with pytest.raises(sqlite3.OperationalError, match="Could not decode to UTF-8"):
+            con.execute(
+                "SELECT * FROM matches WHERE match_id=?", (roles["pylos_finished_changed_move"],)
+            ).fetchall()
+    finally:
+        con.close()
+    return {roles[role] for role in garbled}
+
+
+@pytest.mark.slow
+async def test_text_that_is_not_utf8_is_damage_not_unknown(built: Built, tmp_path: Path) -> None:
+    """Undecodable text in a row is damage like any other: DATA_LOSS MATCH_DAMAGED on every
+    call (it answered UNKNOWN before), the other matches served, ``ziggurat check`` names them."""
+    db = _copy(built, tmp_path)
+    damaged = _garble_text(db, built.roles)
+    server = ServerProcess(db)
+    try:
+        address = await asyncio.to_thread(server.start)
+        await _assert_served(address, built, damaged)
+        assert await asyncio.to_thread(server.terminate) == 0
+        assert server.proc is not None and server.proc.stderr is not None
+        log = server.proc.stderr.read()
+    finally:
+        server.stop()
+    assert "Traceback" not in log, log
+    for match_id in damaged:
+        assert log.count(f"match {match_id} is damaged") == 1, f"{match_id} logged once:\n{log}"
+    check = await asyncio.to_thread(_check, db)
+    assert check.returncode == 1, check.stdout + check.stderr
+    assert _damaged_in_report(check.stdout) == damaged, check.stdout
+    assert "Traceback" not in check.stderr

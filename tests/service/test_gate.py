@@ -33,6 +33,7 @@ from connectrpc.code import Code
 from connectrpc.compat import google_protobuf_binary_codec
 from connectrpc.errors import ConnectError
 
+from tests import processes
 from tests.clients.test_sdk import _self_signed
 from tests.service.conftest import ServerProcess, kabaleo_config, pylos_config, random_chooser
 from tests.service.test_shutdown import _bot_messages, _play_events, assert_shutting_down, collect, started
@@ -661,7 +662,7 @@ async def test_with_tls_the_web_port_beside_the_gate_speaks_https_too(
     the same files: a LAN CA from ``ziggurat tls init`` is trusted on both, plain HTTP gets nothing."""
     certs = tmp_path / "tls"
     init = [sys.executable, "-m", "ziggurat.cli.main", "tls", "init", "--dir", str(certs)]
-    subprocess.run(init, check=True, capture_output=True, timeout=60)
+    processes.run(init, check=True, capture_output=True, timeout=60)
     tls = ["--tls-cert", str(certs / "server.pem"), "--tls-key", str(certs / "server.key")]
     server = ServerProcess(tmp_path / "z.db", ["--gate", "--http-port", "0", *tls])
     try:
@@ -693,7 +694,7 @@ def _https_get_match(url: str, match_id: str, context: ssl.SSLContext | None) ->
 
 def _serve(tmp_path: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "ziggurat.cli.main", "serve", "--port", "0", "--no-mdns", "--no-web"]
-    return subprocess.run(
+    return processes.run(
         [*command, "--db", str(tmp_path / "z.db"), *arguments], capture_output=True, text=True, timeout=60
     )
 
@@ -772,7 +773,7 @@ def test_the_gate_warns_when_the_open_files_limit_leaves_others_little_room_besi
     def started_stderr(*extra: str) -> str:
         command = [sys.executable, "-m", "ziggurat.cli.main", "serve", "--host", "127.0.0.1", "--port", "0"]
         command += ["--db", str(tmp_path / "z.db"), "--no-mdns", "--no-web", "--gate", *extra]
-        proc = subprocess.Popen(
+        proc = processes.popen(
             command,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -789,9 +790,7 @@ def test_the_gate_warns_when_the_open_files_limit_leaves_others_little_room_besi
             assert proc.returncode == 0, err
             return err
         finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(10)
+            processes.stop(proc)
 
     warned = [line for line in started_stderr().splitlines() if "open-files limit" in line]
     assert len(warned) == 1, warned

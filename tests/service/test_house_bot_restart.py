@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import subprocess
 import sys
 import threading
 import time
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import processes
 from tests.service.conftest import ServerProcess, free_port, match_when_back
 from ziggurat_client import game_config
 from ziggurat_client.bot import Turn
@@ -99,7 +99,7 @@ def test_a_match_against_a_built_in_bot_finishes_across_server_restarts(tmp_path
             forfeits = {match_pb2.SEAT_STATE_TIMED_OUT, match_pb2.SEAT_STATE_RESIGNED}
             assert seats[bot_seat].state not in forfeits | {match_pb2.SEAT_STATE_ILLEGAL_MOVES}
         assert ended and ended[0].outcome.ranks
-        verify = subprocess.run(
+        verify = processes.run(
             [sys.executable, "-m", "ziggurat.cli.main", "verify", match_id, "--server", address],
             capture_output=True,
             text=True,

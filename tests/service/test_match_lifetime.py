@@ -7,7 +7,6 @@ generated stubs; the last tests run ``ziggurat serve`` as a subprocess with the 
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable
@@ -18,6 +17,7 @@ from typing import Any
 import grpc
 import pytest
 
+from tests import processes
 from tests.service.conftest import RunningServer, ServerProcess, pylos_config
 from tests.service.store_faults import LockedDatabase
 from ziggurat.service.server import ServeOptions, ZigguratServer
@@ -306,7 +306,7 @@ def test_serve_refuses_bad_lifetime_and_token_options_in_one_line(
     (tmp_path / "SHORT").write_text("short")
     args = [str(tmp_path / "SHORT") if arg == "SHORT" else arg for arg in args]
     command = [sys.executable, "-m", "ziggurat.cli.main", "serve", "--port", "0", "--no-mdns"]
-    result = subprocess.run(
+    result = processes.run(
         [*command, "--db", str(tmp_path / "z.db"), *args], capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 2

@@ -5,16 +5,16 @@ nothing else is (service/private_dir.py)."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
+from tests import processes
 from ziggurat.service.private_dir import PREFIX, make_private_dir, remove_stale_private_dirs
 
 
 def dead_pid() -> int:
     """The pid of a process that has exited (and been waited for)."""
-    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child = processes.popen([sys.executable, "-c", "pass"])
     child.wait()
     return child.pid
 
@@ -28,7 +28,7 @@ def test_a_dead_server_s_directory_is_removed_with_its_socket(tmp_path: Path) ->
 
 
 def test_a_live_process_s_directory_and_everything_else_are_kept(tmp_path: Path) -> None:
-    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    sleeper = processes.popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         live = tmp_path / f"{PREFIX}{sleeper.pid}-abc123"
         own = make_private_dir(str(tmp_path))
@@ -45,8 +45,7 @@ def test_a_live_process_s_directory_and_everything_else_are_kept(tmp_path: Path)
         for kept in (live, own, old_style, unrelated, target, link, file):
             assert kept.exists() or kept.is_symlink(), kept
     finally:
-        sleeper.kill()
-        sleeper.wait()
+        processes.stop(sleeper)
 
 
 def test_the_directory_is_this_user_s_only(tmp_path: Path) -> None:

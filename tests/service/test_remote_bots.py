@@ -10,6 +10,7 @@ from pathlib import Path
 import grpc
 import pytest
 
+from tests import processes
 from tests.service.conftest import RunningServer, kabaleo_config, pylos_config
 from ziggurat.bots import make_bot
 from ziggurat.rules.core import Termination
@@ -245,7 +246,7 @@ async def test_the_bot_command_as_a_remote_bot(server: RunningServer, client: Zi
         "--max-matches",
         "2",
     ]
-    proc = await asyncio.create_subprocess_exec(*cli, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = await processes.exec_async(*cli, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     local = RemoteBot(client, lambda _: make_bot("random", seed=3), name="local", token="t")
     task = asyncio.create_task(local.run())
     try:

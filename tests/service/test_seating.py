@@ -9,13 +9,13 @@ permutation the other way round would fail.
 from __future__ import annotations
 
 import hashlib
-import subprocess
 import sys
 from pathlib import Path
 
 import grpc
 from google.protobuf import json_format
 
+from tests import processes
 from tests.service.conftest import ServerProcess, kabaleo_config, pylos_config
 from ziggurat.service.server import ServeOptions, ZigguratServer
 from ziggurat.service.timecontrol import TimeControl
@@ -164,7 +164,7 @@ async def test_verify_checks_the_seats(server_process: ServerProcess, tmp_path: 
     # The command, as a user runs it: against the server, then a saved record that was altered.
     record = records[-1][0]
     saved = tmp_path / "record.json"
-    ok = subprocess.run(
+    ok = processes.run(
         [*VERIFY, record.match_id, "--server", address, "--save", str(saved)],
         capture_output=True,
         text=True,
@@ -175,6 +175,6 @@ async def test_verify_checks_the_seats(server_process: ServerProcess, tmp_path: 
     tampered = json_format.Parse(saved.read_text(), spb.MatchRecord())
     tampered.join_order[0], tampered.join_order[1] = tampered.join_order[1], tampered.join_order[0]
     saved.write_text(json_format.MessageToJson(tampered))
-    bad = subprocess.run([*VERIFY, "--file", str(saved)], capture_output=True, text=True, timeout=60)
+    bad = processes.run([*VERIFY, "--file", str(saved)], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 1
     assert "NOT verified" in bad.stdout and "seats were not drawn from the seed" in bad.stdout

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import processes
 from tests.service.conftest import ServerProcess
 from ziggurat.cli.main import build_parser
 
@@ -38,7 +39,7 @@ def serve(db: Path, *extra: str, prefix: Sequence[str] = ()) -> subprocess.Compl
     command += ["--db", str(db), *extra]
     if "--port" not in extra:
         command += ["--port", "0"]
-    return subprocess.run(command, capture_output=True, text=True, timeout=60)
+    return processes.run(command, capture_output=True, text=True, timeout=60)
 
 
 def assert_refused(result: subprocess.CompletedProcess[str], *phrases: str, code: int = 1) -> None:
@@ -86,7 +87,7 @@ def bound_by_file_modes() -> list[str]:
     unshare = shutil.which("unshare")
     if unshare is None:
         pytest.skip("running as root without unshare(1): file modes cannot be made to bind")
-    probe = subprocess.run([unshare, "--user", "true"], capture_output=True, check=False)
+    probe = processes.run([unshare, "--user", "true"], capture_output=True, check=False)
     if probe.returncode != 0:
         pytest.skip("running as root where user namespaces are disabled")
     return [unshare, "--user"]
@@ -137,7 +138,7 @@ def test_tournament_on_a_served_file_refuses(server_process: ServerProcess, tmp_
     config = Path(__file__).parents[2] / "examples" / "tournaments" / "pylos-round-robin.toml"
     command = [sys.executable, "-m", "ziggurat.cli.main", "tournament", "run", str(config)]
     command += ["--db", str(server_process.db_path), "--quiet"]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    result = processes.run(command, capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert result.returncode != 0
     assert f"pid {server_process.proc.pid}" in result.stderr, result.stderr
     assert "Traceback" not in result.stderr

@@ -27,6 +27,7 @@ from connectrpc.compat import google_protobuf_binary_codec
 from connectrpc.errors import ConnectError
 from google.rpc import error_details_pb2
 
+from tests import processes
 from tests.service.conftest import kabaleo_config, pylos_config
 from ziggurat.service.shards import shard_path
 from ziggurat.v1 import match_pb2
@@ -71,7 +72,7 @@ class Workers:
             "--no-mdns",
         ]
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        self.proc = subprocess.Popen(
+        self.proc = processes.popen(
             command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
         )
         assert self.proc.stdout is not None
@@ -96,6 +97,7 @@ class Workers:
         return int(text.split()[1].rstrip(":"))
 
     def stop(self) -> None:
+        """kill -9 of the supervisor (the workers die with it: see the fixture)."""
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(10)
@@ -284,19 +286,19 @@ async def test_a_seat_sees_its_secret_only_through_any_worker(workers: Workers) 
 
 def test_a_bot_pair_plays_through_the_public_address_and_verifies(workers: Workers, tmp_path: Path) -> None:
     bot = [*CLI, "bot", "random", "--server", workers.address]
-    creator = subprocess.Popen(
+    creator = processes.popen(
         [*bot, "--create", "pylos"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     assert creator.stdout is not None
     first = creator.stdout.readline()
     assert first.startswith("created match "), first
     match_id = first.split()[2]
-    joiner = subprocess.run([*bot, "--match", match_id], capture_output=True, text=True, timeout=120)
+    joiner = processes.run([*bot, "--match", match_id], capture_output=True, text=True, timeout=120)
     out, err = creator.communicate(timeout=120)
     assert joiner.returncode == 0 and creator.returncode == 0, joiner.stderr[-2000:] + err[-2000:]
     assert f"match {match_id} over" in joiner.stdout and f"match {match_id} over" in out
     for address in (workers.address, *workers.own):  # from any worker: followed to the owner
-        verify = subprocess.run(
+        verify = processes.run(
             [*CLI, "verify", match_id, "--server", address], capture_output=True, text=True, timeout=60
         )
         assert verify.returncode == 0, verify.stdout + verify.stderr
@@ -324,6 +326,22 @@ async def _play_pair(address: str, match_id: str, delay: float) -> tuple[list[Se
     return runners, [m.move for m in record.moves]
 
 
+def test_kill9_of_the_supervisor_ends_every_worker(tmp_path: Path) -> None:
+    """Nothing tells an orphaned worker to stop but its death signal (PR_SET_PDEATHSIG, set by
+    the supervisor between fork and exec): it must drain and exit, not serve on for ever."""
+    running = Workers(tmp_path / "z.db")
+    running.start()
+    try:
+        pids = [running.worker_pid(i) for i in range(running.count)]
+        assert running.proc is not None
+        os.kill(running.proc.pid, signal.SIGKILL)
+        assert running.proc.wait(10) == -signal.SIGKILL
+        for pid in pids:
+            _wait_gone(pid, 10)
+    finally:
+        running.stop()
+
+
 async def test_kill9_of_a_worker_restarts_it_and_its_match_resumes_exactly(workers: Workers) -> None:
     own1 = workers.own[1]
     async with ZigguratClient(own1) as creator:
@@ -344,13 +362,13 @@ async def test_kill9_of_a_worker_restarts_it_and_its_match_resumes_exactly(worke
         assert runner.history == moves
         assert len(runner.answered) == len(set(runner.answered))
     assert final.server_address == own1, "the restarted worker kept its own address"
-    verify = subprocess.run(
+    verify = processes.run(
         [*CLI, "verify", match_id, "--server", workers.address], capture_output=True, text=True, timeout=60
     )
     assert verify.returncode == 0, verify.stdout + verify.stderr
     # One writer per match: the match is in worker 1's shard only, whose lock one process holds.
     assert match_id in _shard_ids(shard_path(workers.db, 1)) and match_id not in _shard_ids(workers.db)
-    second = subprocess.run(
+    second = processes.run(
         [*CLI, "serve", "--db", str(shard_path(workers.db, 1)), "--port", "0", "--no-mdns", "--no-web"],
         capture_output=True,
         text=True,
@@ -374,7 +392,7 @@ def test_sigterm_drains_every_worker_and_fewer_workers_than_shards_is_refused(tm
         assert "stopped" in (running.proc.stderr.read() if running.proc.stderr else "")
     finally:
         running.stop()
-    fewer = subprocess.run(
+    fewer = processes.run(
         [*CLI, "serve", "--workers", "1", "--db", str(tmp_path / "z.db"), "--port", "0", "--no-mdns"],
         capture_output=True,
         text=True,
@@ -389,7 +407,7 @@ def test_sigterm_drains_every_worker_and_fewer_workers_than_shards_is_refused(tm
         holder.listen()
         taken = holder.getsockname()[1]
         command = [*CLI, "serve", "--workers", "2", "--db", str(tmp_path / "z.db"), "--host", "127.0.0.1"]
-        shared = subprocess.run(
+        shared = processes.run(
             [*command, "--port", str(taken), "--no-mdns"],
             capture_output=True,
             text=True,
@@ -397,7 +415,7 @@ def test_sigterm_drains_every_worker_and_fewer_workers_than_shards_is_refused(tm
         )
     assert shared.returncode == 1 and "already in use" in shared.stderr, shared.stderr
     # TLS files that cannot be read stop the workers at start, saying so, exit 1.
-    refused = subprocess.run(
+    refused = processes.run(
         [*command, "--port", "0", "--tls-cert", "c.pem", "--tls-key", "k.pem", "--no-mdns"],
         capture_output=True,
         text=True,
@@ -447,7 +465,7 @@ async def test_a_listing_that_needs_a_stopped_worker_answers_worker_unavailable(
 def test_a_single_server_database_becomes_shard_0(tmp_path: Path) -> None:
     """Growing from one process to two: the matches of the old database are served by worker 0."""
     db = tmp_path / "z.db"
-    single = subprocess.Popen(
+    single = processes.popen(
         [*CLI, "serve", "--host", "127.0.0.1", "--port", "0", "--db", str(db), "--no-mdns", "--no-web"],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -461,9 +479,7 @@ def test_a_single_server_database_becomes_shard_0(tmp_path: Path) -> None:
         single.send_signal(signal.SIGTERM)
         assert single.wait(60) == 0
     finally:
-        if single.poll() is None:
-            single.kill()
-            single.wait(10)
+        processes.stop(single)
     grown = Workers(db)
     grown.start()
     try:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 import random
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests import processes
 from tests.service.conftest import RunningServer, kabaleo_config, pylos_config
 from ziggurat.stdio.bridge import (
     BridgeSettings,
@@ -123,7 +123,7 @@ async def test_c_example_plays_three_seat_kabaleo(
     if compiler is None:
         pytest.skip("no C compiler (cc) on this machine")
     binary = tmp_path / "random_bot"
-    build = subprocess.run(
+    build = processes.run(
         [compiler, "-O2", "-Wall", "-Wextra", "-o", str(binary), str(EXAMPLES / "random_bot.c")],
         capture_output=True,
         text=True,
@@ -286,7 +286,7 @@ async def test_bridge_command_plays_a_seat_from_the_environment(
         "ZIGGURAT_MATCH": match_id,
         "ZIGGURAT_TOKEN": handle.token,
     }
-    proc = await asyncio.create_subprocess_exec(
+    proc = await processes.exec_async(
         sys.executable, "-m", "ziggurat.cli.main", "bridge", "--", *RANDOM_SH,
         env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip

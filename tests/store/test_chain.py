@@ -19,6 +19,7 @@ import grpc
 import pytest
 from google.protobuf import json_format
 
+from tests import processes
 from tests.service.conftest import ServerProcess, pylos_config
 from ziggurat.rules.registry import get_rules
 from ziggurat.v1 import match_service_pb2 as spb
@@ -31,7 +32,7 @@ PLIES = 4
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "ziggurat.cli.main", *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=120)
+    return processes.run(command, capture_output=True, text=True, timeout=120)
 
 
 def _rules_and_start(db: Path, match_id: str) -> tuple[Any, Any]:

@@ -11,13 +11,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests import processes
 from tests.service.conftest import ServerProcess, pylos_config
 from ziggurat_client.sync import SyncClient
 
 
 def _check(db: Path) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "ziggurat.cli.main", "check", "--db", str(db), "--quiet"]
-    return subprocess.run(command, capture_output=True, text=True, timeout=120)
+    return processes.run(command, capture_output=True, text=True, timeout=120)
 
 
 def _serve(db: Path) -> ServerProcess:

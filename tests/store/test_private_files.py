@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import processes
 from tests.service.conftest import ServerProcess, pylos_config
 from tests.service.test_startup_errors import assert_refused, serve
 from ziggurat_client.sync import SyncClient
@@ -37,7 +38,7 @@ def _read_as_nobody(path: Path) -> subprocess.CompletedProcess[bytes]:
         os.setgid(NOBODY)
         os.setuid(NOBODY)
 
-    return subprocess.run(["cat", str(path)], capture_output=True, preexec_fn=drop, timeout=30)
+    return processes.run(["cat", str(path)], capture_output=True, preexec_fn=drop, timeout=30)
 
 
 def _serve_and_create(db: Path) -> ServerProcess:

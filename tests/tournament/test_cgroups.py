@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import processes
 from ziggurat.tournament.cgroups import (
     BASE_NAME,
     Cgroup,
@@ -41,7 +42,7 @@ def v2_mount() -> Path | None:
 
 def joined_sleeper(tree: CgroupTree, name: str) -> tuple[subprocess.Popen[bytes], Cgroup]:
     group = tree.create(name, LIMITS)
-    process = subprocess.Popen(group.wrap(["sleep", "60"]))
+    process = processes.popen(group.wrap(["sleep", "60"]))
     deadline = time.monotonic() + 5
     while process.pid not in group.pids() and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -77,7 +78,7 @@ def test_v1_memory_cap_counts_every_process_and_is_reported() -> None:
     # three processes of 24 MB each, far from any per-process limit: only the total stops them
     hog = "import os,time\nfor _ in range(2): os.fork()\nb = b'x' * (24 << 20)\ntime.sleep(5)\n"
     try:
-        subprocess.run(group.wrap(["python3", "-c", hog]), timeout=30, check=False)
+        processes.run(group.wrap(["python3", "-c", hog]), timeout=30, check=False)
         assert group.oom_kills() >= 1
     finally:
         assert group.remove()

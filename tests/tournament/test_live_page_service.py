@@ -269,3 +269,49 @@ def test_the_servicer_shares_one_answer_between_close_calls(tmp_path: Path) -> N
         assert again.status == tpb.TOURNAMENT_STATUS_RUNNING and [s.participant for s in again.standings]
     finally:
         store.close()
+
+
+def test_a_deal_shows_its_results_only_once_every_rotation_is_recorded(tmp_path: Path) -> None:
+    """The rotations of a duplicate deal end together but are recorded one by one: while the
+    tournament runs, the page shows none of a deal's results until all are recorded."""
+    from ziggurat.tournament.config import load_config
+    from ziggurat.tournament.games import forfeit_result
+    from ziggurat.tournament.runner import spec_from_dict
+    from ziggurat.tournament.store import TournamentStore
+
+    config_path = write_config(tmp_path, KABALEO)
+    store = TournamentStore(tmp_path / "t.db")
+    names = ["slow", "greedy", "random2"]
+    specs = []
+    for index in range(6):  # two deals of three rotations (deal = the index of its first game)
+        seats = names[index % 3 :] + names[: index % 3]
+        specs.append({
+            "index": index, "round": 1 + index // 3, "game": "kabaleo", "options": {}, "seats": seats,
+            "seed": "00" * 32, "opening": [], "pair": None, "deal": index // 3 * 3, "bot_seeds": [0, 0, 0],
+        })  # fmt: skip
+    try:
+        store.create("tid", "live-deals", str(config_path), config_path.read_text(), b"s" * 32)
+        store.add_games("tid", [(s["index"], s["round"], s) for s in specs])
+        now = [0.0]
+        servicer = TournamentServicer(store, "tid", load_config(config_path), clock=lambda: now[0])
+
+        def shown() -> list[int]:
+            now[0] += 1.0  # past the shared answer's lifetime
+            return [
+                g.index for g in servicer.snapshot().games if g.status == tpb.TOURNAMENT_GAME_STATUS_FINISHED
+            ]
+
+        for index in range(6):
+            store.start_game("tid", index, f"m{index}")
+        for index in (0, 1):
+            store.finish_game("tid", index, forfeit_result(spec_from_dict(specs[index])))
+            assert shown() == [], "a deal half recorded shows nothing"
+        store.finish_game("tid", 2, forfeit_result(spec_from_dict(specs[2])))
+        assert shown() == [0, 1, 2]
+        assert servicer.snapshot().games_done == 3
+        store.finish_game("tid", 3, forfeit_result(spec_from_dict(specs[3])))
+        assert shown() == [0, 1, 2]
+        store.finish("tid", "interrupted")  # over: every recorded row is shown as it is
+        assert shown() == [0, 1, 2, 3]
+    finally:
+        store.close()

@@ -15,13 +15,14 @@ import pty
 import re
 import select
 import struct
-import subprocess
 import sys
 import termios
 import time
 from pathlib import Path
 
 import pytest
+
+from tests import processes
 
 CONFIG = """
 name = "small"
@@ -51,7 +52,7 @@ def _run_in_pty(argv: list[str], cwd: Path, timeout: float = 240) -> tuple[int, 
     fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"}
     env.pop("NO_COLOR", None)
-    proc = subprocess.Popen(argv, stdin=terminal, stdout=terminal, stderr=terminal, env=env, cwd=cwd)
+    proc = processes.popen(argv, stdin=terminal, stdout=terminal, stderr=terminal, env=env, cwd=cwd)
     os.close(terminal)
     chunks: list[bytes] = []
     deadline = time.monotonic() + timeout
@@ -70,8 +71,7 @@ def _run_in_pty(argv: list[str], cwd: Path, timeout: float = 240) -> tuple[int, 
                 break
         code = proc.wait(30)
     finally:
-        if proc.poll() is None:
-            proc.kill()
+        processes.stop(proc)
         os.close(controller)
     return code, b"".join(chunks).decode(errors="replace")
 

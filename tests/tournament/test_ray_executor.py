@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from tests import processes
 from tests.tournament.fixtures.harness import (
     REPO,
     cli,
@@ -101,7 +102,7 @@ class RayHead:
 
     def __init__(self) -> None:
         self.temp_dir = tempfile.mkdtemp(prefix="zr")  # short: Ray's socket paths must fit 107 bytes
-        self.process = subprocess.Popen(
+        self.process = processes.popen(
             [sys.executable, "-c", HEAD, self.temp_dir],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

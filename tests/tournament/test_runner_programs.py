@@ -7,13 +7,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import grpc
 import pytest
 
+from tests import processes
 from tests.tournament.fixtures.harness import (
     FIXTURES,
     PYTHON,
@@ -58,7 +58,7 @@ def c_bot(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip("no C compiler")
     out = tmp_path_factory.mktemp("cbot") / "random_bot"
     out.parent.chmod(0o755)  # sandboxed programs run as users of their own
-    subprocess.run([compiler, "-O2", "-o", str(out), str(REPO / "examples/stdio/random_bot.c")], check=True)
+    processes.run([compiler, "-O2", "-o", str(out), str(REPO / "examples/stdio/random_bot.c")], check=True)
     return out
 
 
@@ -131,7 +131,7 @@ async def test_remote_participants_connect_by_themselves(tmp_path: Path) -> None
                 with pytest.raises(grpc.aio.AioRpcError) as refused:
                     await call.read()
                 assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED
-        process = await asyncio.create_subprocess_exec(
+        process = await processes.exec_async(
             sys.executable, "-m", "ziggurat.cli.main", "bot", "random", "--remote",
             "--server", address, "--name", "lan-cli", "--bot-token", "cli-secret", "--max-matches", "2",
             stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,

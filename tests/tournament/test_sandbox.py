@@ -7,12 +7,12 @@ import os
 import re
 import shutil
 import socket
-import subprocess
 import uuid
 from pathlib import Path
 
 import pytest
 
+from tests import processes
 from tests.tournament.fixtures.harness import (
     FIXTURES,
     PYTHON,
@@ -345,7 +345,7 @@ def test_programs_that_cannot_start_in_their_sandbox_stop_the_tournament_at_star
     bot = tmp_path / "shebang.sh"  # runs for the organiser; its interpreter is not in the sandbox
     bot.write_text(f"#!{interpreter}\n" + (REPO / "examples/stdio/random_bot.sh").read_text())
     bot.chmod(0o755)
-    assert subprocess.run([str(bot)], input="ziggurat 1\n", capture_output=True, text=True).stdout.startswith(
+    assert processes.run([str(bot)], input="ziggurat 1\n", capture_output=True, text=True).stdout.startswith(
         "ready"
     )
     silent = tmp_path / "silent.sh"  # a gRPC program that never connects

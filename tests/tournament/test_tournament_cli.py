@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import processes
 from tests.tournament.fixtures.harness import (
     FIXTURES,
     PYTHON,
@@ -88,7 +89,7 @@ async def test_kill_9_mid_tournament_then_resume_matches_uninterrupted_run(tmp_p
     stderr_path = tmp_path / "run.stderr"
     orphans: list[int] = []
     with stderr_path.open("w") as stderr:
-        process = subprocess.Popen(
+        process = processes.popen(
             [*RUN, str(config), "--db", str(db), "--quiet", "--seed", "private-rerun"],
             cwd=tmp_path,
             stdout=subprocess.DEVNULL,
@@ -105,9 +106,7 @@ async def test_kill_9_mid_tournament_then_resume_matches_uninterrupted_run(tmp_p
             process.kill()  # kill -9: no cleanup at all
             process.wait(10)
         finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait(10)
+            processes.stop(process)
             # the launched bots were in their own sessions: they outlive a kill -9 of the runner
             kill_all(orphans)
     tournament_id = next(
@@ -255,7 +254,7 @@ def _killed_mid_game(tmp_path: Path, config: Path) -> tuple[Path, str, list[Game
     db = tmp_path / "killed.db"
     stderr_path = tmp_path / "run.stderr"
     with stderr_path.open("w") as stderr:
-        process = subprocess.Popen(
+        process = processes.popen(
             [PYTHON, "-m", "ziggurat.cli.main", "tournament", "run", str(config), "--db", str(db), "--quiet"],
             cwd=tmp_path,
             stdout=subprocess.DEVNULL,
@@ -273,9 +272,7 @@ def _killed_mid_game(tmp_path: Path, config: Path) -> tuple[Path, str, list[Game
             process.kill()
             process.wait(10)
         finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait(10)
+            processes.stop(process)
             kill_all(orphans)
     tournament_id = next(
         line.split()[2] for line in stderr_path.read_text().splitlines() if line.startswith("tournament id ")

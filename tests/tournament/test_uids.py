@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import processes
 from ziggurat.tournament.uids import NoFreeUid, UidLeases
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="sandbox users are leased only as root")
@@ -35,7 +36,7 @@ sys.stdin.read()
 
 
 def start(script: str, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
+    return processes.popen(
         [sys.executable, "-c", script, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
 
@@ -77,14 +78,11 @@ def test_a_dead_owners_leases_are_reclaimed(tmp_path: Path) -> None:
 
 
 def test_a_user_still_running_processes_is_not_leased(tmp_path: Path) -> None:
-    squatter = subprocess.Popen(
-        ["setpriv", "--reuid=70010", "--regid=70010", "--clear-groups", "sleep", "30"]
-    )
+    squatter = processes.popen(["setpriv", "--reuid=70010", "--regid=70010", "--clear-groups", "sleep", "30"])
     try:
         deadline = time.monotonic() + 5
         while real_uid(squatter.pid) != 70010 and time.monotonic() < deadline:
             time.sleep(0.01)
         assert UidLeases(70010, 2, tmp_path).acquire() == 70011  # no lease names 70010, but it runs
     finally:
-        squatter.kill()
-        squatter.wait()
+        processes.stop(squatter)

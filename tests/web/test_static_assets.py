@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from zeroconf.asyncio import AsyncServiceInfo, AsyncZeroconf
 
+from tests import processes
 from ziggurat.service.mdns import HTTP_SERVICE_TYPE
 from ziggurat.service.server import ServeOptions, ZigguratServer
 from ziggurat.web.app import load_static
@@ -141,11 +142,11 @@ SERVE = [sys.executable, "-m", "ziggurat.cli.main", "serve", "--host", "127.0.0.
 
 def _serve(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     command = [*SERVE, "--db", str(tmp_path / "z.db"), *extra]
-    return subprocess.run(command, capture_output=True, text=True, timeout=30, check=False)
+    return processes.run(command, capture_output=True, text=True, timeout=30, check=False)
 
 
 def test_serve_prints_the_web_address_and_stops_cleanly(tmp_path: Path) -> None:
-    process = subprocess.Popen(
+    process = processes.popen(
         [*SERVE, "--port", "0", "--db", str(tmp_path / "z.db"), "--grace", "0.2"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

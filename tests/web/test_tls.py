@@ -30,6 +30,7 @@ from cryptography import x509
 from cryptography.x509.oid import ExtendedKeyUsageOID
 from zeroconf.asyncio import AsyncServiceInfo, AsyncZeroconf
 
+from tests import processes
 from tests.service.conftest import ServerProcess, pylos_config, random_chooser
 from ziggurat.service.mdns import HTTPS_SERVICE_TYPE
 from ziggurat.service.server import ServeOptions, ZigguratServer
@@ -44,7 +45,7 @@ def tls_init(directory: Path, *hosts: str, force: bool = False) -> subprocess.Co
         command.append(f"--host={host}")
     if force:
         command.append("--force")
-    return subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    return processes.run(command, capture_output=True, text=True, timeout=60, check=False)
 
 
 @pytest.fixture(scope="module")
@@ -234,7 +235,7 @@ def _serve_command(tmp_path: Path, *extra: str) -> list[str]:
 @pytest.mark.parametrize("workers", [[], ["--workers", "2"]])
 def test_insecure_web_without_tls_is_refused(workers: list[str], tmp_path: Path) -> None:
     command = _serve_command(tmp_path, *workers, "--insecure-web")
-    done = subprocess.run(command, capture_output=True, text=True, timeout=30, check=False)
+    done = processes.run(command, capture_output=True, text=True, timeout=30, check=False)
     assert done.returncode == 2
     assert "--insecure-web only applies with --tls-cert" in done.stderr and "Traceback" not in done.stderr
 
@@ -247,7 +248,7 @@ async def test_with_workers_the_shared_web_port_speaks_https_too(certs: Path, tm
     tls = ["--tls-cert", str(certs / "server.pem"), "--tls-key", str(certs / "server.key")]
     command = _serve_command(tmp_path, "--workers", "2", "--http-port", "0", "--grace", "1", *tls)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = processes.popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         assert proc.stdout is not None
         lines = [proc.stdout.readline() for _ in range(3)]
@@ -270,7 +271,9 @@ async def test_with_workers_the_shared_web_port_speaks_https_too(certs: Path, tm
             assert not read_all(sock).startswith(b"HTTP/")
     finally:
         proc.terminate()
-        proc.wait(30)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(30)
+        processes.stop(proc)
 
 
 def test_a_key_that_is_not_the_certificates_is_refused_at_start(certs: Path, tmp_path: Path) -> None:
@@ -288,7 +291,7 @@ def test_a_key_that_is_not_the_certificates_is_refused_at_start(certs: Path, tmp
         str(tmp_path / "z.db"),
     ]
     command += ["--tls-cert", str(certs / "server.pem"), "--tls-key", str(other / "server.key")]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=30, check=False)
+    done = processes.run(command, capture_output=True, text=True, timeout=30, check=False)
     assert done.returncode == 1, done.stderr
     (line,) = done.stderr.strip().splitlines()  # one line: gRPC's own lines never come
     assert line.startswith("error: cannot use the TLS files (--tls-cert, --tls-key)"), line

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
+
+from tests import processes
 
 ROOT = Path(__file__).resolve().parents[2]
 GENERATED = (Path("clients/python/ziggurat_client/v1"), Path("server/ziggurat/v1"))
@@ -19,7 +20,7 @@ def _files(root: Path) -> dict[Path, bytes]:
 
 
 def test_generated_code_matches_the_protos(tmp_path: Path) -> None:
-    subprocess.run(
+    processes.run(
         [str(ROOT / "scripts" / "gen-proto"), str(tmp_path)], check=True, capture_output=True, cwd=ROOT
     )
     fresh, committed = _files(tmp_path), _files(ROOT)

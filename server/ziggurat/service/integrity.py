@@ -18,7 +18,7 @@ from ziggurat.service.match import Match, StreamLimits
 from ziggurat.service.records import match_record
 from ziggurat.store.consistency import structural_problems
 from ziggurat.store.sqlite import Store, StoredMatch
-from ziggurat.store.startup import is_damage
+from ziggurat.store.startup import UNDECODABLE_TEXT, is_damage, is_undecodable
 from ziggurat.verify import verify_record
 
 
@@ -33,7 +33,7 @@ def load_stored(store: Store, match_id: str) -> StoredMatch | None:
     except sqlite3.Error as error:
         if not is_damage(error):
             raise
-        raise MatchDamaged(f"its rows cannot be read: {error}") from None
+        raise MatchDamaged(f"its rows cannot be read: {_readable(error)}") from None
     except (ValueError, TypeError, KeyError, IndexError) as error:
         raise MatchDamaged(f"its rows cannot be decoded: {error}") from None
 
@@ -54,7 +54,7 @@ def rebuild(
     except sqlite3.Error as error:
         if not is_damage(error):
             raise  # a store fault (locked, read-only, full) is not damage of this match
-        raise MatchDamaged(f"the database is damaged: {error}") from None
+        raise MatchDamaged(f"the database is damaged: {_readable(error)}") from None
     except Exception as error:  # the replay of a damaged log can fail anywhere in the rules
         raise MatchDamaged(f"its log does not replay: {type(error).__name__}: {error}") from None
     if match.status == "finished":
@@ -63,3 +63,12 @@ def rebuild(
             match.close()
             raise MatchDamaged(f"its record does not verify: {verdict.problem}")
     return match
+
+
+def _readable(error: sqlite3.Error) -> str:
+    """The error for a log line: for text that is not UTF-8, the column's name without the
+    undecodable bytes that sqlite3 quotes after it."""
+    if is_undecodable(error):
+        column = str(error)[len(UNDECODABLE_TEXT) :].split(" with text ", 1)[0]
+        return f"text that is not UTF-8 in column {column}"
+    return str(error)

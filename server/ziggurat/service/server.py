@@ -719,8 +719,9 @@ class ZigguratServer:
         await self.server.stop(self.options.grace_seconds)
         self.remove_gate_dir()
         # The final checkpoint waits for readers of old snapshots (a backup, `ziggurat check`):
-        # on a thread, so that a second signal can still force the exit meanwhile.
-        await asyncio.to_thread(self.store.close)
+        # on a thread, so that a second signal can still force the exit meanwhile; the
+        # connection is taken out of the event loop's use first (Store.detach).
+        await asyncio.to_thread(self.store.detach())
         if self.lister is not None:
             await self.lister.close()
         if self.shards is not None:

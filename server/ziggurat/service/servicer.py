@@ -35,7 +35,7 @@ from ziggurat.service.render import (
     render_match,
 )
 from ziggurat.service.shard_listing import ShardLister
-from ziggurat.service.status_guard import close_requests, end_call, read_request
+from ziggurat.service.status_guard import close_requests, end_call, read_request, write
 from ziggurat.service.timecontrol import TimeControl
 from ziggurat.service.tokens import new_token
 from ziggurat.v1 import match_pb2 as mpb
@@ -328,7 +328,8 @@ class MatchServicer:
         to gRPC (benchmarks/profiles/README.md: the stream path's cost per message).
         """
         async for message in self.WatchMatch(request, context):
-            await context.write(message)
+            if not await write(context, message):
+                return  # the client is gone
 
     async def Play(
         self, request_iterator: AsyncIterator[spb.PlayRequest], context: grpc.aio.ServicerContext[Any, Any]
@@ -375,7 +376,8 @@ class MatchServicer:
                 if extras:
                     taken.set()
                 for message in framed_batches(match, entries, seat):
-                    await context.write(message + frame_server_time(PLAY_SERVER_TIME))
+                    if not await write(context, message + frame_server_time(PLAY_SERVER_TIME)):
+                        return  # the client is gone
                 for item in extras:
                     if isinstance(item, errors.ApiError):  # the reader failed: end the stream, clearly
                         await end_call(context, item)
@@ -383,7 +385,8 @@ class MatchServicer:
                     # move_rejected is a singular field: two in one message would be merged
                     # into one by the receiver, so every refusal gets a response of its own.
                     rejected = frame_field(2, item.SerializeToString())
-                    await context.write(rejected + frame_server_time(PLAY_SERVER_TIME))
+                    if not await write(context, rejected + frame_server_time(PLAY_SERVER_TIME)):
+                        return
         finally:
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):

@@ -65,13 +65,21 @@ class StartFailed(Exception):
     """A worker did not come up (its stderr says why)."""
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    """Ask Linux to send SIGTERM to this process when its parent (the supervisor) dies."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
+def _die_with(supervisor: int) -> Callable[[], None]:
+    """What a worker runs between fork and exec: ask Linux to send it SIGTERM (it drains, as
+    on ``kill``) when its parent, the ``supervisor`` process, dies; and if the supervisor has
+    died already, before the request was made, exit at once (nothing would ever tell it)."""
+
+    def die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+        if os.getppid() != supervisor:  # reparented: the supervisor is gone
+            os._exit(1)
+
+    return die_with_parent
 
 
 class Supervisor:
@@ -143,7 +151,7 @@ class Supervisor:
             text=True,
             env=env,
             start_new_session=True,
-            preexec_fn=_die_with_parent,  # noqa: PLW1509 - only a prctl call, no locks taken
+            preexec_fn=_die_with(os.getpid()),  # noqa: PLW1509 - a prctl call, no locks taken
         )
         worker.started = time.monotonic()
         worker.lines = queue.Queue()

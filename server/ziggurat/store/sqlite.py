@@ -286,18 +286,39 @@ class Store:
 
     def close(self) -> None:
         """Checkpoint and close; later calls fail."""
-        if self._checkpointer is not None:
-            self._checkpointer.stop()
-        if self.readonly:
-            self._db.close()
-            return
-        try:
-            # The last checkpoint may wait for readers of old snapshots (a backup, `ziggurat
-            # check`) so that the WAL is emptied; the server runs close() off the event loop.
-            self._db.execute(f"PRAGMA busy_timeout = {int(FINAL_CHECKPOINT_WAIT_S * 1000)}")
-            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        finally:
-            self._db.close()
+        self.detach()()
+
+    def detach(self) -> Callable[[], None]:
+        """Take the connection out of use now and return the rest of :meth:`close` (the final
+        checkpoint, which may wait up to FINAL_CHECKPOINT_WAIT_S for readers, then the close),
+        for another thread to run: the server runs it off the event loop.
+
+        Why not close() itself on that thread: Python's sqlite3 connection must not be used by
+        two threads at once (it is opened with ``check_same_thread=False`` and has no lock of
+        its own), and a call still made on the event loop meanwhile — a move committed by a
+        timer in the last moments of a shutdown — would use it while the other thread closes
+        it. After ``detach`` every call fails at once instead: ``sqlite3.ProgrammingError``
+        ("closed database"), a write as :class:`StoreUnavailableError`.
+        """
+        db, self._db = self._db, _closed_connection()
+        checkpointer, self._checkpointer = self._checkpointer, None
+        readonly = self.readonly
+
+        def finish() -> None:
+            if checkpointer is not None:
+                checkpointer.stop()
+            if readonly:
+                db.close()
+                return
+            try:
+                # The last checkpoint may wait for readers of old snapshots (a backup, `ziggurat
+                # check`) so that the WAL is emptied.
+                db.execute(f"PRAGMA busy_timeout = {int(FINAL_CHECKPOINT_WAIT_S * 1000)}")
+                db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            finally:
+                db.close()
+
+        return finish
 
     def create_match(self, match: StoredMatch) -> None:
         """Insert a new match and its first events in one transaction."""
@@ -623,6 +644,13 @@ class Store:
             return
         if busy:
             log.debug("WAL restart deferred by a reader (%d of %d frames copied)", copied, frames)
+
+
+def _closed_connection() -> sqlite3.Connection:
+    """A connection that is closed: every use raises ``sqlite3.ProgrammingError``."""
+    db = sqlite3.connect(":memory:")
+    db.close()
+    return db
 
 
 class _Checkpointer:

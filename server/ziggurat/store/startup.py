@@ -31,11 +31,22 @@ class StartupError(Exception):
     """The server cannot start; the message is one line and says why (no traceback)."""
 
 
+# What Python's sqlite3 raises (an OperationalError with no SQLite result code: SQLite itself
+# stores any bytes in a TEXT column) when a text value it reads is not UTF-8.
+UNDECODABLE_TEXT = "Could not decode to UTF-8 column "
+
+
+def is_undecodable(error: sqlite3.Error) -> bool:
+    """True when ``error`` is a row's text that is not UTF-8 (the row is damaged, not the file)."""
+    return getattr(error, "sqlite_errorcode", None) is None and str(error).startswith(UNDECODABLE_TEXT)
+
+
 def is_damage(error: sqlite3.Error) -> bool:
-    """True when SQLite says the file's content is damaged (not a lock or a full disk)."""
+    """True when the database's content is damaged (not a lock or a full disk): SQLite says
+    so, or a row's text is not UTF-8."""
     code = getattr(error, "sqlite_errorcode", None)
     if code is None:
-        return type(error) is sqlite3.DatabaseError
+        return type(error) is sqlite3.DatabaseError or is_undecodable(error)
     return code & 0xFF in (SQLITE_CORRUPT, SQLITE_NOTADB)
 
 

@@ -9,7 +9,9 @@ Why it leaks nothing hidden: everything here is read from the tournament's own t
 a game's result is written only when the runner has it — for a Kabaleo duplicate deal that is
 after every rotation of the deal has ended and been revealed together
 (:class:`~ziggurat.tournament.games.DealBarrier`), so a deal's outcome cannot show here before
-its reveal. A game whose result is not written is ``PLAYING`` with no ranks, decided or not.
+its reveal; and while the tournament runs, a deal's results show only once every rotation's
+is written (:func:`_deals_whole`). A game whose result is not shown is ``PLAYING`` with no
+ranks, decided or not.
 The schedule's set-up seeds and bot seeds, the organiser's secret and the configuration text
 (commands, token hashes) are never put into a message: the response is built field by field
 from the names, ranks and termination of each game.
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import grpc
@@ -91,9 +94,11 @@ class TournamentServicer(tgrpc.TournamentServiceServicer):
         config = self.config
         names = list(config.names)
         row = self.store.get(self.tournament_id)
-        games = self.store.games(self.tournament_id)
-        results = [game.result for game in games if game.status == "done" and game.result is not None]
         finished = row is not None and row.status == "finished"
+        games = self.store.games(self.tournament_id)
+        if not finished:
+            games = _deals_whole(games)
+        results = [game.result for game in games if game.status == "done" and game.result is not None]
         out = tpb.Tournament(
             tournament_id=self.tournament_id,
             name=config.name,
@@ -128,6 +133,26 @@ class TournamentServicer(tgrpc.TournamentServiceServicer):
         for game in games:
             out.games.append(_game(game))
         return out
+
+
+def _deals_whole(games: list[GameRow]) -> list[GameRow]:
+    """``games`` with the recorded results of a duplicate deal held back (shown as still
+    playing) until every rotation of the deal is recorded.
+
+    The rotations are revealed together (DealBarrier), but each game ends — its programs exit,
+    its result is written — on its own a moment later: without this the page showed one
+    rotation's ranks beside another still playing, a deal half revealed (the live page test
+    failed so about one run in four). Once the tournament is over every row is shown as stored.
+    """
+    open_deals = {g.spec.get("deal") for g in games if g.status != "done"} - {None}
+    if not open_deals:
+        return games
+    return [
+        replace(g, status="running", result=None)
+        if g.status == "done" and g.spec.get("deal") in open_deals
+        else g
+        for g in games
+    ]
 
 
 def _game(game: GameRow) -> tpb.TournamentGame:
