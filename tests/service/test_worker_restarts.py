@@ -46,6 +46,10 @@ class Play:
         self.clients: list[ZigguratClient] = []
         self.runners: list[SeatRunner] = []
         self.tasks: list[asyncio.Task[object]] = []
+        # Cleared while the server is stopped and started: the bots hold their moves, so that no
+        # match ends while the first worker to start serves its matches and the others start.
+        self.moving = asyncio.Event()
+        self.moving.set()
 
     async def start(self, own: list[str]) -> None:
         for index in range(MATCHES):
@@ -57,6 +61,7 @@ class Play:
             rng = random.Random(number)
 
             async def choose(turn: Turn, rng: random.Random = rng) -> str:
+                await self.moving.wait()
                 await asyncio.sleep(THINK_S)
                 return rng.choice(turn.legal_moves)
 
@@ -75,7 +80,10 @@ class Play:
         async with ZigguratClient(self.public) as watcher:
             for match_id in self.owners:
                 while True:
-                    assert not any(t.done() for t in self.tasks), "a match ended before the stop"
+                    for task in self.tasks:
+                        if task.done():
+                            task.result()  # raises what ended it, if it failed
+                            raise AssertionError("a match ended before the stop")
                     try:
                         match = await watcher.get_match(match_id)
                     except ZigguratError as error:  # its worker still starting: asked again
@@ -94,19 +102,23 @@ class Play:
             for client in self.clients:
                 await client.close()
 
-    def check(self) -> None:
-        """Every match verified; each seat saw every move once, in order, answered each turn once."""
+    async def check(self) -> None:
+        """Every match played to its end by its bots (no move substituted by the server) and
+        verified; each seat saw every move once, in order, and was asked each turn once."""
+        assert all(r.sessions > 1 for r in self.runners), "every seat reconnected"
+        async with ZigguratClient(self.public) as reader:
+            for match_id in self.owners:
+                record = await reader.record(match_id)
+                assert not any(m.substituted for m in record.moves), "moves played by the bots only"
+                moves = [m.move for m in record.moves]
+                for runner in self.runners:
+                    if runner.handle.match_id == match_id:
+                        assert runner.history == moves
+                        assert len(runner.answered) == len(set(runner.answered))
         for match_id in self.owners:
             command = [*CLI, "verify", match_id, "--server", self.public]
-            verify = subprocess.run(command, capture_output=True, text=True, timeout=60)
+            verify = subprocess.run(command, capture_output=True, text=True, timeout=120)
             assert verify.returncode == 0, verify.stdout + verify.stderr
-        assert all(r.sessions > 1 for r in self.runners), "every seat reconnected"
-        for runner in self.runners:
-            assert len(runner.answered) == len(set(runner.answered))
-        by_match: dict[str, list[list[str]]] = {}
-        for runner in self.runners:
-            by_match.setdefault(runner.handle.match_id, []).append(runner.history)
-        assert all(a == b and a for a, b in by_match.values())
 
 
 class PortTaker:
@@ -137,18 +149,21 @@ class PortTaker:
 
 
 async def _restart(
-    running: Workers, stop: Callable[[Workers], None], *, hold: int | None = None
+    play: Play, running: Workers, stop: Callable[[Workers], None], *, hold: int | None = None
 ) -> tuple[Workers, PortTaker | None]:
     """Stop the server with ``stop``, wait for its workers to end, start it again on the same
-    ``--port`` and ``--db`` (in a thread: the seats keep retrying meanwhile). ``hold``: a worker
-    whose own port another program takes while the server is down."""
+    ``--port`` and ``--db`` (in a thread: the seats keep reconnecting meanwhile, their bots
+    holding their moves). ``hold``: a worker whose own port another program takes while the
+    server is down."""
     pids = [running.worker_pid(i) for i in range(running.count)]
+    play.moving.clear()
     stop(running)
     for pid in pids:
         await asyncio.to_thread(_wait_gone, pid)
     holder = None if hold is None else PortTaker(int(running.own[hold].rsplit(":", 1)[1]))
     again = Workers(running.db, port=running.port, log=running.log)
     await asyncio.to_thread(again.start)
+    play.moving.set()
     assert again.address == running.address
     return again, holder
 
@@ -174,11 +189,11 @@ async def test_matches_finish_through_kill9_of_the_supervisor_and_a_new_start(tm
         play = Play(first)
         await play.start(first.own)
         await play.wait_for_plies(4)
-        second, _ = await _restart(first, _kill9)
+        second, _ = await _restart(play, first, _kill9)
         servers.append(second)
         assert second.own == first.own, "every worker kept its own port"
         await play.finish()
-        play.check()
+        await play.check()
     finally:
         for server in servers:
             server.stop()
@@ -195,19 +210,19 @@ async def test_matches_finish_through_sigterm_and_new_starts_even_on_a_new_own_p
         play = Play(first)
         await play.start(first.own)
         await play.wait_for_plies(4)
-        second, _ = await _restart(first, _sigterm)
+        second, _ = await _restart(play, first, _sigterm)
         servers.append(second)
         assert second.own == first.own, "every worker kept its own port"
         await play.wait_for_plies(8)
         # Now worker 1's port is taken while the server is down: it serves on a new one, and
         # the clients that hold the old address fall back to the public one, which names it.
-        third, holder = await _restart(second, _sigterm, hold=1)
+        third, holder = await _restart(play, second, _sigterm, hold=1)
         servers.append(third)
         assert third.own[0] == first.own[0] and third.own[1] != first.own[1]
         taken = first.own[1].rsplit(":", 1)[1]
         assert f"worker 1 cannot listen on its own port {taken} again" in log.read_text()
         await play.finish()
-        play.check()
+        await play.check()
         moved = [m for m, owner in play.owners.items() if owner == first.own[1]]
         for client in play.clients:  # the old address was forgotten, the new one learnt
             assert all(client.routes.get(m) == third.own[1] for m in moved), client.routes
@@ -217,3 +232,47 @@ async def test_matches_finish_through_sigterm_and_new_starts_even_on_a_new_own_p
             holder.close()
         for server in servers:
             server.stop()
+
+
+def _free_pair() -> int:
+    """A port P such that P and P+1 are both free now."""
+    for _ in range(50):
+        with socket.socket() as first:
+            first.bind(("127.0.0.1", 0))
+            port = int(first.getsockname()[1])
+            if port < 65535:
+                with socket.socket() as second:
+                    try:
+                        second.bind(("127.0.0.1", port + 1))
+                    except OSError:
+                        continue
+                    return port
+    raise AssertionError("no two free ports in a row")
+
+
+def test_worker_ports_fix_each_own_port_and_a_taken_one_stops_the_start(tmp_path: Path) -> None:
+    """``--worker-ports FIRST``: worker K on FIRST+K (an operator's firewall expects them); a
+    port of them that is taken is not swapped for another: the server does not start."""
+    first = _free_pair()
+    fixed = Workers(tmp_path / "z.db", log=tmp_path / "serve.log", extra=["--worker-ports", str(first)])
+    fixed.start()
+    try:
+        assert fixed.own == [f"127.0.0.1:{first}", f"127.0.0.1:{first + 1}"]
+        pids = [fixed.worker_pid(i) for i in range(2)]
+    finally:
+        fixed.stop()
+    for pid in pids:
+        _wait_gone(pid)
+    taker = PortTaker(first + 1)
+    try:
+        command = [*CLI, "serve", "--workers", "2", "--worker-ports", str(first), "--host", "127.0.0.1"]
+        refused = subprocess.run(
+            [*command, "--port", "0", "--db", str(tmp_path / "z.db"), "--no-mdns"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        taker.close()
+    assert refused.returncode == 1, refused.stderr
+    assert f"cannot listen on 127.0.0.1:{first + 1}, worker 1's own port (--worker-ports)" in refused.stderr

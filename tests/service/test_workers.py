@@ -17,7 +17,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import grpc
@@ -46,13 +46,16 @@ CLI = [sys.executable, "-m", "ziggurat.cli.main"]
 class Workers:
     """``ziggurat serve --workers N`` as a subprocess: its public address and the workers' own."""
 
-    def __init__(self, db: Path, count: int = 2, port: int = 0, log: Path | None = None) -> None:
+    def __init__(
+        self, db: Path, count: int = 2, port: int = 0, log: Path | None = None, extra: Sequence[str] = ()
+    ) -> None:
         """``log``: the file the supervisor's and workers' stderr go to (appended; default a pipe,
-        read by the tests that stop the server soon)."""
+        read by the tests that stop the server soon); ``extra``: more ``serve`` options."""
         self.db = db
         self.count = count
         self.port = port
         self.log = log
+        self.extra = list(extra)
         self.proc: subprocess.Popen[str] | None = None
         self.address = ""
         self.own: list[str] = []
@@ -73,6 +76,7 @@ class Workers:
             "--grace",
             "1",
             "--no-mdns",
+            *self.extra,
         ]
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         if self.log is None:
