@@ -195,6 +195,17 @@ OFFLINE = {
         "not a port number",
         env={"ZIGGURAT_HTTP_PORT": "x"},
     ),
+    "serve worker ports without workers": _case(
+        "serve --port 0 --db {tmp}/z.db --no-mdns --worker-ports 40000", USAGE, "add --workers"
+    ),
+    "serve worker ports past 65535": _case(
+        "serve --port 0 --db {tmp}/z.db --no-mdns --workers 4 --worker-ports 65533", USAGE, "use 1..65532"
+    ),
+    "serve worker ports over the public port": _case(
+        "serve --port 40001 --db {tmp}/z.db --no-mdns --workers 2 --worker-ports 40000",
+        USAGE,
+        "one of the workers' own ports",
+    ),
     "serve db directory missing": _case(
         "serve --host 127.0.0.1 --port 0 --db {tmp}/no/z.db --no-mdns", FAILED, "does not exist"
     ),

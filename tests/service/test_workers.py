@@ -17,7 +17,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import grpc
@@ -47,9 +47,16 @@ CLI = [sys.executable, "-m", "ziggurat.cli.main"]
 class Workers:
     """``ziggurat serve --workers N`` as a subprocess: its public address and the workers' own."""
 
-    def __init__(self, db: Path, count: int = 2) -> None:
+    def __init__(
+        self, db: Path, count: int = 2, port: int = 0, log: Path | None = None, extra: Sequence[str] = ()
+    ) -> None:
+        """``log``: the file the supervisor's and workers' stderr go to (appended; default a pipe,
+        read by the tests that stop the server soon); ``extra``: more ``serve`` options."""
         self.db = db
         self.count = count
+        self.port = port
+        self.log = log
+        self.extra = list(extra)
         self.proc: subprocess.Popen[str] | None = None
         self.address = ""
         self.own: list[str] = []
@@ -64,23 +71,27 @@ class Workers:
             "--host",
             "127.0.0.1",
             "--port",
-            "0",
+            str(self.port),
             "--db",
             str(self.db),
             "--grace",
             "1",
             "--no-mdns",
+            *self.extra,
         ]
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        self.proc = processes.popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
-        )
+        if self.log is None:
+            self.proc = processes.popen(
+                command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+            )
+        else:
+            with self.log.open("a") as log:
+                self.proc = processes.popen(command, stdout=subprocess.PIPE, stderr=log, text=True, env=env)
         assert self.proc.stdout is not None
         first = self.proc.stdout.readline()
         if not first.startswith("ziggurat listening on "):
-            raise RuntimeError(
-                f"no listening line: {first!r} {self.proc.stderr.read() if self.proc.stderr else ''}"
-            )
+            said = self.proc.stderr.read() if self.proc.stderr else self.log.read_text() if self.log else ""
+            raise RuntimeError(f"no listening line: {first!r} {said}")
         self.address = first.split()[-1]
         second = self.proc.stdout.readline()  # ziggurat workers: 2 (own ports A, B)
         assert second.startswith(f"ziggurat workers: {self.count} (own ports "), second

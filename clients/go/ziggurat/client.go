@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
@@ -66,6 +67,13 @@ func Dial(address string, options ...DialOption) (*Client, error) {
 	dialOptions := append([]grpc.DialOption{
 		grpc.WithTransportCredentials(transport),
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 20 * time.Second, Timeout: 10 * time.Second}),
+		// An address that refused a connection is tried again within 2 s, not gRPC's up to
+		// 120 s: until then every call to it fails at once, so a server (or a worker) back on
+		// its port would go unused while the connection waits.
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 200 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 2 * time.Second},
+			MinConnectTimeout: 20 * time.Second,
+		}),
 	}, config.extras...)
 	conn, err := grpc.NewClient(address, dialOptions...)
 	if err != nil {

@@ -116,7 +116,7 @@ func (c *Client) Play(ctx context.Context, handle Handle, choose ChooseFunc, opt
 }
 
 // session is one Play stream: catch up, then play live until the match ends or the stream fails.
-func (p *player) session(ctx context.Context) (*pb.MatchEndedEvent, error) {
+func (p *player) session(ctx context.Context) (_ *pb.MatchEndedEvent, err error) {
 	match, err := p.client.GetMatch(ctx, p.handle.MatchID, p.handle)
 	if err != nil {
 		return nil, err
@@ -125,6 +125,9 @@ func (p *player) session(ctx context.Context) (*pb.MatchEndedEvent, error) {
 	caughtUpAt := match.GetLastSeq() // events up to here are history, not turns to answer
 	streamCtx, cancel := context.WithCancel(p.handle.Context(ctx))
 	defer cancel()
+	route := p.client.Route(p.handle.MatchID)
+	// The owner's address stopped answering: the next session asks the dialled address.
+	defer func() { p.client.forgetRoute(p.handle.MatchID, route, err) }()
 	stream, err := p.client.stubFor(p.handle.MatchID).Play(streamCtx)
 	if err != nil {
 		return nil, FromError(err)

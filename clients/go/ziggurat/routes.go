@@ -1,11 +1,13 @@
 package ziggurat
 
 import (
+	"errors"
 	"strings"
 	"sync"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	pb "github.com/ziggurat-games/ziggurat/clients/go/zigguratv1"
@@ -15,7 +17,11 @@ import (
 // names the process that owns a match in Match.server_address, and refuses a call that
 // reached another process with MATCH_ELSEWHERE, the owner's address in the ErrorInfo
 // metadata "address". The Client remembers the owner of each match (one connection per
-// address) and sends that match's calls there, so callers never see the difference.
+// address) and sends that match's calls there, so callers never see the difference. When that
+// address stops answering (its worker restarted on another port, or the whole server did),
+// the Client forgets it and asks the dialled address again, which serves the match or names
+// its owner now: a unary call is retried there at once, Play and Watch on their next
+// reconnection.
 
 // maxRedirects is how many MATCH_ELSEWHERE answers one call follows.
 const maxRedirects = 2
@@ -100,15 +106,57 @@ func elsewhere(err error) string {
 	return ""
 }
 
-// routed runs a unary call on the process that serves matchID, following MATCH_ELSEWHERE.
+// forgetRoute drops matchID's route when err says that address, where the failed call went,
+// did not answer (Unavailable or DeadlineExceeded with no reason from a server); the match's
+// calls then go to the dialled address. A refusal from the owner (it answered) keeps it.
+func (c *Client) forgetRoute(matchID, address string, err error) bool {
+	var e *Error
+	if address == "" || address == c.address || !errors.As(FromError(err), &e) || e.Reason != "" {
+		return false
+	}
+	if e.Code != codes.Unavailable && e.Code != codes.DeadlineExceeded {
+		return false
+	}
+	c.routes.mu.Lock()
+	defer c.routes.mu.Unlock()
+	if c.routes.byMatch[matchID] != address {
+		return false
+	}
+	delete(c.routes.byMatch, matchID)
+	return true
+}
+
+// routed runs a unary call on the process that serves matchID, following MATCH_ELSEWHERE,
+// and on the dialled address again when the owner's address does not answer.
 func routed[T any](c *Client, matchID string, call func(pb.MatchServiceClient) (T, error)) (T, error) {
+	var silent error // the owner's address did not answer
 	for hop := 0; ; hop++ {
+		route := c.Route(matchID)
 		response, err := call(c.stubFor(matchID))
+		if err == nil {
+			return response, nil
+		}
+		if c.forgetRoute(matchID, route, err) {
+			silent = FromError(err)
+			// Retried: the owner did not answer, so the call did not run there, or ran and was
+			// lost with the process (as after any connection loss). DeadlineExceeded: the
+			// caller's time is spent.
+			if status.Code(err) == codes.Unavailable && hop < maxRedirects {
+				continue
+			}
+			return response, silent
+		}
 		address := elsewhere(err)
-		if address == "" || hop == maxRedirects {
+		if address == "" {
 			return response, FromError(err)
 		}
 		c.learnRoute(matchID, address)
+		if hop == maxRedirects {
+			if silent != nil {
+				return response, silent // sent back to an owner that did not answer: retryable
+			}
+			return response, FromError(err)
+		}
 	}
 }
 

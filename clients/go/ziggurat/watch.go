@@ -50,8 +50,10 @@ func (c *Client) Watch(ctx context.Context, matchID string, options *WatchOption
 func (c *Client) watchOnce(ctx context.Context, matchID string, handle Handle, last *uint64, state *backoffState, onEvent func(*pb.Event) error) (bool, error) {
 	streamCtx, cancel := context.WithCancel(handle.Context(ctx))
 	defer cancel()
+	route := c.Route(matchID)
 	stream, err := c.stubFor(matchID).WatchMatch(streamCtx, &pb.WatchMatchRequest{MatchId: matchID, AfterSeq: *last})
 	if err != nil {
+		c.forgetRoute(matchID, route, err)
 		return false, FromError(err)
 	}
 	for {
@@ -65,6 +67,8 @@ func (c *Client) watchOnce(ctx context.Context, matchID string, handle Handle, l
 			return false, &Error{Code: codes.Unavailable, Message: "the match is served at " + address}
 		}
 		if err != nil {
+			// The owner's address stopped answering: the retry asks the dialled address.
+			c.forgetRoute(matchID, route, err)
 			return false, FromError(err)
 		}
 		state.reset()

@@ -7,7 +7,10 @@ server's machine-readable reason.
 A server run as several worker processes (``ziggurat serve --workers N``) names the process
 that owns a match in ``Match.server_address``, and answers a call that reached another one
 with ``MATCH_ELSEWHERE`` and that address: the client remembers it for the match (one channel
-per address) and sends that match's calls there, so callers never see the difference.
+per address) and sends that match's calls there, so callers never see the difference. When that
+address stops answering (its worker was restarted on another port, or the whole server was)
+the client forgets it and asks the public address again, which serves the match or names its
+owner now: a unary call is retried there at once, streams on their next reconnection.
 """
 
 from __future__ import annotations
@@ -38,10 +41,18 @@ ELSEWHERE = "MATCH_ELSEWHERE"
 MAX_REDIRECTS = 2
 """How many MATCH_ELSEWHERE answers one call follows (one is enough unless workers move)."""
 
+UNREACHABLE_CODES = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
+"""Codes that, with no reason from the server, mean an address did not answer at all."""
+
 CHANNEL_OPTIONS = [
     ("grpc.keepalive_time_ms", 20_000),
     ("grpc.keepalive_timeout_ms", 10_000),
     ("grpc.keepalive_permit_without_calls", 1),
+    # An address that refused a connection is tried again within 2 s, not gRPC's up to 120 s:
+    # until then every call to it fails at once, so a server (or a worker) back on its port
+    # would go unused while this channel waits (all channels to one address share this wait).
+    ("grpc.initial_reconnect_backoff_ms", 200),
+    ("grpc.max_reconnect_backoff_ms", 2_000),
 ]
 
 
@@ -147,21 +158,47 @@ class ZigguratClient:
             server_address = self.address.rsplit(":", 1)[0] + server_address
         self.routes[match_id] = server_address
 
+    def forget_route(self, match_id: str, address: str, error: ZigguratError) -> bool:
+        """Forget that ``match_id`` is served at ``address`` when ``error`` says that address did
+        not answer (UNAVAILABLE or DEADLINE_EXCEEDED without a reason from a server): the match's
+        calls go to :attr:`address` again, which serves it or names its owner now. True when
+        forgotten. A refusal from the owner itself (it answered) keeps the route."""
+        if error.reason or error.code not in UNREACHABLE_CODES or address == self.address:
+            return False
+        if self.routes.get(match_id) != address:
+            return False
+        del self.routes[match_id]
+        return True
+
     def _note(self, match: match_pb2.Match) -> match_pb2.Match:
         self.learn_route(match.match_id, match.server_address)
         return match
 
     async def _call(self, name: str, request: Any, *, match_id: str = "", **kwargs: Any) -> Any:
-        """One unary call, to the process that owns ``match_id`` (following MATCH_ELSEWHERE)."""
+        """One unary call, to the process that owns ``match_id`` (following MATCH_ELSEWHERE, and
+        back to the public address when the owner's address does not answer)."""
+        silent: ZigguratError | None = None  # the owner's address did not answer
         for hop in range(MAX_REDIRECTS + 1):
             stub = self.stub_for(match_id) if match_id else self.stub
+            route = self.routes.get(match_id, "")
             try:
                 return await getattr(stub, name)(request, **kwargs)
             except grpc.aio.AioRpcError as rpc_error:
                 error = ZigguratError.from_rpc(rpc_error)
-            if error.reason != ELSEWHERE or not match_id or hop == MAX_REDIRECTS:
+            if route and match_id and self.forget_route(match_id, route, error):
+                silent = error
+                # Retried on the public address: once the owner does not answer, the call did not
+                # run there, or ran and was lost with the process (as after any connection loss).
+                if error.code == grpc.StatusCode.UNAVAILABLE and hop < MAX_REDIRECTS:
+                    continue
+                raise error from None  # DEADLINE_EXCEEDED: the caller's time is spent
+            if error.reason != ELSEWHERE or not match_id:
                 raise error from None
             self.learn_route(match_id, error.metadata.get("address", ""))
+            if hop == MAX_REDIRECTS:
+                # Sent back to an owner that did not answer: the owner is the problem (still
+                # starting, say), a retryable one; a refusal would tell the caller to give up.
+                raise (silent or error) from None
         raise AssertionError("unreachable")
 
     async def create_match(
@@ -299,12 +336,16 @@ class ZigguratClient:
     ) -> AsyncIterator[match_pb2.Event]:
         """Events after ``after_seq`` as the seat (or a spectator) sees them, until the match ends."""
         metadata = handle.metadata if handle else ()
+        silent: ZigguratError | None = None  # the owner's address did not answer
         for hop in range(MAX_REDIRECTS + 1):
+            route = self.routes.get(match_id, "")
             call = self.stub_for(match_id).WatchMatch(
                 spb.WatchMatchRequest(match_id=match_id, after_seq=after_seq), metadata=metadata
             )
+            received = False
             try:
                 async for response in call:
+                    received = True
                     if response.server_time_ms:
                         self.server_clock_offset_ms = int(time.time() * 1000) - response.server_time_ms
                     for event in response.events:
@@ -312,9 +353,16 @@ class ZigguratClient:
                 return
             except grpc.aio.AioRpcError as rpc_error:
                 error = ZigguratError.from_rpc(rpc_error)
-                if error.reason != ELSEWHERE or hop == MAX_REDIRECTS:
+                if route and self.forget_route(match_id, route, error):
+                    if received or hop == MAX_REDIRECTS:
+                        raise error from None
+                    silent = error
+                    continue  # the owner's address did not answer: ask the public one
+                if error.reason != ELSEWHERE:
                     raise error from None
                 self.learn_route(match_id, error.metadata.get("address", ""))  # refused before any event
+                if hop == MAX_REDIRECTS:
+                    raise (silent or error) from None  # as in _call
             finally:
                 call.cancel()
 

@@ -35,7 +35,7 @@ from typing import Any
 import grpc
 
 from ziggurat_client.bot import Bot, Turn
-from ziggurat_client.client import ELSEWHERE, MatchHandle, ZigguratClient
+from ziggurat_client.client import ELSEWHERE, MAX_REDIRECTS, MatchHandle, ZigguratClient
 from ziggurat_client.errors import RETRYABLE_CODES, ZigguratError
 from ziggurat_client.games import config_strings
 from ziggurat_client.v1 import game_pb2, match_pb2
@@ -132,22 +132,31 @@ class SeatRunner:
     async def run(self) -> match_pb2.MatchEndedEvent:
         """Play to the end; raises ZigguratError on a refusal or when the budget is spent."""
         failures = 0
+        redirects = 0
         while True:
             self._answered = False
             try:
                 ended = await self._session()
             except ZigguratError as error:
-                if error.reason == ELSEWHERE:  # another worker owns the match: go there at once
+                if error.reason == ELSEWHERE and redirects < MAX_REDIRECTS:
+                    # Another worker owns the match: go there at once (a few times in a row;
+                    # then with backoff, as for any failure: the owner may still be starting).
+                    redirects += 1
                     self.client.learn_route(self.handle.match_id, error.metadata.get("address", ""))
                     continue
-                if error.code not in RETRYABLE:
+                if error.reason == ELSEWHERE:
+                    self.client.learn_route(self.handle.match_id, error.metadata.get("address", ""))
+                elif error.code not in RETRYABLE:
                     raise
+                # The owner's address stopped answering: the next attempt asks the public one.
+                match_id = self.handle.match_id
+                self.client.forget_route(match_id, self.client.routes.get(match_id, ""), error)
                 log.info("seat %d: stream lost (%s); reconnecting", self.handle.seat, error.code.name)
                 ended = None
             if ended is not None:
                 return ended
             if self._answered:  # the server answered this attempt: failures start again from 0
-                failures = 0
+                failures = redirects = 0
                 self.backoff.reset()
             failures += 1
             if self.backoff.attempts is not None and failures > self.backoff.attempts:

@@ -73,7 +73,10 @@ pub(crate) const MAX_REDIRECTS: usize = 2;
 /// reached another worker with `MATCH_ELSEWHERE`, the owner's address in the ErrorInfo
 /// metadata `address`. The client remembers the owner of each match (one channel per address,
 /// same TLS options) and sends that match's calls (unary, `Play`, `WatchMatch`) there, so
-/// callers never see the difference.
+/// callers never see the difference. When that address stops answering (its worker restarted
+/// on another port, or the whole server did) the client forgets it and asks the address it
+/// connected to again, which serves the match or names its owner now: a unary call is retried
+/// there at once, `Play` and [`Client::follow`] on their next reconnection.
 #[derive(Debug, Clone)]
 pub struct Client {
     channel: Channel,
@@ -198,8 +201,10 @@ impl Client {
         }
     }
 
-    /// Records where `match_id` is served; `:PORT` means the host connected to.
-    pub(crate) fn learn_route(&self, match_id: &str, owner: &str) {
+    /// Sends `match_id`'s calls to `owner` from now on, as a `Match.server_address` or a
+    /// `MATCH_ELSEWHERE` answer does (the client learns those by itself); `:PORT` means the
+    /// host connected to. For code that learns a match's owner some other way.
+    pub fn learn_route(&self, match_id: &str, owner: &str) {
         if match_id.is_empty() || owner.is_empty() || self.address.is_empty() {
             return;
         }
@@ -211,6 +216,26 @@ impl Client {
         routes.by_match.insert(match_id.to_string(), owner);
     }
 
+    /// Forgets that `match_id` is served at `owner` when `error` says that address, where the
+    /// failed call went, did not answer (`Unavailable` or `DeadlineExceeded` with no reason from
+    /// a server): the match's calls go to the connected address again. A refusal from the owner
+    /// (it answered) keeps the route. True when forgotten.
+    pub(crate) fn forget_route(&self, match_id: &str, owner: Option<&str>, error: &Error) -> bool {
+        let Some(owner) = owner else { return false };
+        if owner == self.address
+            || error.reason.is_some()
+            || !matches!(error.code, Code::Unavailable | Code::DeadlineExceeded)
+        {
+            return false;
+        }
+        let mut routes = self.routes.lock().expect("routes");
+        if routes.by_match.get(match_id).map(String::as_str) != Some(owner) {
+            return false;
+        }
+        routes.by_match.remove(match_id);
+        true
+    }
+
     /// Learns the route `m` names and returns it unchanged.
     fn note(&self, m: pb::Match) -> pb::Match {
         self.learn_route(&m.match_id, &m.server_address);
@@ -218,26 +243,40 @@ impl Client {
     }
 
     /// Runs a unary call on the worker serving `match_id`, following `MATCH_ELSEWHERE` up to
-    /// [`MAX_REDIRECTS`] times.
+    /// [`MAX_REDIRECTS`] times, and on the connected address again when the owner's address
+    /// does not answer.
     async fn routed<T, F, Fut>(&self, match_id: &str, mut call: F) -> Result<T, Error>
     where
         F: FnMut(MatchServiceClient<Channel>) -> Fut,
         Fut: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
     {
-        let mut hop = 0;
-        loop {
-            match call(self.service_for(match_id)).await {
+        let mut silent: Option<Error> = None; // the owner's address did not answer
+        for hop in 0..=MAX_REDIRECTS {
+            let route = self.route(match_id);
+            let error = match call(self.service_for(match_id)).await {
                 Ok(response) => return Ok(response.into_inner()),
-                Err(status) => {
-                    let error = Error::from(status);
-                    match &error.owner_address {
-                        Some(owner) if hop < MAX_REDIRECTS => self.learn_route(match_id, owner),
-                        _ => return Err(error),
-                    }
+                Err(status) => Error::from(status),
+            };
+            if self.forget_route(match_id, route.as_deref(), &error) {
+                // Retried: the owner did not answer, so the call did not run there, or ran and
+                // was lost with the process (as after any connection loss). DeadlineExceeded:
+                // the caller's time is spent.
+                if error.code == Code::Unavailable && hop < MAX_REDIRECTS {
+                    silent = Some(error);
+                    continue;
                 }
+                return Err(error);
             }
-            hop += 1;
+            let Some(owner) = error.owner_address.clone() else {
+                return Err(error);
+            };
+            self.learn_route(match_id, &owner);
+            if hop == MAX_REDIRECTS {
+                // Sent back to an owner that did not answer: that is the failure, a retryable one.
+                return Err(silent.unwrap_or(error));
+            }
         }
+        unreachable!("the last hop returns")
     }
 
     /// The underlying channel (for the generated clients, e.g. `BotServiceClient::new`).
@@ -485,6 +524,7 @@ impl Client {
             let mut last = after_seq;
             let mut redirects = 0;
             loop {
+                let route = client.route(&match_id);
                 let failure = match client.watch(&match_id, handle.as_ref(), last).await {
                     Ok(mut stream) => loop {
                         match stream.message().await {
@@ -508,18 +548,21 @@ impl Client {
                     },
                     Err(error) => error,
                 };
-                if let Some(owner) = &failure.owner_address
-                    && redirects < MAX_REDIRECTS
-                {
-                    // Another worker owns the match (docs/scaling.md): reconnect there at once.
-                    redirects += 1;
+                if let Some(owner) = &failure.owner_address {
+                    // Another worker owns the match (docs/scaling.md): reconnect there, at once
+                    // a few times in a row, then with backoff (the owner may still be starting).
                     client.learn_route(&match_id, owner);
-                    continue;
-                }
-                if !failure.is_retryable() {
+                    if redirects < MAX_REDIRECTS {
+                        redirects += 1;
+                        continue;
+                    }
+                    redirects = 0;
+                } else if !failure.is_retryable() {
                     let _ = sender.send(Err(failure)).await;
                     return;
                 }
+                // The owner's address stopped answering: the next attempt asks the connected one.
+                client.forget_route(&match_id, route.as_deref(), &failure);
                 match backoff.next_delay() {
                     Some(delay) => tokio::time::sleep(delay).await,
                     None => {

@@ -120,16 +120,27 @@ impl SeatRunner {
             let failure = match self.session(&mut choose).await {
                 Ok(Some(ended)) => return Ok(ended),
                 Ok(None) => Error::new(Code::Unavailable, None, "the Play stream ended early"),
-                Err(error) if error.owner_address.is_some() && redirects < MAX_REDIRECTS => {
-                    // Another worker owns the match (docs/scaling.md): reconnect there at once.
-                    redirects += 1;
-                    let owner = error.owner_address.unwrap_or_default();
+                Err(error) if error.owner_address.is_some() => {
+                    // Another worker owns the match (docs/scaling.md): reconnect there, at once
+                    // a few times in a row, then with backoff (the owner may still be starting).
+                    let owner = error.owner_address.clone().unwrap_or_default();
                     self.client.learn_route(&self.handle.match_id, &owner);
-                    continue;
+                    if redirects < MAX_REDIRECTS {
+                        redirects += 1;
+                        continue;
+                    }
+                    error
                 }
-                Err(error) if error.is_retryable() => error,
+                Err(error) if error.is_retryable() => {
+                    // The owner's address stopped answering: the next session asks the connected one.
+                    let route = self.client.route(&self.handle.match_id);
+                    self.client
+                        .forget_route(&self.handle.match_id, route.as_deref(), &error);
+                    error
+                }
                 Err(error) => return Err(error),
             };
+            redirects = 0;
             match self.options.backoff.next_delay() {
                 Some(delay) => tokio::time::sleep(delay).await,
                 None => {

@@ -142,7 +142,10 @@ export class ZigguratClient {
   private readonly sessions: Http2SessionManager;
   /** Where each match is served when the server runs several worker processes
    * (`ziggurat serve --workers N`, docs/scaling.md): learnt from Match.serverAddress and
-   * MATCH_ELSEWHERE refusals; that match's calls then go there. */
+   * MATCH_ELSEWHERE refusals; that match's calls then go there. An address that stops
+   * answering (its worker restarted on another port, or the whole server did) is forgotten
+   * and the match's calls go to `address` again, which serves it or names its owner now: a
+   * unary call is retried there at once, play() and watch() on their next reconnection. */
   readonly routes = new Map<string, string>();
   private readonly owners = new Map<string, ZigguratClient>();
 
@@ -189,6 +192,17 @@ export class ZigguratClient {
     this.routes.set(matchId, address);
   }
 
+  /** Forgets that matchId is served at address when `failure` says that address, where the
+   * failed call went, did not answer (Unavailable or DeadlineExceeded with no reason from a
+   * server); a refusal from the owner (it answered) keeps the route. True when forgotten. */
+  forgetRoute(matchId: string, address: string | undefined, failure: unknown): boolean {
+    if (address === undefined || address === this.address || this.routes.get(matchId) !== address) return false;
+    if (!(failure instanceof ZigguratError) || failure.reason) return false;
+    if (failure.code !== Code.Unavailable && failure.code !== Code.DeadlineExceeded) return false;
+    this.routes.delete(matchId);
+    return true;
+  }
+
   private note(match: Match): Match {
     this.learnRoute(match.matchId, match.serverAddress);
     return match;
@@ -202,16 +216,29 @@ export class ZigguratClient {
     }
   }
 
-  /** A unary call on the process that serves matchId, following MATCH_ELSEWHERE (twice at most). */
+  /** A unary call on the process that serves matchId, following MATCH_ELSEWHERE (twice at
+   * most), and on `address` again when the owner's address does not answer. */
   private async routed<T>(matchId: string, call: (matches: RpcClient<typeof MatchService>) => Promise<T>): Promise<T> {
+    let silent: unknown; // the owner's address did not answer
     for (let hop = 0; ; hop++) {
+      const route = this.routes.get(matchId);
       try {
         return await call(this.matchesFor(matchId));
       } catch (error) {
         const failure = ZigguratError.from(error);
+        if (this.forgetRoute(matchId, route, failure)) {
+          // Retried: the owner did not answer, so the call did not run there, or ran and was
+          // lost with the process (as after any connection loss). DeadlineExceeded: the
+          // caller's time is spent.
+          silent = failure;
+          if ((failure as ZigguratError).code === Code.Unavailable && hop < 2) continue;
+          throw failure;
+        }
         const address = failure instanceof ZigguratError && failure.reason === Reason.MatchElsewhere ? failure.metadata.address : "";
-        if (!address || hop === 2) throw failure;
+        if (!address) throw failure;
         this.learnRoute(matchId, address);
+        // Sent back to an owner that did not answer: that is the failure, a retryable one.
+        if (hop === 2) throw silent ?? failure;
       }
     }
   }
@@ -279,6 +306,7 @@ export class ZigguratClient {
     let redirects = 0;
     for (;;) {
       let failure: unknown;
+      const route = this.routes.get(matchId);
       try {
         const stream = this.matchesFor(matchId).watchMatch(
           { matchId, afterSeq: last },
@@ -297,11 +325,17 @@ export class ZigguratClient {
       } catch (error) {
         failure = ZigguratError.from(error);
         const address = failure instanceof ZigguratError && failure.reason === Reason.MatchElsewhere ? failure.metadata.address : "";
-        if (address && redirects++ < 2) {
-          this.learnRoute(matchId, address); // another worker owns it: go there now
-          continue;
+        if (address) {
+          // Another worker owns it: go there, at once a few times in a row, then with backoff
+          // (the owner may still be starting).
+          this.learnRoute(matchId, address);
+          if (redirects++ < 2) continue;
+          failure = new ZigguratError(Code.Unavailable, Reason.MatchElsewhere, `the match is served at ${address}`);
         }
       }
+      redirects = 0;
+      // The owner's address stopped answering: the next attempt asks this client's address.
+      this.forgetRoute(matchId, route, failure);
       if (options.signal?.aborted || !isRetryable(failure)) throw failure;
       if (!(await backoff.wait(options.signal))) {
         if (options.signal?.aborted) throw failure;
@@ -466,6 +500,8 @@ class Player {
       } catch (error) {
         failure = ZigguratError.from(error);
       }
+      // The owner's address stopped answering: the next session asks the client's address.
+      this.client.forgetRoute(this.handle.matchId, this.client.routes.get(this.handle.matchId), failure);
       if (this.options.signal?.aborted || !isRetryable(failure)) throw failure;
       if (!(await this.backoff.wait(this.options.signal))) {
         if (this.options.signal?.aborted) throw failure;

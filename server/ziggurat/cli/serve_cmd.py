@@ -17,7 +17,8 @@ from ziggurat.service.bots import DEFAULT_INVITATION_TTL_S, DEFAULT_MAX_PENDING_
 from ziggurat.service.gate import default_binary
 from ziggurat.service.lograte import RepeatFilter
 from ziggurat.service.manager import DEFAULT_WAITING_TTL_S
-from ziggurat.service.server import ServeOptions, ServerFailed, ZigguratServer, bind_failure, run
+from ziggurat.service.ports import bind_failure
+from ziggurat.service.server import ServeOptions, ServerFailed, ZigguratServer, run
 from ziggurat.service.shards import WorkerOptions, stray_shards
 from ziggurat.service.supervisor import WORKER_SECRET_ENV, Supervisor
 from ziggurat.service.timecontrol import MAX_MS
@@ -176,6 +177,16 @@ def register(commands: Any) -> None:
         help=(
             "serve with N worker processes (one core each) on one public address, matches sharded "
             "over N database files: --db and <stem>.shardK<suffix> beside it (docs/scaling.md)"
+        ),
+    )
+    parser.add_argument(
+        "--worker-ports",
+        type=port_number,
+        default=None,
+        metavar="FIRST",
+        help=(
+            "with --workers N: worker K listens on its own port FIRST+K (for a firewall); by default "
+            "each worker keeps the port it had last time, a free one at its first start (docs/scaling.md)"
         ),
     )
     parser.add_argument(
@@ -481,6 +492,11 @@ def _serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.shard is None and args.worker_ports is not None:
+        problem = _worker_ports_problem(args)
+        if problem:
+            print(f"error: {problem}", file=sys.stderr)
+            return 2
     if args.workers > 1 and args.shard is None:
         return _supervise(args)
     logging.basicConfig(
@@ -658,11 +674,34 @@ def _supervise(args: argparse.Namespace) -> int:
             print(f"ziggurat web client on {scheme}://{args.host}:{supervisor.http_port}/", flush=True)
 
     supervisor = Supervisor(
-        args.workers, command, host=args.host, port=args.port, grace=args.grace, on_ready=ready
+        args.workers,
+        command,
+        host=args.host,
+        port=args.port,
+        grace=args.grace,
+        on_ready=ready,
+        first_own_port=args.worker_ports or 0,
     )
     status = supervisor.run()
     # Ctrl-C drained the workers as SIGTERM does; it is still an interruption (README, exit codes)
     return exits.INTERRUPTED if status == 0 and supervisor.stopped_by == signal.SIGINT else status
+
+
+def _worker_ports_problem(args: argparse.Namespace) -> str:
+    """Why ``--worker-ports FIRST`` cannot be served as given ("" when it can)."""
+    first, count = int(args.worker_ports), int(args.workers)
+    if count < 2:
+        return "--worker-ports gives each worker of --workers N (2 or more) its own port; add --workers"
+    last = first + count - 1
+    if first == 0 or last > 65535:
+        return (
+            f"--worker-ports {first} with --workers {count} needs ports {first}..{last}: "
+            f"use 1..{65536 - count}"
+        )
+    for option, port in (("--port", int(args.port)), ("the web port", _http_port(args) or 0)):
+        if first <= port <= last:
+            return f"{option} {port} is one of the workers' own ports ({first}..{last}): pick apart"
+    return ""
 
 
 def _shard_number(path: Any) -> int:

@@ -24,7 +24,6 @@ ERROR line (exit code 1: a supervisor restarts it).
 from __future__ import annotations
 
 import asyncio
-import errno
 import gc
 import logging
 import os
@@ -73,6 +72,7 @@ from ziggurat.service.match import StreamLimits
 from ziggurat.service.memory_ceiling import MemoryCeiling
 from ziggurat.service.openfiles import raise_open_files_limit
 from ziggurat.service.peer import Peers, new_secret
+from ziggurat.service.ports import bind_failure
 from ziggurat.service.private_dir import make_private_dir, remove_stale_private_dirs
 from ziggurat.service.servicer import MatchServicer, method_handlers
 from ziggurat.service.shard_listing import ShardLister
@@ -733,24 +733,6 @@ class ServerFailed(Exception):
     """The server stopped on its own (its gate exited); the reason was logged at ERROR."""
 
 
-def bind_failure(host: str, port: int) -> str:
-    """Why ``host:port`` cannot be bound, asked of the OS ("" when it can be)."""
-    try:
-        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except socket.gaierror as error:
-        return f"unknown host ({error.strerror})"
-    for family, kind, proto, _, sockaddr in infos:
-        with socket.socket(family, kind, proto) as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gRPC does
-            try:
-                probe.bind(sockaddr)
-            except OSError as error:
-                if error.errno == errno.EADDRINUSE:
-                    return "the port is already in use (another server?)"
-                return error.strerror or str(error)
-    return ""
-
-
 def _advertiser(host: str, port: int, tls: bool, http_port: int | None, web_tls: bool) -> Advertiser | None:
     """The LAN advertiser, or None (said in one line) when the ``mdns`` extra is not installed.
 
@@ -797,6 +779,13 @@ async def run(
     servers: list[ZigguratServer] = []
 
     def on_signal(sig: int) -> None:
+        if stop.is_set() and options.worker is not None:
+            # A worker's supervisor stops it with one SIGTERM and forces with SIGKILL. The
+            # repeats come from the kernel: PR_SET_PDEATHSIG fires each time a thread of the
+            # dead supervisor exits (its children pass to the next thread first), and exiting
+            # at once on the second would skip the drain and the clean close of the shard.
+            log.info("signal %d again: already shutting down", sig)
+            return
         if stop.is_set():
             log.warning("second signal: exiting now")
             for running in servers:  # its gate dies with it (ziggurat.service.gate); not its socket

@@ -12,6 +12,12 @@ ErrorInfo metadata ``address`` is the owner's own address, which every worker pu
 ``<shard>.address`` when it starts (``HOST:PORT``; an empty HOST means the host the client
 already reaches). Workers also talk to each other on ``<shard>.sock`` (a Unix socket, no TLS)
 to render the live matches of a merged ListMatches page as their owner sees them.
+
+Clients keep the owner addresses they learn, so a worker binds the port of its ``<shard>.address``
+again when it starts, whether its supervisor restarted it or a new supervisor did (after
+kill -9, or SIGTERM and a new start): the file is the one place that says what clients were
+told. Only when that port is taken does the worker listen on a new one (and say so); clients
+then fall back to the public address, which names the new one.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from pathlib import Path
 
 import grpc
 
+from ziggurat.service.ports import bind_failure
 from ziggurat.store.sqlite import page_rows
 from ziggurat.store.startup import StartupError
 from ziggurat.wire import errors
@@ -36,8 +43,9 @@ log = logging.getLogger("ziggurat.shards")
 @dataclass(frozen=True, slots=True)
 class WorkerOptions:
     """What makes a server one worker of several: its shard among ``count``, the ``--db`` path
-    the shards are named after, and its own port (0: a free one, chosen at its first start and
-    kept across restarts by the supervisor, so the addresses clients hold stay valid)."""
+    the shards are named after, and its own port: a fixed one (``--worker-ports``), or 0 for the
+    port it published last time (:func:`remembered_port`; a free one at its first start), so
+    the addresses clients hold stay valid across restarts of the worker and the supervisor."""
 
     index: int
     count: int
@@ -100,6 +108,16 @@ def advertised_address(host: str, port: int) -> str:
     return f"{shown}:{port}"
 
 
+def remembered_port(db_path: str | Path) -> int:
+    """The port the worker owning ``db_path`` published last (0: none, or unreadable)."""
+    try:
+        text = address_path(db_path).read_text().strip()
+    except OSError:
+        return 0
+    port = text.rsplit(":", 1)[-1]
+    return int(port) if port.isdigit() and 0 < int(port) <= 65535 else 0
+
+
 def bind_own(
     server: grpc.aio.Server,
     host: str,
@@ -112,14 +130,7 @@ def bind_own(
     Called once the worker owns its shard, so the socket file left by a killed predecessor is
     its own to replace.
     """
-    address = f"{host}:{worker.own_port}"
-    try:
-        if credentials is not None:
-            port = server.add_secure_port(address, credentials)
-        else:
-            port = server.add_insecure_port(address)
-    except RuntimeError:
-        raise StartupError(f"cannot listen on {host}:{worker.own_port} (worker {worker.index})") from None
+    port = _bind_own_port(server, host, worker, db_path, credentials)
     path = socket_path(db_path)
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
@@ -128,6 +139,72 @@ def bind_own(
     except RuntimeError:
         raise StartupError(f"cannot listen on unix:{path} (worker {worker.index})") from None
     return port
+
+
+def _bind_own_port(
+    server: grpc.aio.Server,
+    host: str,
+    worker: WorkerOptions,
+    db_path: str,
+    credentials: grpc.ServerCredentials | None,
+) -> int:
+    """The fixed port, or the remembered one, or (that one taken) a free one, logged.
+
+    Each port is asked of the OS first: workers bind with SO_REUSEPORT, which would let a
+    worker *share* a port that another program of this user bound with it too, and the clients
+    of both would reach either.
+    """
+    if worker.own_port:  # --worker-ports: the operator's firewall expects this one
+        problem = _bind_exactly(server, host, worker.own_port, credentials)
+        if problem:
+            raise StartupError(
+                f"cannot listen on {host}:{worker.own_port}, worker {worker.index}'s own port "
+                f"(--worker-ports): {problem}"
+            )
+        return worker.own_port
+    remembered = remembered_port(db_path)
+    if remembered:
+        problem = _bind_exactly(server, host, remembered, credentials)
+        if not problem:
+            return remembered
+    port = _add_port(server, host, 0, credentials)
+    if isinstance(port, str):
+        raise StartupError(f"cannot listen on {host}:0 (worker {worker.index})")
+    if remembered:
+        log.warning(
+            "worker %d cannot listen on its own port %d again, remembered in %s: %s. Listening on "
+            "%d instead; clients that hold the old address fall back to the public one",
+            worker.index,
+            remembered,
+            address_path(db_path),
+            problem,
+            port,
+        )
+    return port
+
+
+def _bind_exactly(
+    server: grpc.aio.Server, host: str, port: int, credentials: grpc.ServerCredentials | None
+) -> str:
+    """Bind ``host:port`` (asked of the OS first): "" when bound, else why not."""
+    problem = bind_failure(host, port)
+    if problem:
+        return problem
+    bound = _add_port(server, host, port, credentials)
+    return bound if isinstance(bound, str) else ""
+
+
+def _add_port(
+    server: grpc.aio.Server, host: str, port: int, credentials: grpc.ServerCredentials | None
+) -> int | str:
+    """Bind ``host:port`` on ``server`` (TLS with ``credentials``): the port bound, else why not."""
+    address = f"{host}:{port}"
+    try:
+        if credentials is not None:
+            return int(server.add_secure_port(address, credentials))
+        return int(server.add_insecure_port(address))
+    except RuntimeError:
+        return "gRPC could not bind it"
 
 
 class ShardDirectory:
@@ -153,10 +230,14 @@ class ShardDirectory:
         return self.paths[self.index]
 
     def publish(self, address: str) -> None:
-        """Write this worker's client address where the other workers read it (atomically)."""
+        """Write this worker's client address where the other workers read it (atomically), and
+        where it finds its port again when it restarts (:func:`remembered_port`)."""
         target = address_path(self.own_path)
         temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-        temporary.write_text(address + "\n")
+        # 0600 as every file of the server's beside the database (docs/operations.md).
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        with os.fdopen(descriptor, "w") as out:
+            out.write(address + "\n")
         os.replace(temporary, target)
 
     def address_of(self, index: int) -> str:

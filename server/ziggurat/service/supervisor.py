@@ -6,11 +6,14 @@ owns one database shard (:mod:`ziggurat.service.shards`), and keeps them running
 
 * Worker 0 starts first on the public ``--port`` (0: a free one); the others then bind the
   same port. Every worker sets SO_REUSEPORT, so the kernel spreads new connections over them.
-  Each worker also listens on its own port, which it keeps across restarts. The web port is
-  shared the same way (worker 0 binds it first); a web call about a match another worker owns
-  is made there by the worker that took it (:mod:`ziggurat.web.forward`), with the caller's
-  address, which the owner believes next to a secret this supervisor gives every worker in
-  its environment (``ZIGGURAT_WORKER_SECRET``, new at each start of the supervisor).
+  Each worker also listens on its own port, which it keeps across restarts, its own and the
+  supervisor's: ``--worker-ports FIRST`` fixes it (worker K on FIRST+K), else the worker binds
+  again the port it published in its shard's ``.address`` file (:mod:`ziggurat.service.shards`).
+  The web port is shared the same way as the public port (worker 0 binds it first); a web call
+  about a match another worker owns is made there by the worker that took it
+  (:mod:`ziggurat.web.forward`), with the caller's address, which the owner believes next to a
+  secret this supervisor gives every worker in its environment (``ZIGGURAT_WORKER_SECRET``, new
+  at each start of the supervisor).
 * ``ziggurat listening on HOST:PORT`` is printed once every worker is serving.
 * A worker that exits (a crash, kill -9) is started again on the same shard and ports, after a
   pause that grows while it keeps failing; it rebuilds its matches from its shard's log, as a
@@ -53,7 +56,8 @@ class Worker:
     """One worker process and what the supervisor knows of it."""
 
     index: int
-    own_port: int = 0
+    fixed_port: int = 0  # --worker-ports: the own port it must bind (0: it keeps its own)
+    own_port: int = 0  # the own port it serves on, from its ready line
     process: subprocess.Popen[str] | None = None
     started: float = 0.0
     pause: float = 0.0
@@ -94,9 +98,13 @@ class Supervisor:
         port: int,
         grace: float,
         on_ready: Callable[[int, list[int]], None] | None = None,
+        first_own_port: int = 0,
     ) -> None:
-        """``worker_command(index, public_port, own_port)`` is the command line of a worker."""
-        self.workers = [Worker(index) for index in range(count)]
+        """``worker_command(index, public_port, own_port)`` is the command line of a worker
+        (``own_port`` 0: the worker binds the port it published last, or a free one);
+        ``first_own_port`` (``--worker-ports``) gives worker K the own port FIRST+K."""
+        fixed = [first_own_port + index if first_own_port else 0 for index in range(count)]
+        self.workers = [Worker(index, fixed_port=fixed[index]) for index in range(count)]
         self.command = worker_command
         self.host = host
         self.port = port
@@ -142,7 +150,7 @@ class Supervisor:
             log.info("shutting down %d workers (send the signal again to force)", len(self.workers))
 
     def _start(self, worker: Worker) -> None:
-        command = self.command(worker.index, self.port, worker.own_port)
+        command = self.command(worker.index, self.port, worker.fixed_port)
         env = {**os.environ, "PYTHONUNBUFFERED": "1", WORKER_SECRET_ENV: self.secret}
         worker.process = subprocess.Popen(
             command,

@@ -28,6 +28,7 @@ public final class EventStream implements Iterator<Event>, AutoCloseable {
   private boolean ended;
   private Context.CancellableContext context;
   private Iterator<WatchMatchResponse> responses;
+  private String route; // where the current stream went (null: the connected address)
 
   EventStream(ZigguratClient client, String matchId, MatchHandle handle, long afterSeq, Backoff backoff) {
     this.client = client;
@@ -62,15 +63,20 @@ public final class EventStream implements Iterator<Event>, AutoCloseable {
         failure = ZigguratException.from(error);
       }
       cancel();
-      if (failure.ownerAddress() != null && redirects++ < ZigguratClient.MAX_REDIRECTS) {
-        // Another worker owns the match (docs/scaling.md): reconnect there at once.
+      if (failure.ownerAddress() != null) {
+        // Another worker owns the match (docs/scaling.md): reconnect there, at once a few times
+        // in a row, then with backoff (the owner may still be starting).
         client.learnRoute(matchId, failure.ownerAddress());
-        continue;
-      }
-      if (!failure.isRetryable()) {
+        if (redirects++ < ZigguratClient.MAX_REDIRECTS) {
+          continue;
+        }
+        redirects = 0;
+      } else if (!failure.isRetryable()) {
         ended = true;
         throw failure;
       }
+      // The owner's address stopped answering: the next attempt asks the connected one.
+      client.forgetRoute(matchId, route, failure);
       try {
         if (!backoff.sleep()) {
           ended = true;
@@ -94,6 +100,7 @@ public final class EventStream implements Iterator<Event>, AutoCloseable {
   }
 
   private void open() {
+    route = client.route(matchId);
     context = Context.current().withCancellation();
     Context previous = context.attach();
     try {

@@ -117,17 +117,21 @@ public final class SeatRunner {
         }
         failure = new ZigguratException(Status.Code.UNAVAILABLE, null, "the Play stream ended early");
       } catch (ZigguratException error) {
-        if (error.ownerAddress() != null && redirects < ZigguratClient.MAX_REDIRECTS) {
-          // Another worker owns the match (docs/scaling.md): reconnect there at once.
-          redirects++;
+        if (error.ownerAddress() != null) {
+          // Another worker owns the match (docs/scaling.md): reconnect there, at once a few
+          // times in a row, then with backoff (the owner may still be starting).
           client.learnRoute(handle.matchId(), error.ownerAddress());
-          continue;
-        }
-        if (!error.isRetryable()) {
+          if (redirects++ < ZigguratClient.MAX_REDIRECTS) {
+            continue;
+          }
+        } else if (!error.isRetryable()) {
           throw error;
         }
+        // The owner's address stopped answering: the next session asks the connected one.
+        client.forgetRoute(handle.matchId(), client.route(handle.matchId()), error);
         failure = error;
       }
+      redirects = 0;
       if (!backoff.sleep()) {
         throw new ZigguratException(Status.Code.UNAVAILABLE, "GAVE_UP", failure.detail());
       }

@@ -5,6 +5,7 @@ import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
+import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.TlsChannelCredentials;
 import io.grpc.stub.AbstractStub;
@@ -57,7 +58,11 @@ import org.ziggurat.v1.WatchMatchResponse;
  * refuses a call that reached another worker with {@code MATCH_ELSEWHERE}, the owner's address
  * in the ErrorInfo metadata {@code address}. The client remembers the owner of each match (one
  * channel per address, same credentials) and sends that match's calls (unary, {@code Play},
- * {@code WatchMatch}) there, so callers never see the difference.
+ * {@code WatchMatch}) there, so callers never see the difference. When that address stops
+ * answering (its worker restarted on another port, or the whole server did) the client forgets
+ * it and asks the address it connected to again, which serves the match or names its owner now:
+ * a unary call is retried there at once, {@code Play} and {@link #follow} on their next
+ * reconnection.
  */
 public final class ZigguratClient implements AutoCloseable {
   private static final Metadata.Key<String> AUTHORIZATION =
@@ -144,6 +149,28 @@ public final class ZigguratClient implements AutoCloseable {
       owner = address.substring(0, colon) + owner;
     }
     routes.put(matchId, owner);
+    ManagedChannel known = channels.get(owner);
+    if (known != null) {
+      // An owner named again may be back after a restart: try it now, not after gRPC's
+      // reconnect backoff (up to 2 minutes), during which every call to it fails at once.
+      known.resetConnectBackoff();
+    }
+  }
+
+  /**
+   * Forgets that {@code matchId} is served at {@code owner} when {@code error} says that
+   * address, where the failed call went, did not answer ({@code UNAVAILABLE} or {@code
+   * DEADLINE_EXCEEDED} with no reason from a server): the match's calls go to the connected
+   * address again. A refusal from the owner (it answered) keeps the route. True when forgotten.
+   */
+  boolean forgetRoute(String matchId, String owner, ZigguratException error) {
+    if (matchId == null || owner == null || owner.equals(address) || error.reasonText() != null) {
+      return false;
+    }
+    if (error.code() != Status.Code.UNAVAILABLE && error.code() != Status.Code.DEADLINE_EXCEEDED) {
+      return false;
+    }
+    return routes.remove(matchId, owner);
   }
 
   /** Learns the route {@code match} names and returns it unchanged. */
@@ -154,18 +181,35 @@ public final class ZigguratClient implements AutoCloseable {
 
   /**
    * Runs a unary call on the worker serving {@code matchId}, following {@code MATCH_ELSEWHERE}
-   * up to {@link #MAX_REDIRECTS} times.
+   * up to {@link #MAX_REDIRECTS} times, and on the connected address again when the owner's
+   * address does not answer.
    */
   private <T> T routed(String matchId, Function<MatchServiceGrpc.MatchServiceBlockingStub, T> rpc) {
+    ZigguratException silent = null; // the owner's address did not answer
     for (int hop = 0; ; hop++) {
+      String route = route(matchId);
       try {
         return rpc.apply(MatchServiceGrpc.newBlockingStub(channelFor(matchId)));
       } catch (StatusRuntimeException error) {
         ZigguratException refused = ZigguratException.from(error);
-        if (refused.ownerAddress() == null || hop == MAX_REDIRECTS) {
+        if (forgetRoute(matchId, route, refused)) {
+          // Retried: the owner did not answer, so the call did not run there, or ran and was
+          // lost with the process (as after any connection loss). DEADLINE_EXCEEDED: the
+          // caller's time is spent.
+          silent = refused;
+          if (refused.code() == Status.Code.UNAVAILABLE && hop < MAX_REDIRECTS) {
+            continue;
+          }
+          throw refused;
+        }
+        if (refused.ownerAddress() == null) {
           throw refused;
         }
         learnRoute(matchId, refused.ownerAddress());
+        if (hop == MAX_REDIRECTS) {
+          // Sent back to an owner that did not answer: that is the failure, a retryable one.
+          throw silent != null ? silent : refused;
+        }
       }
     }
   }
@@ -339,11 +383,13 @@ public final class ZigguratClient implements AutoCloseable {
     WatchMatchRequest request =
         WatchMatchRequest.newBuilder().setMatchId(matchId).setAfterSeq(afterSeq).build();
     return new Iterator<>() {
+      private String route;
       private Iterator<WatchMatchResponse> responses = open();
       private boolean received;
       private int hops;
 
       private Iterator<WatchMatchResponse> open() {
+        route = route(matchId);
         return call(() -> as(MatchServiceGrpc.newBlockingStub(channelFor(matchId)), handle).watchMatch(request));
       }
 
@@ -356,10 +402,13 @@ public final class ZigguratClient implements AutoCloseable {
             return more;
           } catch (StatusRuntimeException error) {
             ZigguratException refused = ZigguratException.from(error);
-            if (received || refused.ownerAddress() == null || hops++ == MAX_REDIRECTS) {
+            boolean silent = forgetRoute(matchId, route, refused); // the owner's address did not answer
+            if (received || (!silent && refused.ownerAddress() == null) || hops++ == MAX_REDIRECTS) {
               throw refused;
             }
-            learnRoute(matchId, refused.ownerAddress());
+            if (!silent) {
+              learnRoute(matchId, refused.ownerAddress());
+            }
             responses = open();
           }
         }
