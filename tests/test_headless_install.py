@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import processes
 from tests.test_locks import SERVE_LOCK, read_lock
 from ziggurat_client import game_config
 from ziggurat_client.sync import SyncClient
@@ -49,7 +50,7 @@ def _env() -> dict[str, str]:
 def _run(
     argv: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 600
 ) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(argv, cwd=cwd, env=env or _env(), capture_output=True, text=True, timeout=timeout)
+    result = processes.run(argv, cwd=cwd, env=env or _env(), capture_output=True, text=True, timeout=timeout)
     assert result.returncode == 0, f"{argv} failed:\n{result.stdout}\n{result.stderr}"
     return result
 
@@ -135,7 +136,7 @@ def test_pip_install_dot_installs_the_runtime_and_nothing_else(headless: Path, c
     # The thin client came from the clone, not from an index.
     assert _client_url(clone, installed) == (clone / "clients" / "python").as_uri()
     for module in NOT_IMPORTABLE:
-        probe = subprocess.run(
+        probe = processes.run(
             [str(headless / "python"), "-I", "-c", f"import {module}"], capture_output=True, env=_env()
         )
         assert probe.returncode != 0, f"{module} is importable in a headless install"
@@ -144,7 +145,7 @@ def test_pip_install_dot_installs_the_runtime_and_nothing_else(headless: Path, c
 
 def test_the_headless_server_serves_grpc_and_the_web_client(headless: Path, tmp_path: Path) -> None:
     argv = [str(headless / "ziggurat"), "serve", "--host", "127.0.0.1", "--port", "0"]
-    proc = subprocess.Popen(
+    proc = processes.popen(
         [*argv, "--db", str(tmp_path / "z.db"), "--grace", "1"],
         cwd=tmp_path,
         env={**_env(), "PYTHONUNBUFFERED": "1"},
@@ -176,7 +177,7 @@ def test_the_headless_server_serves_grpc_and_the_web_client(headless: Path, tmp_
 
 
 def test_play_says_which_extra_it_needs(headless: Path, tmp_path: Path) -> None:
-    result = subprocess.run(
+    result = processes.run(
         [str(headless / "ziggurat"), "play"], cwd=tmp_path, env=_env(), capture_output=True, text=True
     )
     assert result.returncode == 1

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import processes
+
 ROOT = Path(__file__).resolve().parents[1]
 STAMP = ROOT / ".venv" / ".ziggurat-lock.sha256"
 FAKE_CARGO = """#!/bin/sh
@@ -76,7 +78,7 @@ def _run(tree: Path, *argv: str) -> tuple[subprocess.CompletedProcess[str], str]
         "CARGO_LOG": str(log),
         "PYTHON": "false",
     }
-    result = subprocess.run(list(argv), cwd=tree, env=env, capture_output=True, text=True, timeout=120)
+    result = processes.run(list(argv), cwd=tree, env=env, capture_output=True, text=True, timeout=120)
     assert "setting up .venv" not in result.stderr, (
         "the copy's stamp is stale: run ./scripts/bootstrap in the repository first\n" + result.stderr
     )

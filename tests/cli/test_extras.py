@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import processes
 from ziggurat.tournament.progress import Progress
 from ziggurat_client import game_config
 from ziggurat_client.sync import SyncClient
@@ -31,7 +32,7 @@ PROGRAM = (
 
 
 def _ziggurat(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", PROGRAM, *argv], capture_output=True, text=True, timeout=60)
+    return processes.run([sys.executable, "-c", PROGRAM, *argv], capture_output=True, text=True, timeout=60)
 
 
 @pytest.mark.parametrize("argv", [["play"], ["watch", "some-match", "--server", "127.0.0.1:9"]])
@@ -47,7 +48,7 @@ def test_the_terminal_ui_without_its_extra_is_one_line_naming_it(argv: list[str]
 
 def test_a_server_without_zeroconf_serves_and_says_it_does_not_announce(tmp_path: Path) -> None:
     argv = ["serve", "--host", "127.0.0.1", "--port", "0", "--no-web", "--db", str(tmp_path / "z.db")]
-    proc = subprocess.Popen(
+    proc = processes.popen(
         [sys.executable, "-u", "-c", PROGRAM, *argv, "--grace", "1"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -79,7 +80,7 @@ def test_a_server_without_zeroconf_serves_and_says_it_does_not_announce(tmp_path
 
 def test_no_mdns_says_nothing_about_it(tmp_path: Path) -> None:
     argv = ["serve", "--host", "127.0.0.1", "--port", "0", "--no-web", "--no-mdns"]
-    proc = subprocess.Popen(
+    proc = processes.popen(
         [sys.executable, "-u", "-c", PROGRAM, *argv, "--db", str(tmp_path / "z.db")],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
