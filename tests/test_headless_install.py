@@ -71,7 +71,8 @@ def wheelhouse() -> Path:
     if len(wheels) < len(lock) or any(
         f"sha256:{hashlib.sha256(wheel.read_bytes()).hexdigest()}" not in trusted for wheel in wheels
     ):
-        shutil.rmtree(directory, ignore_errors=True)
+        for stale in directory.parent.glob("serve-wheels-*"):  # this lock's, and earlier locks'
+            shutil.rmtree(stale, ignore_errors=True)
         directory.mkdir(parents=True)
         pip = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check"]
         lock_args = ["--no-deps", "--only-binary=:all:", "--require-hashes", "-r", str(SERVE_LOCK), "-d", "."]
