@@ -17,7 +17,14 @@ from ziggurat.service.bots import DEFAULT_INVITATION_TTL_S, DEFAULT_MAX_PENDING_
 from ziggurat.service.gate import default_binary
 from ziggurat.service.lograte import RepeatFilter
 from ziggurat.service.manager import DEFAULT_WAITING_TTL_S
-from ziggurat.service.server import ServeOptions, ServerFailed, ZigguratServer, bind_failure, run
+from ziggurat.service.server import (
+    ServeOptions,
+    ServerFailed,
+    ZigguratServer,
+    bind_failure,
+    browser_host,
+    run,
+)
 from ziggurat.service.shards import WorkerOptions, stray_shards
 from ziggurat.service.supervisor import WORKER_SECRET_ENV, Supervisor
 from ziggurat.service.timecontrol import MAX_MS
@@ -551,7 +558,7 @@ def _serve(args: argparse.Namespace) -> int:
             return
         print(f"ziggurat listening on {args.host}:{port}", flush=True)
         if http_port is not None:
-            print(f"ziggurat web client on http://{args.host}:{http_port}/", flush=True)
+            print(f"ziggurat web client on http://{browser_host(args.host)}:{http_port}/", flush=True)
 
     servers: list[ZigguratServer] = []
 
@@ -634,7 +641,10 @@ def _supervise(args: argparse.Namespace) -> int:
         print(f"ziggurat workers: {args.workers} (own ports {owns})", flush=True)
         if supervisor.http_port is not None:
             scheme = "https" if args.tls_cert else "http"
-            print(f"ziggurat web client on {scheme}://{args.host}:{supervisor.http_port}/", flush=True)
+            print(
+                f"ziggurat web client on {scheme}://{browser_host(args.host)}:{supervisor.http_port}/",
+                flush=True,
+            )
 
     supervisor = Supervisor(
         args.workers, command, host=args.host, port=args.port, grace=args.grace, on_ready=ready
