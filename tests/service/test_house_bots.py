@@ -60,6 +60,9 @@ async def test_list_builtin_bots_names_games(client: ZigguratClient) -> None:
     assert bots["alphabeta"][0] == {game_pb2.GAME_PYLOS}
     assert bots["mcts"][0] == {game_pb2.GAME_PYLOS, game_pb2.GAME_KABALEO}
     assert all(description for _, description in bots.values())
+    # Shown to people (the lobby's tooltips): plain words, no docstring markup.
+    assert bots["random"][1] == "Picks uniformly among turn.legal_moves; seedable so games are reproducible."
+    assert not [d for _, d in bots.values() if "`" in d or ":class:" in d], bots
 
 
 async def test_a_person_plays_pylos_against_a_builtin_bot(client: ZigguratClient) -> None:

@@ -28,7 +28,9 @@ from ziggurat.v1 import bot_service_pb2 as bpb
 from ziggurat.v1 import bot_service_pb2_grpc as bgrpc
 from ziggurat.v1 import game_pb2, match_pb2
 from ziggurat.v1 import match_service_pb2 as spb
-from ziggurat.web.connect import BOT_METHODS, BOT_SERVICE, PATH, method_infos
+from ziggurat.v1 import tournament_service_pb2 as tpb
+from ziggurat.v1 import tournament_service_pb2_grpc as tgrpc
+from ziggurat.web.connect import BOT_METHODS, BOT_SERVICE, PATH, TOURNAMENT_SERVICE, method_infos
 from ziggurat_client import ZigguratClient
 
 METHODS = {**method_infos(), **method_infos(BOT_SERVICE, BOT_METHODS)}
@@ -205,6 +207,33 @@ async def test_refusals_carry_status_and_reason(served: tuple[ZigguratServer, st
         assert [s.state for s in match.seats] == [match_pb2.SEAT_STATE_OPEN] * 2
     finally:
         await web.close()
+
+
+async def test_a_server_with_no_tournament_says_so_to_the_lobby(
+    served: tuple[ZigguratServer, str, str],
+) -> None:
+    """The lobby asks every server for its tournament: ``ziggurat serve`` answers with none
+    (not ``unimplemented``, an HTTP 404 in every browser's console); gRPC is unchanged."""
+    _, address, base = served
+    infos = method_infos(TOURNAMENT_SERVICE)
+    for codec in (google_protobuf_binary_codec(), google_protobuf_json_codec()):
+        web = ConnectClient(base, codec=codec)
+        try:
+            listed = await web.execute_unary(
+                request=tpb.ListTournamentsRequest(), method=infos["ListTournaments"]
+            )
+            assert list(listed.tournaments) == []
+            with pytest.raises(ConnectError) as refused:
+                await web.execute_unary(
+                    request=tpb.GetTournamentRequest(tournament_id="t1"), method=infos["GetTournament"]
+                )
+            assert (refused.value.code, _reason(refused.value)) == (Code.NOT_FOUND, "TOURNAMENT_NOT_FOUND")
+        finally:
+            await web.close()
+    async with grpc.aio.insecure_channel(address) as channel:
+        with pytest.raises(grpc.aio.AioRpcError) as unserved:
+            await tgrpc.TournamentServiceStub(channel).ListTournaments(tpb.ListTournamentsRequest())
+        assert unserved.value.code() == grpc.StatusCode.UNIMPLEMENTED
 
 
 async def test_a_browser_stream_counts_as_a_connected_seat(served: tuple[ZigguratServer, str, str]) -> None:

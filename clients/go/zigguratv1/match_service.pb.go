@@ -630,7 +630,9 @@ func (x *WatchMatchRequest) GetAfterSeq() uint64 {
 // One WatchMatch message: the events of one or more whole server-side changes, in order.
 // Events that the server records together (a move, the next turn) travel together, so a
 // client never sees a half-applied change; a long catch-up comes in several messages of
-// at most about 256 KiB each.
+// at most about 256 KiB each. A stream with nothing to send for 2 seconds is sent a
+// heartbeat: a message with no events, only server_time_ms, so that a client can tell a
+// quiet match from a server that no longer answers (skip it like any message's events).
 type WatchMatchResponse struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Events []*Event               `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`

@@ -112,7 +112,8 @@ type MatchServiceClient interface {
 	ListMatches(ctx context.Context, in *ListMatchesRequest, opts ...grpc.CallOption) (*ListMatchesResponse, error)
 	// One match as the caller may see it.
 	GetMatch(ctx context.Context, in *GetMatchRequest, opts ...grpc.CallOption) (*GetMatchResponse, error)
-	// The match's events after `after_seq`, then live events until the match ends.
+	// The match's events after `after_seq`, then live events until the match ends, and a
+	// heartbeat (a message with no events) whenever it has been quiet for 2 seconds.
 	WatchMatch(ctx context.Context, in *WatchMatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchMatchResponse], error)
 	// Plays a move for the caller's seat.
 	SubmitMove(ctx context.Context, in *SubmitMoveRequest, opts ...grpc.CallOption) (*SubmitMoveResponse, error)
@@ -351,7 +352,8 @@ type MatchServiceServer interface {
 	ListMatches(context.Context, *ListMatchesRequest) (*ListMatchesResponse, error)
 	// One match as the caller may see it.
 	GetMatch(context.Context, *GetMatchRequest) (*GetMatchResponse, error)
-	// The match's events after `after_seq`, then live events until the match ends.
+	// The match's events after `after_seq`, then live events until the match ends, and a
+	// heartbeat (a message with no events) whenever it has been quiet for 2 seconds.
 	WatchMatch(*WatchMatchRequest, grpc.ServerStreamingServer[WatchMatchResponse]) error
 	// Plays a move for the caller's seat.
 	SubmitMove(context.Context, *SubmitMoveRequest) (*SubmitMoveResponse, error)

@@ -2,7 +2,7 @@
 // and the form that creates a match, seats you, and fills other seats with built-in bots or
 // connected remote bots (invited with BotService.InviteBot).
 import { create } from "@bufbuild/protobuf";
-import { api, allTickets, asCreator, bots as botService, explain, forgetTicket, keepTicket, playerName, setPlayerName, tournaments } from "./api.js";
+import { api, allTickets, asCreator, bots as botService, explain, forgetTicket, keepTicket, playerName, setPlayerName, tournaments, unreachable } from "./api.js";
 import { clear, h } from "./dom.js";
 import { Game, GameConfigSchema, KabaleoDeal, PylosVariant, type GameConfig } from "./gen/ziggurat/v1/game_pb.js";
 import { MatchStatus, SeatState, TimeoutPolicy, type Match } from "./gen/ziggurat/v1/match_pb.js";
@@ -16,11 +16,13 @@ const REFRESH_MS = 2000;
 export function showLobby(root: HTMLElement): () => void {
   clear(root);
   const status = h("p", { class: "status", role: "status" });
+  const connection = h("p", { class: "connection", role: "status", hidden: true }, "Connection lost — waiting for the server…");
   const mine = h("section", { class: "my-seats" });
   const list = h("section", { class: "matches" });
   const form = h("section", { class: "create" });
   root.append(
     h("header", { class: "top" }, h("h1", {}, "ziggurat"), h("span", { class: "sub" }, "Pylos and Kabaleo on this server")),
+    connection,
     h("div", { class: "lobby" }, h("div", { class: "col" }, form, mine), h("div", { class: "col wide" }, list)),
     status,
   );
@@ -30,7 +32,7 @@ export function showLobby(root: HTMLElement): () => void {
       root.querySelector("header.top")?.after(h("p", { class: "tournament-banner" }, `Tournament “${t.name}” runs on this server: `,
         h("a", { class: "to-tournament", href: `#/tournament/${t.tournamentId}` }, "standings and games in progress")));
     }
-  }).catch(() => undefined); // `ziggurat serve` runs no tournament
+  }).catch(() => undefined); // an older server without TournamentService on its web port
   let bots: BuiltinBot[] = [];
   let stopped = false;
   const remote = new RemoteBots();
@@ -46,8 +48,15 @@ export function showLobby(root: HTMLElement): () => void {
       renderList(list, response.matches);
       renderMine(mine, response.matches);
       status.textContent = "";
+      connection.hidden = true;
+      list.classList.remove("stale");
     } catch (error) {
-      status.textContent = explain(error);
+      if (stopped) return;
+      // The list shown is the last one the server gave: greyed while it cannot be brought up to date.
+      const lost = unreachable(error);
+      connection.hidden = !lost;
+      list.classList.toggle("stale", lost);
+      if (!lost) status.textContent = explain(error);
     }
   }
   list.addEventListener("refresh", () => void refresh());
@@ -223,6 +232,7 @@ function renderForm(section: HTMLElement, bots: BuiltinBot[], remote: RemoteBots
     const who = name.value.trim() || "player";
     setPlayerName(who);
     button.disabled = true;
+    let made = "";
     try {
       const config: GameConfig = create(GameConfigSchema, game.value === "pylos"
         ? { game: Game.PYLOS, seats: 2, options: { case: "pylos", value: { variant: Number(variant.value) } } }
@@ -233,6 +243,7 @@ function renderForm(section: HTMLElement, bots: BuiltinBot[], remote: RemoteBots
       }[clock.value] ?? {};
       const created = await api.createMatch({ config, timeControl: { ...timeControl, onTimeout: TimeoutPolicy.FORFEIT } });
       const matchId = created.match!.matchId;
+      made = matchId;
       const joined = await api.joinMatch({ matchId, playerName: who });
       keepTicket({ matchId, seat: joined.seat, token: joined.token, name: who, creatorToken: created.creatorToken });
       for (const select of opponents.querySelectorAll<HTMLSelectElement>("select.opponent")) {
@@ -244,7 +255,9 @@ function renderForm(section: HTMLElement, bots: BuiltinBot[], remote: RemoteBots
       }
       navigate(`/match/${matchId}`);
     } catch (error) {
-      status.textContent = explain(error);
+      status.textContent = made
+        ? `Match ${made} was created, but not every seat could be filled. ${explain(error)}`
+        : `The match was not created. ${explain(error)}`;
     } finally {
       button.disabled = false;
     }

@@ -1,14 +1,20 @@
 // One match, played or watched: the event stream (resumed after the last event seen whenever
 // it drops), the board, seats and clocks, the move list, refusals, resign with confirmation,
 // and the end screen (who won and why, the revealed objectives, the scores, the seed check).
-import { api, asCreator, auth, bots as botService, explain, forgetTicket, reasonOf, ticketFor, type SeatTicket } from "./api.js";
+//
+// Honest about the network: the server sends a heartbeat on a quiet stream every 2 s
+// (docs/protocol.md, "Heartbeats"), so a page that has heard nothing for SILENCE_MS says the
+// connection is lost, stops the clocks it can no longer vouch for (greyed, frozen), and picks
+// them up again from the server's clock when it hears from it. A move clicked meanwhile is shown
+// as on its way until the server answers: then played (the stream shows it) or refused.
+import { api, asCreator, auth, bots as botService, explain, forgetTicket, reasonOf, ticketFor, unreachable, type SeatTicket } from "./api.js";
 import { clear, h } from "./dom.js";
-import { Game, type GameView, type Outcome } from "./gen/ziggurat/v1/game_pb.js";
+import { Game, Termination, type GameView, type Outcome } from "./gen/ziggurat/v1/game_pb.js";
 import { MatchStatus, SeatState, type Event, type Match, type MatchEndedEvent } from "./gen/ziggurat/v1/match_pb.js";
 import { KabaleoBoard, scoreOf, scoreText, swatch } from "./kabaleo.js";
 import { PylosBoard } from "./pylos.js";
-import { navigate } from "./router.js";
-import { COLOUR_NAMES, gameName, pylosSide, stateName, terminationText } from "./text.js";
+import { backOf, navigate } from "./router.js";
+import { COLOUR_NAMES, culpritSeats, distinctNames, endingSentence, gameName, isDraw, pylosSide, resultHeadline, stateName } from "./text.js";
 import { seedMatches } from "./seedcheck.js";
 
 interface PlayedMove {
@@ -19,6 +25,10 @@ interface PlayedMove {
 }
 
 const LOW_TIME_MS = 10_000;
+/** No message for this long (heartbeats come every 2 s): the connection is lost. */
+export const SILENCE_MS = 4_500;
+/** No message for this long: the stream is given up and opened again (a dead connection can hang). */
+const REOPEN_MS = 10_000;
 
 export function showMatch(root: HTMLElement, matchId: string): () => void {
   clear(root);
@@ -33,26 +43,40 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
   let lastMove = "";
   let cancelled = false;
   const moves: PlayedMove[] = [];
-  // The turn's deadline is on this browser's clock: the event's server time plus the turn's
-  // time, moved by clockOffset (this clock minus the server's, from WatchMatchResponse's
-  // serverTimeMs), so a machine whose clock is off still counts down to the right instant.
-  let turn: { seat: number; ply: number; deadline: number; limit: number; legal: string[] } | null = null;
+  // The turn's deadline is on the server's clock (the event's time plus the turn's time); the
+  // page counts down to it on its own clock moved by clockOffset (this clock minus the
+  // server's, from the newest WatchMatchResponse.serverTimeMs), so a machine whose clock is off
+  // still counts down to the right instant, and a page that lost the server for a while picks
+  // the server's clock up again from the first message after.
+  let turn: { seat: number; ply: number; serverDeadline: number; limit: number; legal: string[] } | null = null;
   let clockOffset = 0;
   let ended: MatchEndedEvent | null = null;
+  // The connection: when the page last heard from the server (any stream message, heartbeats
+  // included); `lost` once that is SILENCE_MS ago or the stream failed, with the moving seat's
+  // clock as it was then (shown frozen until the server is heard again).
+  let lastHeard = Date.now();
+  let lost: { why: string; frozen: number | null } | null = null;
+  // A move sent and not answered yet: shown as on its way; cleared when it is played or refused.
+  let pending: { move: string; ply: number } | null = null;
+  let stream: AbortController | null = null;
 
+  const back = backOf(matchId);
   const title = h("h1", {}, "Match");
+  const connection = h("p", { class: "connection", role: "status", hidden: true });
   const seatsBox = h("div", { class: "seats" });
   const boardBox = h("div", { class: "board" });
   const message = h("p", { class: "message", role: "alert" });
   const hint = h("p", { class: "hint-line" });
   const moveList = h("ol", { class: "moves" });
+  const pendingLine = h("p", { class: "pending-move", hidden: true });
   const endBox = h("section", { class: "end" });
   const actions = h("div", { class: "actions" });
   const dialog = h("dialog", { class: "confirm" });
   root.append(
-    h("header", { class: "top" }, h("button", { class: "back", onclick: () => navigate("/") }, "← Lobby"), title),
+    h("header", { class: "top" }, h("button", { class: "back", onclick: () => navigate(back.path) }, back.label), title),
+    connection,
     h("div", { class: "game" },
-      h("div", { class: "main" }, boardBox, hint, message, endBox),
+      h("div", { class: "main" }, boardBox, pendingLine, hint, message, endBox),
       h("aside", { class: "side" }, seatsBox, actions, h("h2", {}, "Moves"), moveList)),
     dialog,
   );
@@ -60,17 +84,68 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
   const kabaleo = new KabaleoBoard();
 
   const mySeat = (): number => ticket?.seat ?? 0;
+  const shownNames = (): string[] => distinctNames(names);
+
+  function turnLeft(now: number): number {
+    if (!turn) return 0;
+    return Math.min(turn.limit, Math.max(0, turn.serverDeadline + clockOffset - now));
+  }
+
+  function heard(serverTimeMs: bigint): void {
+    lastHeard = Date.now();
+    if (serverTimeMs) clockOffset = lastHeard - Number(serverTimeMs);
+    if (lost) {
+      lost = null;
+      renderConnection();
+    }
+  }
+
+  function loseConnection(why: string): void {
+    if (ended) return;
+    if (!lost) lost = { why, frozen: turn ? turnLeft(Date.now()) : null };
+    else lost.why = why;
+    renderConnection();
+  }
+
+  function renderConnection(): void {
+    renderBanner();
+    renderSeats();
+    renderPending();
+  }
+
+  function renderBanner(): void {
+    connection.hidden = !lost;
+    connection.textContent = lost?.why ?? "";
+    seatsBox.classList.toggle("stale", !!lost);
+  }
 
   async function submit(move: string): Promise<void> {
     message.textContent = "";
     if (!ticket || !turn) return;
+    pending = { move, ply: turn.ply };
+    renderPending();
+    renderBoard();
     try {
-      await api.submitMove({ matchId, move, ply: turn.ply }, auth(ticket));
+      await api.submitMove({ matchId, move, ply: pending.ply }, auth(ticket));
       hint.textContent = "";
+      // Played: the stream shows the move (and clears `pending`) if it has not already.
     } catch (error) {
-      message.textContent = explain(error);
+      if (pending?.move !== move) return; // the stream has moved on since
+      pending = null;
+      message.textContent = unreachable(error)
+        ? `Your move ${move} did not reach the server; play it again once the connection is back.`
+        : `Your move ${move} was refused: ${explain(error)}`;
       pylos.unlock();
+      renderPending();
+      renderBoard();
     }
+  }
+
+  function renderPending(): void {
+    pendingLine.hidden = !pending;
+    pendingLine.textContent = pending
+      ? `Your move ${pending.move} is on its way${lost ? " — it waits for the server to answer" : ""}…`
+      : "";
   }
 
   function confirmResign(): void {
@@ -88,30 +163,42 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
     try {
       await api.resign({ matchId }, auth(ticket));
     } catch (error) {
-      message.textContent = explain(error);
+      message.textContent = `You have not resigned: ${explain(error)}`;
     }
+  }
+
+  function clockOf(index: number, moving: boolean): { text: string; low: boolean; stale: boolean } {
+    const tc = summary?.timeControl;
+    if (!tc || !(tc.perMoveMs || tc.baseMs)) return { text: "", low: false, stale: false };
+    const seat = index + 1;
+    if (states[index] === SeatState.TIMED_OUT) return { text: formatClock(0), low: true, stale: false };
+    if (moving) {
+      // Lost: the clock as it was when the page stopped hearing the server, greyed.
+      const left = lost && lost.frozen !== null ? lost.frozen : turnLeft(Date.now());
+      return { text: formatClock(left), low: left < LOW_TIME_MS, stale: !!lost };
+    }
+    if (!tc.baseMs) return { text: "", low: false, stale: false }; // per-move time only: shown on the turn
+    // Before the first turn (a waiting match) every seat has its whole time.
+    const left = clocks[index] ?? Number(summary?.seats[seat - 1]?.clockMs ?? tc.baseMs);
+    return { text: formatClock(left), low: false, stale: false };
   }
 
   function renderSeats(): void {
     clear(seatsBox);
     const game = summary?.config?.game ?? Game.UNSPECIFIED;
-    const tc = summary?.timeControl;
-    const timed = !!(tc && (tc.perMoveMs || tc.baseMs));
-    seatsBox.append(h("h2", {}, "Players"), h("ul", { class: "plain" }, names.map((name, index) => {
+    const shown = shownNames();
+    seatsBox.append(h("h2", {}, "Players"), h("ul", { class: "plain" }, shown.map((name, index) => {
       const seat = index + 1;
       const moving = turn?.seat === seat && !ended;
-      let clockText = "";
-      let low = false;
-      if (timed) {
-        const left = moving ? Math.min(turn!.limit, Math.max(0, turn!.deadline - Date.now())) : clocks[index] ?? 0;
-        low = moving && left < LOW_TIME_MS;
-        clockText = moving || tc!.baseMs ? formatClock(left) : "";
-      }
+      const clock = clockOf(index, moving);
       return h("li", { class: `seat${moving ? " to-move" : ""}${seat === mySeat() ? " me" : ""}`, "data-seat": seat },
         game === Game.PYLOS ? h("span", { class: `side ${seat === 1 ? "light" : "dark"}` }) : null,
         h("span", { class: "name" }, `${name || "open seat"}${seat === mySeat() ? " (you)" : ""}`),
         h("span", { class: "state" }, stateName(states[index] ?? SeatState.UNSPECIFIED)),
-        clockText ? h("span", { class: `clock${low ? " low" : ""}`, "data-clock": seat }, clockText) : null);
+        clock.text ? h("span", {
+          class: `clock${clock.low ? " low" : ""}${clock.stale ? " stale" : ""}`, "data-clock": seat,
+          title: clock.stale ? "stopped: the server is not answering, so this clock cannot be trusted" : null,
+        }, clock.text) : null);
     })));
     if (summary?.status === MatchStatus.WAITING) {
       const open = names.filter((n) => !n).length;
@@ -124,7 +211,7 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
         const bots = r.bots.filter((b) => b.games.includes(game));
         builtin.append(...bots.map((b) =>
           h("button", { class: "add-bot", "data-bot": b.name, title: b.description, onclick: () => void api.addBot({ matchId, bot: b.name }).then(refreshSummary).catch(refused) }, `+ ${b.name}`)));
-      });
+      }).catch(() => undefined); // the banner says when the server cannot be reached
       // Connected remote bots (their own programs, anywhere on the network): invited, not launched,
       // and only by the match's creator (InviteBot needs the creator token this browser kept).
       const creatorToken = ticket?.creatorToken;
@@ -154,8 +241,9 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
   function renderMoves(): void {
     clear(moveList);
     const game = summary?.config?.game;
+    const shown = shownNames();
     for (const m of moves) {
-      const who = game === Game.PYLOS ? pylosSide(m.seat) : names[m.seat - 1] || `seat ${m.seat}`;
+      const who = game === Game.PYLOS ? pylosSide(m.seat) : shown[m.seat - 1] || `seat ${m.seat}`;
       moveList.append(h("li", { class: m.cancelled ? "cancelled" : "" }, `${who}: `, h("b", {}, m.move),
         m.cancelled ? " — cancelled" : "", m.substituted ? " (played by the server)" : ""));
     }
@@ -168,13 +256,14 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
       boardBox.append(h("p", { class: "waiting" }, summary?.status === MatchStatus.WAITING ? "The game starts when every seat is taken." : "Loading…"));
       return;
     }
-    const legal = turn && turn.seat === mySeat() && !ended ? turn.legal : [];
+    // No move is offered while one is on its way.
+    const legal = turn && turn.seat === mySeat() && !ended && !pending ? turn.legal : [];
     if (view.detail.case === "pylos") {
       if (!boardBox.contains(pylos.element)) { clear(boardBox); boardBox.append(pylos.element); }
-      pylos.update({ view, mySeat: mySeat(), legalMoves: legal, lastMove, onMove: (m) => void submit(m), onHint: (t) => { hint.textContent = t; } });
+      pylos.update({ view, mySeat: mySeat(), legalMoves: legal, lastMove, pendingMove: pending?.move, onMove: (m) => void submit(m), onHint: (t) => { hint.textContent = t; } });
     } else {
       if (!boardBox.contains(kabaleo.element)) { clear(boardBox); boardBox.append(kabaleo.element); }
-      kabaleo.update({ view, mySeat: mySeat(), names, legalMoves: legal, lastMove, cancelled, onMove: (m) => void submit(m) });
+      kabaleo.update({ view, mySeat: mySeat(), names: shownNames(), legalMoves: legal, lastMove, cancelled, onMove: (m) => void submit(m) });
     }
     if (!ended) {
       title.textContent = `${gameName(view.game)} — ${turn ? (turn.seat === mySeat() ? "your move" : `${who(turn.seat)} to move`) : ""}`;
@@ -182,33 +271,37 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
   }
 
   function who(seat: number): string {
-    return summary?.config?.game === Game.PYLOS ? `${pylosSide(seat)} (${names[seat - 1] || "?"})` : names[seat - 1] || `seat ${seat}`;
+    const name = shownNames()[seat - 1];
+    return summary?.config?.game === Game.PYLOS ? `${pylosSide(seat)} (${name || "?"})` : name || `seat ${seat}`;
   }
 
   function renderEnd(): void {
     clear(endBox);
     if (!ended || !ended.outcome) return;
     const outcome: Outcome = ended.outcome;
-    const winners = outcome.winners.map(who);
+    const draw = isDraw(outcome);
+    const shown = shownNames();
     title.textContent = `${gameName(summary?.config?.game ?? 0)} — game over`;
+    // A draw has no ranks to show: every seat shares it.
+    const place = (index: number): string => (draw ? "draw" : String(outcome.ranks[index] ?? ""));
     const rows: HTMLElement[] = [];
     const final = ended.view;
     if (final?.detail.case === "kabaleo") {
       const k = final.detail.value;
-      names.forEach((name, index) => {
+      shown.forEach((name, index) => {
         const colour = k.objectives[index];
-        rows.push(h("tr", { "data-seat": index + 1 }, h("td", {}, outcome.ranks[index] ?? ""), h("td", {}, name),
+        rows.push(h("tr", { "data-seat": index + 1 }, h("td", { class: "rank" }, place(index)), h("td", {}, name),
           h("td", {}, swatch(colour), ` ${COLOUR_NAMES[colour] ?? colour}`), h("td", {}, scoreText(scoreOf(k.stacks, colour)))));
       });
     } else {
-      names.forEach((name, index) => rows.push(h("tr", { "data-seat": index + 1 }, h("td", {}, outcome.ranks[index] ?? ""), h("td", {}, `${name} (${pylosSide(index + 1)})`))));
+      shown.forEach((name, index) => rows.push(h("tr", { "data-seat": index + 1 }, h("td", { class: "rank" }, place(index)), h("td", {}, `${name} (${pylosSide(index + 1)})`))));
     }
-    rows.sort((a, b) => Number(a.firstChild?.textContent ?? 0) - Number(b.firstChild?.textContent ?? 0));
+    if (!draw) rows.sort((a, b) => Number(a.firstChild?.textContent ?? 0) - Number(b.firstChild?.textContent ?? 0));
     const seedLine = h("p", { class: "seed" }, "Checking the seed…");
     endBox.append(
-      h("h2", { class: "result" }, winners.length === 1 ? `${winners[0]} wins` : winners.length ? `Shared win: ${winners.join(", ")}` : "No winner"),
-      h("p", { class: "why" }, `The game ended because ${terminationText(outcome.termination)}.`),
-      h("table", { class: "ranks" }, h("thead", {}, h("tr", {}, h("th", {}, "Rank"), h("th", {}, "Player"),
+      h("h2", { class: "result" }, resultHeadline(outcome, who)),
+      h("p", { class: "why" }, endingSentence(outcome.termination, culpritSeats(outcome.termination, outcome, states).map(who))),
+      h("table", { class: "ranks" }, h("thead", {}, h("tr", {}, h("th", {}, draw ? "Result" : "Rank"), h("th", {}, "Player"),
         final?.detail.case === "kabaleo" ? [h("th", {}, "Secret colour"), h("th", {}, "Score (stacks, covered, tallest covered)")] : [])), h("tbody", {}, rows)),
       ...(final?.detail.case === "kabaleo" && final.detail.value.unheld.length
         ? [h("p", {}, "Colours nobody held: ", final.detail.value.unheld.flatMap((c) => [swatch(c), ` ${COLOUR_NAMES[c] ?? c} `]))]
@@ -224,10 +317,12 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
   }
 
   function renderAll(): void {
+    renderBanner();
     renderSeats();
     renderActions();
     renderBoard();
     renderMoves();
+    renderPending();
     renderEnd();
   }
 
@@ -239,6 +334,7 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
         const seat = kind.value.seat!;
         names[seat.seat - 1] = seat.playerName;
         states[seat.seat - 1] = seat.state;
+        if (seat.state === SeatState.TIMED_OUT) clocks[seat.seat - 1] = 0; // her time is all used
         break;
       }
       case "matchStarted":
@@ -249,8 +345,9 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
       case "turnStarted": {
         const t = kind.value;
         const limit = Number(t.timeLeftMs);
-        turn = { seat: t.seat, ply: t.ply, deadline: Number(event.timeMs) + limit + clockOffset, limit, legal: t.legalMoves };
+        turn = { seat: t.seat, ply: t.ply, serverDeadline: Number(event.timeMs) + limit, limit, legal: t.legalMoves };
         clocks = t.seats.map((s) => Number(s.clockMs));
+        if (pending && pending.ply !== t.ply) pending = null; // the turn it was meant for is over
         break;
       }
       case "movePlayed": {
@@ -263,13 +360,17 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
           cancelled = (view.detail.value.stacks[stack]?.length ?? 0) < (before.detail.value.stacks[stack]?.length ?? 0);
         }
         moves.push({ seat: kind.value.seat, move: kind.value.move, substituted: kind.value.substituted, cancelled });
+        if (pending && kind.value.seat === mySeat()) pending = null; // played (ours, or the server's for us)
         turn = null;
         break;
       }
       case "matchEnded":
         ended = kind.value;
         view = kind.value.view ?? view;
+        if (turn && ended.outcome?.termination === Termination.TIMEOUT) clocks[turn.seat - 1] = 0;
         turn = null;
+        pending = null;
+        lost = null;
         if (summary) summary.status = MatchStatus.FINISHED;
         break;
       default:
@@ -283,6 +384,7 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
     if (summary) {
       names = summary.seats.map((s) => s.playerName);
       states = summary.seats.map((s) => s.state);
+      if (!turn && !clocks.length) clocks = summary.seats.map((s) => Number(s.clockMs));
     }
     renderAll();
   }
@@ -290,13 +392,15 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
   async function follow(): Promise<void> {
     let delay = 250;
     while (!abort.signal.aborted && !ended) {
+      stream = new AbortController();
+      const signal = stream.signal;
       try {
         if (!summary) await refreshSummary();
-        for await (const response of api.watchMatch({ matchId, afterSeq: lastSeq }, { ...auth(ticket), signal: abort.signal })) {
-          if (response.serverTimeMs) clockOffset = Date.now() - Number(response.serverTimeMs);
-          for (const event of response.events) handle(event);
+        for await (const response of api.watchMatch({ matchId, afterSeq: lastSeq }, { ...auth(ticket), signal })) {
+          heard(response.serverTimeMs);
           delay = 250;
-          message.textContent = message.textContent === "Reconnecting…" ? "" : message.textContent;
+          if (!response.events.length) continue; // a heartbeat: the server is there, nothing new
+          for (const event of response.events) handle(event);
           renderAll();
         }
         if (!ended) await refreshSummary();
@@ -314,18 +418,31 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
           summary = null;
           continue;
         }
-        message.textContent = "Reconnecting…";
+        loseConnection(reason === "SERVER_SHUTTING_DOWN"
+          ? "The server is restarting — waiting for it to come back…"
+          : "Connection lost — waiting for the server…");
         await new Promise((resolve) => window.setTimeout(resolve, delay));
         delay = Math.min(5000, delay * 2);
       }
     }
   }
 
-  const ticker = window.setInterval(() => { if (turn && !ended) renderSeats(); }, 250);
+  // Every 250 ms: the running clock, and the silence check.
+  const ticker = window.setInterval(() => {
+    if (ended) return;
+    const silent = Date.now() - lastHeard;
+    if (silent > SILENCE_MS && !lost) loseConnection("Connection lost — waiting for the server…");
+    if (silent > REOPEN_MS && stream && !stream.signal.aborted) {
+      lastHeard = Date.now() - SILENCE_MS; // the new stream gets its own time to answer
+      stream.abort(); // a connection that died without a word: open the stream again
+    }
+    if (turn && !lost) renderSeats();
+  }, 250);
   renderAll();
   void follow();
   return () => {
     abort.abort();
+    stream?.abort();
     window.clearInterval(ticker);
   };
 }

@@ -72,6 +72,8 @@ export interface PylosProps {
   mySeat: number; // 0 = spectator
   legalMoves: string[];
   lastMove?: string;
+  /** A move of ours sent and not answered yet: drawn as a ghost until it is played or refused. */
+  pendingMove?: string;
   onMove?: (move: string) => void;
   onHint?: (text: string) => void;
 }
@@ -94,7 +96,7 @@ export class PylosBoard {
     }
     // Redraw only when what is shown changed: a board redrawn under the pointer between a
     // press and its release loses the click (events about seats or clocks change nothing here).
-    const key = [props.view.ply, props.view.position, props.legalMoves.join(), props.lastMove ?? "", props.mySeat].join("|");
+    const key = [props.view.ply, props.view.position, props.legalMoves.join(), props.lastMove ?? "", props.mySeat, props.pendingMove ?? ""].join("|");
     if (key === this.drawn && !turnChanged) return;
     this.drawn = key;
     this.render();
@@ -232,6 +234,13 @@ export class PylosBoard {
     }
     const recoverable = this.recoverable();
     const last = props.lastMove ? parseMove(props.lastMove) : null;
+    // The move on its way, drawn over the board: its ball where it goes, the places it leaves.
+    const sending = props.pendingMove ? parseMove(props.pendingMove) : null;
+    const leaving = new Set<string>();
+    if (sending) {
+      for (const p of [sending.from, ...sending.taken]) if (p) leaving.add(p);
+      if (!sending.taken.includes(sending.to)) board.set(sending.to, this.colour());
+    }
     const size = PAD * 2 + 4 * C;
     const shapes: SVGElement[] = [];
     for (let level = 1; level <= 4; level++) {
@@ -258,7 +267,9 @@ export class PylosBoard {
           if (mode.kind === "recover" && mode.to === p) classes.push("pending");
           if (recoverable.has(p)) classes.push("recoverable");
           if (picked.has(p)) classes.push("picked");
-          if (last && last.to === p) classes.push("last");
+          if (sending && sending.to === p && !leaving.has(p)) classes.push("sending");
+          if (leaving.has(p)) classes.push("leaving");
+          if (last && last.to === p && !sending) classes.push("last");
           if (last && last.from === p && ball === ".") classes.push("last-from");
           const title = `${p}${ball === "L" ? " light" : ball === "D" ? " dark" : ""}`;
           shapes.push(svg("circle", {

@@ -6,8 +6,8 @@ import type { GameView } from "./gen/ziggurat/v1/game_pb.js";
 import { MatchStatus } from "./gen/ziggurat/v1/match_pb.js";
 import { KabaleoBoard } from "./kabaleo.js";
 import { PylosBoard } from "./pylos.js";
-import { navigate } from "./router.js";
-import { gameName, pylosSide, terminationText } from "./text.js";
+import { backOf, navigate } from "./router.js";
+import { culpritSeats, distinctNames, endingSentence, gameName, pylosSide, resultHeadline } from "./text.js";
 
 interface Frame {
   view: GameView;
@@ -51,7 +51,7 @@ export function showReplay(root: HTMLElement, matchId: string): () => void {
   };
   window.addEventListener("keydown", onKey);
   root.append(
-    h("header", { class: "top" }, h("button", { class: "back", onclick: () => navigate("/") }, "← Lobby"), title),
+    h("header", { class: "top" }, h("button", { class: "back", onclick: () => navigate(backOf(matchId).path) }, backOf(matchId).label), title),
     h("div", { class: "replay" }, boardBox, caption, controls, message),
   );
 
@@ -82,7 +82,8 @@ export function showReplay(root: HTMLElement, matchId: string): () => void {
         message.textContent = "This match is still running: open it to watch it live.";
         return;
       }
-      names = match.seats.map((s) => s.playerName);
+      names = distinctNames(match.seats.map((s) => s.playerName));
+      const states = match.seats.map((s) => s.state);
       isPylos = match.config?.game === 1;
       title.textContent = `Replay: ${gameName(match.config?.game ?? 0)} ${matchId}`;
       for await (const response of api.watchMatch({ matchId }, { signal: abort.signal })) {
@@ -103,7 +104,8 @@ export function showReplay(root: HTMLElement, matchId: string): () => void {
             // The last position again, now with every secret revealed.
             frames[frames.length - 1] = { ...frames[frames.length - 1], view: kind.value.view };
             const o = kind.value.outcome;
-            if (o) outcomeText = `Game over: ${terminationText(o.termination)}; winner${o.winners.length > 1 ? "s" : ""}: ${o.winners.map((s) => (isPylos ? pylosSide(s) : names[s - 1])).join(", ")}.`;
+            const who = (seat: number): string => (isPylos ? `${pylosSide(seat)} (${names[seat - 1] || "?"})` : names[seat - 1] || `seat ${seat}`);
+            if (o) outcomeText = `Game over: ${resultHeadline(o, who)}. ${endingSentence(o.termination, culpritSeats(o.termination, o, states).map(who))}`;
           }
         }
       }

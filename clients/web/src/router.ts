@@ -17,3 +17,32 @@ export function currentRoute(): Route {
 export function navigate(path: string): void {
   window.location.hash = `#${path}`;
 }
+
+const BACK_KEY = "ziggurat.back";
+
+/**
+ * Remember where a match or replay page was opened from, so that its back button goes there:
+ * a game opened from the tournament page goes back to the tournament, not to the lobby. Kept per
+ * game in sessionStorage (this tab only), so a reload keeps it too.
+ */
+export function noteArrival(from: Route | null, to: Route): void {
+  if (to.name !== "match" && to.name !== "replay") return;
+  const back = readBack();
+  if (from?.name === "tournament" && from.id) back[to.id] = `/tournament/${from.id}`;
+  else if (from && from.name !== "match" && from.name !== "replay") delete back[to.id];
+  sessionStorage.setItem(BACK_KEY, JSON.stringify(back));
+}
+
+/** Where the back button of game `id` goes, and its words. */
+export function backOf(id: string): { path: string; label: string } {
+  const path = readBack()[id];
+  return path ? { path, label: "← Tournament" } : { path: "/", label: "← Lobby" };
+}
+
+function readBack(): Record<string, string> {
+  try {
+    return JSON.parse(sessionStorage.getItem(BACK_KEY) ?? "{}") as Record<string, string>;
+  } catch {
+    return {};
+  }
+}

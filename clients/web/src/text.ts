@@ -1,5 +1,5 @@
 // Words shown to people: game names, seat colours, seat states, how a game ended.
-import { Game, Termination } from "./gen/ziggurat/v1/game_pb.js";
+import { Game, Termination, type Outcome } from "./gen/ziggurat/v1/game_pb.js";
 import { SeatState } from "./gen/ziggurat/v1/match_pb.js";
 
 export function gameName(game: Game): string {
@@ -43,8 +43,66 @@ const TERMINATIONS: Record<number, string> = {
   [Termination.ILLEGAL_MOVE]: "too many illegal moves",
 };
 
+/** A short label of how a game ended, for lists (the tournament page): "resignation". */
 export function terminationText(termination: Termination): string {
   return TERMINATIONS[termination] ?? "unknown";
+}
+
+/**
+ * How a game ended, as a sentence: "The game ended when Dark (Bea) resigned." `culprits` are the
+ * seats (as shown) that resigned, ran out of time or played too many illegal moves, if known.
+ */
+export function endingSentence(termination: Termination, culprits: string[]): string {
+  const someone = culprits.length ? culprits.join(" and ") : "a player";
+  switch (termination) {
+    case Termination.NORMAL: return "The game ended when every piece was placed.";
+    case Termination.PYRAMID_COMPLETE: return "The game ended when the top ball was placed.";
+    case Termination.NO_LEGAL_MOVE: return "The game ended when the player to move could not move.";
+    case Termination.REPETITION: return "The game ended in a draw when the same position occurred for the third time.";
+    case Termination.MOVE_LIMIT: return "The game ended when the move limit was reached.";
+    case Termination.RESIGNATION: return `The game ended when ${someone} resigned.`;
+    case Termination.TIMEOUT: return `The game ended when ${someone} ran out of time.`;
+    case Termination.ABORTED: return "The match was aborted before the game ended.";
+    case Termination.ILLEGAL_MOVE: return `The game ended when ${someone} tried too many illegal moves.`;
+    default: return "The game ended.";
+  }
+}
+
+/** Every seat shares first place (a Pylos repetition, a Kabaleo table tied all round). */
+export function isDraw(outcome: Outcome): boolean {
+  return outcome.ranks.length > 1 && outcome.winners.length === outcome.ranks.length;
+}
+
+/** The headline of a result: "Light (Ada) wins", "Draw", "Shared win: …", "No winner". */
+export function resultHeadline(outcome: Outcome, who: (seat: number) => string): string {
+  if (isDraw(outcome)) return "Draw";
+  const winners = outcome.winners.map(who);
+  if (winners.length === 1) return `${winners[0]} wins`;
+  return winners.length ? `Shared win: ${winners.join(", ")}` : "No winner";
+}
+
+/** The seats a termination blames, from their states (resigned, timed out), else the loser of two. */
+export function culpritSeats(termination: Termination, outcome: Outcome, states: SeatState[]): number[] {
+  const state = termination === Termination.RESIGNATION ? SeatState.RESIGNED : termination === Termination.TIMEOUT ? SeatState.TIMED_OUT : null;
+  const named = state === null ? [] : states.flatMap((s, i) => (s === state ? [i + 1] : []));
+  if (named.length) return named;
+  const blames = [Termination.RESIGNATION, Termination.TIMEOUT, Termination.ILLEGAL_MOVE].includes(termination);
+  if (blames && outcome.ranks.length === 2 && outcome.winners.length === 1) return [outcome.winners[0] === 1 ? 2 : 1];
+  return [];
+}
+
+/**
+ * Names as shown, told apart: two seats with one name (three "mcts (bot)" in a Kabaleo table)
+ * get their seat: "mcts (bot, seat 2)", "Ann (seat 3)". Unique names are left as they are.
+ */
+export function distinctNames(names: string[]): string[] {
+  const count = new Map<string, number>();
+  for (const name of names) if (name) count.set(name, (count.get(name) ?? 0) + 1);
+  return names.map((name, index) => {
+    if (!name || (count.get(name) ?? 0) < 2) return name;
+    const bot = / \(bot\)$/.exec(name);
+    return bot ? `${name.slice(0, bot.index)} (bot, seat ${index + 1})` : `${name} (seat ${index + 1})`;
+  });
 }
 
 export const COLOUR_NAMES: Record<string, string> = { R: "red", Y: "yellow", G: "green", B: "blue", O: "orange", P: "pink" };

@@ -3,7 +3,7 @@
 // match page to spectate it) and the finished ones, polled every REFRESH_MS from the read-only
 // TournamentService. The server shows a game's result only once the tournament has recorded it
 // (a duplicate deal: after its reveal), so the page cannot show anything earlier either.
-import { explain, tournaments } from "./api.js";
+import { explain, tournaments, unreachable } from "./api.js";
 import { clear, h } from "./dom.js";
 import {
   TournamentGameStatus, TournamentStatus, type Tournament, type TournamentGame,
@@ -22,7 +22,7 @@ export function showTournaments(root: HTMLElement): () => void {
     const first = r.tournaments[0];
     if (first) navigate(`/tournament/${first.tournamentId}`);
     else status.textContent = "This server runs no tournament.";
-  }).catch((e: unknown) => { status.textContent = `This server runs no tournament (${explain(e)}).`; });
+  }).catch((e: unknown) => { status.textContent = explain(e); });
   return () => undefined;
 }
 
@@ -55,7 +55,7 @@ export function showTournament(root: HTMLElement, tournamentId: string): () => v
       if (t.status === TournamentStatus.FINISHED) return; // final: nothing changes any more
     } catch (error) {
       if (stopped) return;
-      status.textContent = explain(error);
+      status.textContent = unreachable(error) ? "Connection lost — waiting for the server…" : explain(error);
     }
     timer = window.setTimeout(() => void refresh(), REFRESH_MS);
   }

@@ -64,12 +64,21 @@ export async function startServer({ port = 0, httpPort = 0, extra = [] } = {}) {
       child.kill("SIGTERM");
       await new Promise((resolve) => child.once("exit", resolve));
     },
+    /** SIGSTOP: the process is frozen; its sockets stay open and nothing answers (a hung server,
+     * a network that drops everything). `resume()` (SIGCONT) lets it run on. */
+    pause() {
+      server.child.kill("SIGSTOP");
+    },
+    resume() {
+      server.child.kill("SIGCONT");
+    },
     /** Stop, then start again on the same database and ports. */
     async restart() {
       await server.halt();
       await server.launch();
     },
     async stop() {
+      server.child?.kill("SIGCONT"); // a paused server could not hear SIGTERM's request to drain
       await server.halt();
       rmSync(dir, { recursive: true, force: true });
     },
@@ -128,6 +137,28 @@ export const RECORD_BYTES = `(() => {
     return new Response(theirs, { status: response.status, statusText: response.statusText, headers: response.headers });
   };
 })();`;
+
+/** A MatchService call in Connect's JSON, as any program could make it: the answer's JSON. */
+export async function callApi(server, method, body, token) {
+  const headers = { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) };
+  const response = await fetch(`${server.url}ziggurat.v1.MatchService/${method}`, { method: "POST", headers, body: JSON.stringify(body) });
+  const json = await response.json();
+  if (response.status !== 200) throw new Error(`${method}: ${JSON.stringify(json)}`);
+  return json;
+}
+
+/** A page that holds `ticket`'s seat (as if this browser had joined): its localStorage has it. */
+export async function pageWithSeat(chrome, viewport, ticket) {
+  const context = await chrome.browser.newContext({ viewport });
+  if (ticket) {
+    await context.addInitScript((t) => {
+      const seats = JSON.parse(localStorage.getItem("ziggurat.seats") ?? "{}");
+      seats[t.matchId] = t;
+      localStorage.setItem("ziggurat.seats", JSON.stringify(seats));
+    }, ticket);
+  }
+  return context.newPage();
+}
 
 export function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));

@@ -58,7 +58,7 @@ test("a person's seat against a built-in bot survives a server restart, and the 
   const before = await movesShown(page);
   await server.restart(); // same database, same ports; the page is not reloaded
   await page.waitForFunction((n) => document.querySelectorAll("ol.moves li").length >= n, before.length);
-  await page.waitForFunction(() => !/Reconnecting/.test(document.querySelector(".message")?.textContent ?? ""), null, { timeout: 60_000 });
+  await page.waitForFunction(() => document.querySelector(".connection")?.hidden, null, { timeout: 60_000 });
   assert.deepEqual((await movesShown(page)).slice(0, before.length), before);
   await shot(page, "restart-bot-resumed");
   // The person moves, and the restored bot answers: two moves of each side after the restart.
@@ -99,7 +99,7 @@ test("both seats of a Pylos match survive a server restart, with and without a r
   await server.halt();
   // Both pages notice and keep trying.
   for (const page of [ada, bob]) {
-    await page.waitForFunction(() => /Reconnecting|cannot be reached/.test(document.querySelector(".message")?.textContent ?? ""), null, { timeout: 30_000 });
+    await page.waitForFunction(() => /Connection lost|restarting/.test(document.querySelector(".connection")?.textContent ?? ""), null, { timeout: 30_000 });
   }
   await shot(ada, "restart-server-down");
   await server.launch(); // same database, same ports
@@ -109,7 +109,7 @@ test("both seats of a Pylos match survive a server restart, with and without a r
   // Both pages are back on their seats, with every move made before the restart.
   for (const [page, name] of [[ada, "Ada"], [bob, "Bob"]]) {
     await page.waitForFunction((n) => document.querySelectorAll("ol.moves li").length >= n, before.length, { timeout: 60_000 });
-    await page.waitForFunction(() => !/Reconnecting/.test(document.querySelector(".message")?.textContent ?? ""), null, { timeout: 60_000 });
+    await page.waitForFunction(() => document.querySelector(".connection")?.hidden, null, { timeout: 60_000 });
     assert.deepEqual((await movesShown(page)).slice(0, before.length), before);
     assert.ok((await page.$$eval(".seats li.me .name", (els) => els.map((e) => e.textContent))).includes(`${name} (you)`), `${name} still holds the seat`);
     assert.equal(await page.$(".spectating"), null, `${name} is not a spectator`);

@@ -91,7 +91,10 @@ test("the live tournament page shows standings filling in, a game in progress, t
   await page.waitForSelector(".spectating, .end .result"); // watching (or the game just ended)
   assert.equal(await page.$("button.resign"), null, "a spectator cannot resign");
   await shot(page, "tournament-spectating-a-game");
-  await page.goBack();
+  // Its back button goes back to the tournament it was opened from, not to the lobby.
+  assert.equal(await page.textContent("header.top button.back"), "← Tournament");
+  await page.click("header.top button.back");
+  await page.waitForURL(new RegExp(`#/tournament/${tournamentId}$`));
   await page.waitForSelector("table.standings-table tbody tr");
   // The end: final standings, every game finished.
   await page.waitForSelector('#t-progress[data-status="finished"]', { timeout: 240_000 });

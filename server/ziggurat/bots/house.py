@@ -28,6 +28,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -51,11 +52,32 @@ def _catalogue() -> tuple[dict[str, HouseBotInfo], Callable[[str], Any]]:
     """The built-in bots and their factory (imported on first use: search bots are heavy)."""
     from ziggurat.bots import BOTS, GAMES_OF, make_bot
 
-    infos = {
-        name: HouseBotInfo(name, GAMES_OF[name], (BOTS[name].__doc__ or "").strip().splitlines()[0])
-        for name in BOTS
-    }
+    infos = {name: HouseBotInfo(name, GAMES_OF[name], description(BOTS[name].__doc__ or "")) for name in BOTS}
     return infos, make_bot
+
+
+# reST inline markup of a docstring: ``literal``, :role:`~target`, `interpreted`, **strong**, *emphasis*.
+_MARKUP = re.compile(
+    r"``(?P<literal>.+?)``|:[a-z]+:`(?P<role>.+?)`|`(?P<text>.+?)`|\*\*(?P<strong>.+?)\*\*|\*(?P<em>.+?)\*"
+)
+
+
+def _unmarked(found: re.Match[str]) -> str:
+    role = found["role"]
+    if role is not None:  # :class:`~a.b.Turn` reads "Turn", :class:`a.b.Turn` "a.b.Turn"
+        return role[1:].rsplit(".", 1)[-1] if role.startswith("~") else role
+    return next(text for text in found.groups() if text is not None)
+
+
+def description(docstring: str) -> str:
+    r"""A bot class's docstring as the lobby shows it (a tooltip): the first paragraph on one
+    line, its reST markup taken away (``turn.legal_moves`` reads as turn.legal_moves).
+
+    >>> description("Picks among ``turn.legal_moves``\n  (see :class:`~x.Turn`, *fast*).\n\n  More.")
+    'Picks among turn.legal_moves (see Turn, fast).'
+    """
+    paragraph = " ".join(docstring.strip().split("\n\n")[0].split())
+    return _MARKUP.sub(_unmarked, paragraph)
 
 
 class HouseBots:

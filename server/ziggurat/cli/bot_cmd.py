@@ -42,11 +42,51 @@ WARM_UP_SECONDS = 30.0
 """How long ``--remote`` waits for its search workers before it connects anyway."""
 
 
+class _Help(argparse.Action):
+    """``-h``: the help of ``bot``, or of ``bot invite`` when BOT is ``invite`` (which takes
+    other arguments: it plays nothing, it seats a connected remote bot)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, *_: Any) -> None:
+        if getattr(namespace, "bot", None) == "invite":
+            invite_parser(parser.prog).print_help()
+        else:
+            parser.print_help()
+        parser.exit()
+
+
+def invite_parser(bot_prog: str) -> argparse.ArgumentParser:
+    """The usage of ``bot invite`` (parsed by the ``bot`` parser, whose options it shares)."""
+    env = os.environ.get
+    parser = argparse.ArgumentParser(
+        prog=f"{bot_prog} invite",
+        description=(
+            "Invite the connected remote bot NAME (one started with `ziggurat bot BOT --remote`, or a bot "
+            "on BotService.ConnectBot) into a waiting match you created: it takes a seat and plays it. "
+            "Only the match's creator may invite, with the creator token that `ziggurat bot --create` "
+            "wrote to --creator-token-file (or from ZIGGURAT_CREATOR_TOKEN; never on the command line)."
+        ),
+    )
+    parser.add_argument("bot_name", metavar="NAME", help="the connected remote bot to invite")
+    parser.add_argument("--match", metavar="ID", required=True, help="the waiting match")
+    parser.add_argument("--seat", type=int, default=0, help="the seat it takes (default: the match's rule)")
+    parser.add_argument("--server", default=env("ZIGGURAT_SERVER", "127.0.0.1:50051"), help="HOST:PORT")
+    parser.add_argument(
+        "--creator-token-file",
+        metavar="FILE",
+        help="file holding the match's creator token (default: $ZIGGURAT_CREATOR_TOKEN)",
+    )
+    return parser
+
+
 def register(commands: Any) -> None:
     """Add ``bot``."""
     env = os.environ.get
     parser = commands.add_parser(
         "bot",
+        add_help=False,
         help="play with a bot (built-in, or your own class)",
         description=(
             "Play with BOT until the match ends: create a match (--create GAME), join one (--match ID), "
@@ -57,6 +97,9 @@ def register(commands: Any) -> None:
             "name (random, greedy, mcts, alphabeta), package.module:Class or path/to/file.py:Class; a bot "
             "is any object with a `name` and a `choose(turn)` method."
         ),
+    )
+    parser.add_argument(
+        "-h", "--help", action=_Help, help="show this help message and exit (with BOT = invite: its own)"
     )
     parser.add_argument("bot", metavar="BOT")
     parser.add_argument(

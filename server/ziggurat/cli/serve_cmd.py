@@ -18,7 +18,7 @@ from ziggurat.service.gate import default_binary
 from ziggurat.service.lograte import RepeatFilter
 from ziggurat.service.manager import DEFAULT_WAITING_TTL_S
 from ziggurat.service.ports import bind_failure
-from ziggurat.service.server import ServeOptions, ServerFailed, ZigguratServer, run
+from ziggurat.service.server import ServeOptions, ServerFailed, ZigguratServer, browser_host, run
 from ziggurat.service.shards import WorkerOptions, stray_shards
 from ziggurat.service.supervisor import WORKER_SECRET_ENV, Supervisor
 from ziggurat.service.timecontrol import MAX_MS
@@ -588,7 +588,10 @@ def _serve(args: argparse.Namespace) -> int:
             return
         print(f"ziggurat listening on {args.host}:{port}", flush=True)
         if http_port is not None:
-            print(f"ziggurat web client on {options.web_scheme}://{args.host}:{http_port}/", flush=True)
+            print(
+                f"ziggurat web client on {options.web_scheme}://{browser_host(args.host)}:{http_port}/",
+                flush=True,
+            )
 
     servers: list[ZigguratServer] = []
 
@@ -671,7 +674,10 @@ def _supervise(args: argparse.Namespace) -> int:
         print(f"ziggurat workers: {args.workers} (own ports {owns})", flush=True)
         if supervisor.http_port is not None:
             scheme = "https" if args.tls_cert and not args.insecure_web else "http"
-            print(f"ziggurat web client on {scheme}://{args.host}:{supervisor.http_port}/", flush=True)
+            print(
+                f"ziggurat web client on {scheme}://{browser_host(args.host)}:{supervisor.http_port}/",
+                flush=True,
+            )
 
     supervisor = Supervisor(
         args.workers,

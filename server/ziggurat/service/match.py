@@ -173,6 +173,28 @@ class Subscriber:
         finally:
             self._future = None
 
+    async def wait_at_most(self, seconds: float | None) -> bool:
+        """:meth:`wait`, for at most ``seconds`` (None: no limit); True when the time ran out.
+
+        A timer that wakes the writer, not ``asyncio.wait_for``: no task per wait on the
+        path every event of every stream takes."""
+        if seconds is None:
+            await self.wait()
+            return False
+        rang = False
+
+        def ring() -> None:
+            nonlocal rang
+            rang = True
+            self.wake()
+
+        timer = asyncio.get_running_loop().call_later(seconds, ring)
+        try:
+            await self.wait()
+        finally:
+            timer.cancel()
+        return rang
+
     def wake(self) -> None:
         """Wake the stream's writer; harmless when it is not waiting."""
         if self._future is None:
@@ -533,23 +555,32 @@ class Match:
         if subscriber in self._subscribers:
             self._subscribers.remove(subscriber)
 
-    async def batches(self, subscriber: Subscriber) -> AsyncIterator[tuple[list[LogEntry], list[Any]]]:
+    async def batches(
+        self, subscriber: Subscriber, *, heartbeat: float | None = None
+    ) -> AsyncIterator[tuple[list[LogEntry], list[Any]]]:
         """(new entries, outbox items) for ``subscriber`` as they happen, until the end.
 
         Entries committed together arrive together. A subscriber that falls behind
         simply gets a bigger batch next time: nothing is queued per subscriber (the
-        servicer cuts a big batch into messages of bounded size).
+        servicer cuts a big batch into messages of bounded size). With ``heartbeat``
+        (seconds), a wait with nothing new that long yields an empty batch: the stream's
+        writer sends a message anyway, so its reader can tell a quiet match from a
+        server that no longer answers.
         """
+        quiet = False  # the last wait ran out with nothing new
         while True:
             entries = self.entries[subscriber.cursor :]
             extras, subscriber.outbox = subscriber.outbox, []
             if entries or extras:
                 subscriber.cursor = len(self.entries)
+                quiet = False
                 yield entries, extras
                 continue
             if self.current.status == "finished" or self._closed:
                 return
-            await subscriber.wait()
+            if quiet:
+                yield [], []
+            quiet = await subscriber.wait_at_most(heartbeat)
 
     def follow(self, after_seq: int) -> AsyncIterator[LogEntry]:
         """Entries with seq > ``after_seq`` one by one, until the end (checked eagerly)."""

@@ -24,6 +24,7 @@ ERROR line (exit code 1: a supervisor restarts it).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import os
@@ -475,12 +476,19 @@ class ZigguratServer:
         await self.server.start()
         if self.options.http_port is not None:
             from ziggurat.web.app import WebApp
-            from ziggurat.web.connect import Binding, browser_bindings
+            from ziggurat.web.connect import TOURNAMENT_SERVICE, Binding, browser_bindings
             from ziggurat.web.limits import BodyDeadline, ConnectionLimits, GuardInterceptor, OpenConnections
 
             assert self._web_socket is not None
-            bindings = browser_bindings(servicer, bot_servicer)
-            bindings += [Binding(extra.service, extra.servicer) for extra in self.extra_services]
+            tournament = next(
+                (e.servicer for e in self.extra_services if e.service == TOURNAMENT_SERVICE), None
+            )
+            bindings = browser_bindings(servicer, bot_servicer, tournament_servicer=tournament)
+            bindings += [
+                Binding(extra.service, extra.servicer)
+                for extra in self.extra_services
+                if extra.service != TOURNAMENT_SERVICE
+            ]
             # The web port keeps the gRPC port's limits (docs/operations.md, "The web port").
             web_interceptors: list[Any] = [GuardInterceptor(self.guard)]
             if self.competition is not None:
@@ -754,9 +762,24 @@ def _advertiser(host: str, port: int, tls: bool, http_port: int | None, web_tls:
     return Advertiser(host, port, tls=tls, http_port=http_port, web_tls=web_tls)
 
 
-def _browser_host(host: str) -> str:
-    """The host to type into a browser for a server bound to ``host``."""
-    return "localhost" if host in ("", "0.0.0.0", "::", "[::]") else host
+def browser_host(host: str) -> str:
+    """The host to type into a browser for a server bound to ``host``: for a wildcard (every
+    interface), this machine's LAN address, which other machines can open too (else
+    ``localhost``); an IPv6 address in brackets, as a URL writes it."""
+    if host in ("", "0.0.0.0", "::", "[::]"):
+        host = lan_address() or "localhost"
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def lan_address() -> str | None:
+    """The IPv4 address of this machine on its network: the source of its route out (connecting a
+    UDP socket only looks the route up, it sends nothing); None without a route."""
+    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect(("192.0.2.1", 9))  # TEST-NET-1 (RFC 5737): never a real host
+        address: str = probe.getsockname()[0]
+        if not address.startswith(("127.", "0.")):
+            return address
+    return None
 
 
 async def run(
@@ -820,7 +843,7 @@ async def run(
         options.db_path,
     )
     if server.http_port is not None:
-        web = f"{options.web_scheme}://{_browser_host(options.host)}:{server.http_port}/"
+        web = f"{options.web_scheme}://{browser_host(options.host)}:{server.http_port}/"
         log.info("web client on %s", web)
         if options.tls and not options.web_tls:
             log.warning(

@@ -59,6 +59,10 @@ MAX_PAGE = 1000
 # server queue a refusal for every move it sends (92,170 refusals, +49 MB in 12 s from one
 # stream with a 1 KiB window). Once the reader stops, HTTP/2 flow control stops the client.
 MAX_PENDING_REFUSALS = 32
+# A WatchMatch stream with nothing to send for this long is sent a heartbeat (a message with
+# no events, only server_time_ms): the web client reports a lost connection after about twice
+# this long without a message (clients/web/src/match.ts, SILENCE_MS).
+WATCH_HEARTBEAT_S = 2.0
 log = logging.getLogger("ziggurat.server")
 SERVICE = "ziggurat.v1.MatchService"
 
@@ -116,6 +120,7 @@ class MatchServicer:
         # put in every Match it answers with, and the lister merging every worker's matches.
         self.address = ""
         self.lister: ShardLister | None = None
+        self.watch_heartbeat_s = WATCH_HEARTBEAT_S
 
     def _render(self, match: Match, audience: int | None) -> mpb.Match:
         """The Match for ``audience``, naming the worker that owns it (when there are several)."""
@@ -297,6 +302,11 @@ class MatchServicer:
     ) -> AsyncIterator[bytes]:
         """Stream the log after ``after_seq`` as the caller may see it, until the end.
 
+        A stream with nothing to send for :attr:`watch_heartbeat_s` seconds is sent a
+        message with no events, only ``server_time_ms`` (docs/protocol.md, "Heartbeats"): a
+        browser cannot see HTTP/2 pings, and a silent stream says nothing about whether the
+        server still runs.
+
         Yields serialized WatchMatchResponse messages (see :func:`method_handlers`); the web
         port iterates this generator, the gRPC port writes it out with :meth:`watch_written`.
         """
@@ -310,7 +320,10 @@ class MatchServicer:
         if viewer is not None:
             match.connect(viewer)
         try:
-            async for entries, _ in match.batches(subscriber):
+            async for entries, _ in match.batches(subscriber, heartbeat=self.watch_heartbeat_s):
+                if not entries:  # quiet for a while: a heartbeat, the server's clock alone
+                    yield frame_server_time(WATCH_SERVER_TIME)
+                    continue
                 for message in framed_batches(match, entries, viewer):
                     yield message + frame_server_time(WATCH_SERVER_TIME)
         finally:

@@ -17,7 +17,9 @@ and server-streaming method of ``MatchService`` — ``Play`` is left out, a bidi
 stream needs HTTP/2 end to end, which browsers cannot open with ``fetch`` (browsers watch
 with ``WatchMatch`` and move with ``SubmitMove``) — and ``BotService``'s ``ListBots`` and
 ``InviteBot``, so a person can invite a connected remote bot; ``ConnectBot`` (a bot's own
-long-lived stream) stays gRPC-only.
+long-lived stream) stays gRPC-only. A server that runs no tournament answers the lobby's
+``TournamentService.ListTournaments`` with an empty list (:class:`NoTournaments`) rather than
+``unimplemented``, which a browser reports as a failed request (HTTP 404) on every lobby.
 """
 
 from __future__ import annotations
@@ -35,11 +37,15 @@ from google.protobuf.descriptor import ServiceDescriptor
 from google.protobuf.message import Message
 
 from ziggurat.service.peer import grpc_peer, is_gate_key
+from ziggurat.service.servicer import api
 from ziggurat.v1 import bot_service_pb2 as bpb
 from ziggurat.v1 import match_service_pb2 as spb
+from ziggurat.v1 import tournament_service_pb2 as tpb
 from ziggurat.web.codecs import BinaryCodec, JsonCodec, Raw
 from ziggurat.web.details import to_connect_error
 from ziggurat.web.requests import Gzip, Receive, Scope, Send, limited_body, refuse_grpc, wants_grpc
+from ziggurat.wire import errors
+from ziggurat.wire.reasons import Reason
 
 SERVICE = spb.DESCRIPTOR.services_by_name["MatchService"]
 BOT_SERVICE = bpb.DESCRIPTOR.services_by_name["BotService"]
@@ -47,6 +53,7 @@ PATH = f"/{SERVICE.full_name}"
 BOT_PATH = f"/{BOT_SERVICE.full_name}"
 # The BotService methods a browser needs: who is connected, and inviting one into a match.
 BOT_METHODS = frozenset({"ListBots", "InviteBot"})
+TOURNAMENT_SERVICE = tpb.DESCRIPTOR.services_by_name["TournamentService"]
 
 
 class CallContext:
@@ -89,12 +96,34 @@ class Binding:
         return f"/{self.service.full_name}"
 
 
-def browser_bindings(match_servicer: Any, bot_servicer: Any | None) -> list[Binding]:
-    """What a browser is served: MatchService, and BotService's ListBots and InviteBot."""
+def browser_bindings(
+    match_servicer: Any, bot_servicer: Any | None, *, tournament_servicer: Any | None = None
+) -> list[Binding]:
+    """What a browser is served: MatchService, BotService's ListBots and InviteBot, and
+    TournamentService (the running tournament's, else :class:`NoTournaments`)."""
     bindings = [Binding(SERVICE, match_servicer)]
     if bot_servicer is not None:
         bindings.append(Binding(BOT_SERVICE, bot_servicer, BOT_METHODS))
+    tournaments = tournament_servicer if tournament_servicer is not None else NoTournaments()
+    bindings.append(Binding(TOURNAMENT_SERVICE, tournaments))
     return bindings
+
+
+class NoTournaments:
+    """TournamentService of a server that runs no tournament (the web port of ``ziggurat serve``)."""
+
+    async def ListTournaments(
+        self, request: tpb.ListTournamentsRequest, context: Any
+    ) -> tpb.ListTournamentsResponse:
+        """None."""
+        return tpb.ListTournamentsResponse()
+
+    @api
+    async def GetTournament(
+        self, request: tpb.GetTournamentRequest, context: Any
+    ) -> tpb.GetTournamentResponse:
+        """TOURNAMENT_NOT_FOUND, whatever the id."""
+        raise errors.refuse(Reason.TOURNAMENT_NOT_FOUND, "this server runs no tournament")
 
 
 def _unary(servicer: Any, name: str, response_type: type[Message]) -> Any:

@@ -256,7 +256,8 @@ class MatchServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def WatchMatch(self, request, context):
-        """The match's events after `after_seq`, then live events until the match ends.
+        """The match's events after `after_seq`, then live events until the match ends, and a
+        heartbeat (a message with no events) whenever it has been quiet for 2 seconds.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

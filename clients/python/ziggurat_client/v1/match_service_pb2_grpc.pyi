@@ -110,7 +110,9 @@ class MatchServiceStub:
     GetMatch: _grpc.UnaryUnaryMultiCallable[_match_service_pb2.GetMatchRequest, _match_service_pb2.GetMatchResponse]
     """One match as the caller may see it."""
     WatchMatch: _grpc.UnaryStreamMultiCallable[_match_service_pb2.WatchMatchRequest, _match_service_pb2.WatchMatchResponse]
-    """The match's events after `after_seq`, then live events until the match ends."""
+    """The match's events after `after_seq`, then live events until the match ends, and a
+    heartbeat (a message with no events) whenever it has been quiet for 2 seconds.
+    """
     SubmitMove: _grpc.UnaryUnaryMultiCallable[_match_service_pb2.SubmitMoveRequest, _match_service_pb2.SubmitMoveResponse]
     """Plays a move for the caller's seat."""
     Resign: _grpc.UnaryUnaryMultiCallable[_match_service_pb2.ResignRequest, _match_service_pb2.ResignResponse]
@@ -212,7 +214,9 @@ class MatchServiceAsyncStub(MatchServiceStub):
     GetMatch: _aio.UnaryUnaryMultiCallable[_match_service_pb2.GetMatchRequest, _match_service_pb2.GetMatchResponse]  # type: ignore[assignment]
     """One match as the caller may see it."""
     WatchMatch: _aio.UnaryStreamMultiCallable[_match_service_pb2.WatchMatchRequest, _match_service_pb2.WatchMatchResponse]  # type: ignore[assignment]
-    """The match's events after `after_seq`, then live events until the match ends."""
+    """The match's events after `after_seq`, then live events until the match ends, and a
+    heartbeat (a message with no events) whenever it has been quiet for 2 seconds.
+    """
     SubmitMove: _aio.UnaryUnaryMultiCallable[_match_service_pb2.SubmitMoveRequest, _match_service_pb2.SubmitMoveResponse]  # type: ignore[assignment]
     """Plays a move for the caller's seat."""
     Resign: _aio.UnaryUnaryMultiCallable[_match_service_pb2.ResignRequest, _match_service_pb2.ResignResponse]  # type: ignore[assignment]
@@ -347,7 +351,9 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _match_service_pb2.WatchMatchRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_match_service_pb2.WatchMatchResponse], _abc.AsyncIterator[_match_service_pb2.WatchMatchResponse]]:
-        """The match's events after `after_seq`, then live events until the match ends."""
+        """The match's events after `after_seq`, then live events until the match ends, and a
+        heartbeat (a message with no events) whenever it has been quiet for 2 seconds.
+        """
 
     @_abc_1.abstractmethod
     def SubmitMove(

@@ -315,7 +315,9 @@ export const WatchMatchRequestSchema: GenMessage<WatchMatchRequest> = /*@__PURE_
  * One WatchMatch message: the events of one or more whole server-side changes, in order.
  * Events that the server records together (a move, the next turn) travel together, so a
  * client never sees a half-applied change; a long catch-up comes in several messages of
- * at most about 256 KiB each.
+ * at most about 256 KiB each. A stream with nothing to send for 2 seconds is sent a
+ * heartbeat: a message with no events, only server_time_ms, so that a client can tell a
+ * quiet match from a server that no longer answers (skip it like any message's events).
  *
  * @generated from message ziggurat.v1.WatchMatchResponse
  */
@@ -1034,7 +1036,8 @@ export const MatchService: GenService<{
     output: typeof GetMatchResponseSchema;
   },
   /**
-   * The match's events after `after_seq`, then live events until the match ends.
+   * The match's events after `after_seq`, then live events until the match ends, and a
+   * heartbeat (a message with no events) whenever it has been quiet for 2 seconds.
    *
    * @generated from rpc ziggurat.v1.MatchService.WatchMatch
    */
