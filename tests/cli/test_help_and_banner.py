@@ -4,15 +4,15 @@ usage, and ``ziggurat serve`` names a web address a browser can open (never 0.0.
 from __future__ import annotations
 
 import ipaddress
-import subprocess
 import sys
 
+from tests import processes
 from ziggurat.cli.main import build_parser
 from ziggurat.service.server import browser_host, lan_address
 
 
 def test_bot_invite_help_is_the_invitation_s_usage() -> None:
-    shown = subprocess.run(
+    shown = processes.run(
         [sys.executable, "-m", "ziggurat.cli.main", "bot", "invite", "--help"],
         capture_output=True,
         text=True,
@@ -24,7 +24,7 @@ def test_bot_invite_help_is_the_invitation_s_usage() -> None:
         assert option in shown, option
     assert "--remote" not in shown.split("\n\n")[0] and "--max-matches" not in shown, shown
     # `bot --help` is still the general one.
-    general = subprocess.run(
+    general = processes.run(
         [sys.executable, "-m", "ziggurat.cli.main", "bot", "--help"],
         capture_output=True,
         text=True,

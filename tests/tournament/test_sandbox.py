@@ -89,13 +89,17 @@ def marked_processes() -> list[Path]:
 
 
 def rogue_processes() -> list[int]:
-    """Processes of the rogue bots, wherever they are (any user, any session)."""
+    """Processes of this module's rogue bots, wherever they are (any user, any session): the
+    rogue program with this module's RUN_MARK (other tests run the same program at the same
+    time under pytest -n)."""
     out = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
         try:
-            if ROGUE.encode() in (proc / "cmdline").read_bytes():
+            if ROGUE.encode() in (proc / "cmdline").read_bytes() and RUN_MARK.encode() in (
+                proc / "environ"
+            ).read_bytes().split(b"\0"):
                 out.append(int(proc.name))
         except OSError:
             continue

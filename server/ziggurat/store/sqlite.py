@@ -120,8 +120,16 @@ def private_files(path: str) -> None:
     creates the ``-wal`` and ``-shm`` files with the database file's own mode, so they
     follow. A file this process may not chmod (another user's) is left and logged.
     """
+    # Only a file that does not exist yet is opened here. SQLite's locks are POSIX locks, which a
+    # process loses on a file when it closes *any* descriptor of that file: opening and closing
+    # an existing database beside a connection of this process (a tournament's store opened
+    # after its match store) dropped that connection's locks, and concurrent writers then
+    # corrupted the file ("database disk image is malformed"). An existing file is chmod-ed
+    # by its path, which takes no descriptor.
     try:
-        os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600))
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
+    except FileExistsError:
+        pass
     except OSError:
         return  # the open below says why, as before
     for name in (path, f"{path}-wal", f"{path}-shm"):
