@@ -125,6 +125,8 @@ async def test_a_running_tournament_is_served_over_grpc_and_connect(tmp_path: Pa
             ).tournament
             over_grpc = (await stub.GetTournament(request)).tournament
             assert over_connect.tournament_id == over_grpc.tournament_id == runner.tournament_id
+            if over_connect.status == tpb.TOURNAMENT_STATUS_FINISHED:
+                break  # the store records the end a moment before the runner says so
             assert over_connect.status == tpb.TOURNAMENT_STATUS_RUNNING
             done_counts.append(over_connect.games_done)
             playing = [g for g in over_connect.games if g.status == tpb.TOURNAMENT_GAME_STATUS_PLAYING]
