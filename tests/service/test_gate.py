@@ -699,12 +699,6 @@ def _serve(tmp_path: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_gate_with_workers_is_refused_in_one_line(tmp_path: Path) -> None:
-    done = _serve(tmp_path, "--gate", "--workers", "2")
-    assert done.returncode == 2
-    assert done.stderr.splitlines() == ["error: --gate does not work with --workers yet (docs/scaling.md)"]
-
-
 def test_gate_without_its_binary_is_refused_in_one_line(tmp_path: Path) -> None:
     missing = tmp_path / "no-gate-here"
     done = _serve(tmp_path, "--gate", "--gate-binary", str(missing))

@@ -98,7 +98,7 @@ class Workers:
         ports = second.split("own ports ", 1)[1].rstrip(")\n").split(", ")
         self.own = [f"127.0.0.1:{port}" for port in ports]
         third = self.proc.stdout.readline()  # ziggurat web client on http://HOST:PORT/
-        assert third.startswith("ziggurat web client on http://"), third
+        assert third.startswith(("ziggurat web client on http://", "ziggurat web client on https://")), third
         self.web = third.split()[-1].rstrip("/")
         return self.address
 

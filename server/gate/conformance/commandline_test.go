@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,6 +19,7 @@ var options = []string{
 	"--max-streams-per-address", "--max-connections-per-address", "--first-message-timeout",
 	"--max-connection-idle", "--max-connection-age", "--max-connection-age-grace", "--keepalive",
 	"--keepalive-timeout", "--handshake-timeout", "--shutdown-timeout", "--tls-cert", "--tls-key", "--log-level",
+	"--reuse-port", "--also-listen",
 }
 
 func TestHelpListsEveryOptionOnStdoutAndExits0(t *testing.T) {
@@ -184,4 +186,68 @@ func TestOptionsTakeTheValuesZigguratServePasses(t *testing.T) {
 	// The secret may be exactly 32 characters.
 	p := startProcess(t, []string{"ZIGGURAT_GATE_SECRET=" + testSecret[:32]}, "--listen", "127.0.0.1:0", "--upstream", up.target())
 	p.ready(t, "127.0.0.1")
+}
+
+// alsoLine is the ready line of a gate given --also-listen: both bound addresses.
+var alsoLine = regexp.MustCompile(`^ziggurat-gate listening on (.+:[0-9]+), also on (.+:[0-9]+)$`)
+
+// Each worker of `ziggurat serve --workers --gate` runs a gate of its own: --reuse-port lets
+// them all bind the one public port (the kernel spreads connections over them), and
+// --also-listen serves the worker's own port, forwarding to the same upstream.
+func TestGatesShareAPortWithReusePortAndServeASecondAddress(t *testing.T) {
+	t.Parallel()
+	first, second := startUpstream(t), startUpstream(t)
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(free.Addr().(*net.TCPAddr).Port)
+	_ = free.Close()
+	public := "127.0.0.1:" + port
+	g1 := startProcess(t, secretEnv(), "--listen", public, "--reuse-port", "--also-listen", "127.0.0.1:0",
+		"--upstream", first.target())
+	var own string
+	select {
+	case line := <-g1.lines:
+		match := alsoLine.FindStringSubmatch(line)
+		if match == nil || match[1] != public {
+			t.Fatalf("ready line %q, want \"ziggurat-gate listening on %s, also on HOST:PORT\"", line, public)
+		}
+		own = match[2]
+	case <-time.After(10 * time.Second):
+		t.Fatal("no ready line within 10 s")
+	}
+	g2 := startProcess(t, secretEnv(), "--listen", public, "--reuse-port=true", "--upstream", second.target())
+	if address := g2.ready(t, "127.0.0.1"); address != public {
+		t.Fatalf("the second gate listens on %s, want the shared %s", address, public)
+	}
+	// Connections to the public port reach both gates (each new connection goes to one).
+	for i := 0; i < 64 && (first.count.Load() == 0 || second.count.Load() == 0); i++ {
+		if err := dial(t, public).Invoke(context.Background(), "/test.Echo/Echo", bytesFrame("x"), new(frame)); err != nil {
+			t.Fatalf("a call to the shared port: %v", err)
+		}
+	}
+	if first.count.Load() == 0 || second.count.Load() == 0 {
+		t.Fatalf("64 connections to the shared port: %d reached the first gate, %d the second, want both",
+			first.count.Load(), second.count.Load())
+	}
+	// The own port reaches the first gate's upstream only.
+	before := first.count.Load()
+	if err := dial(t, own).Invoke(context.Background(), "/test.Echo/Echo", bytesFrame("y"), new(frame)); err != nil {
+		t.Fatalf("a call to the second address %s: %v", own, err)
+	}
+	if first.count.Load() != before+1 {
+		t.Fatalf("a call to the second address reached the first upstream %d times, want once", first.count.Load()-before)
+	}
+	// Without --reuse-port the port is someone else's: one line, exit 2.
+	third := startProcess(t, secretEnv(), "--listen", public, "--upstream", second.target())
+	if code := third.exitCode(t, 5*time.Second); code != 2 || !strings.Contains(third.stderr.String(), "cannot listen on") {
+		t.Fatalf("a third gate without --reuse-port: exit %d, %q; want 2 and \"cannot listen on\"", code, third.stderr.String())
+	}
+	for _, g := range []*process{g1, g2} {
+		g.signal(t, syscall.SIGTERM)
+		if code := g.exitCode(t, 5*time.Second); code != 0 {
+			t.Fatalf("exit code %d after SIGTERM, want 0", code)
+		}
+	}
 }

@@ -37,6 +37,12 @@ impl Level {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
     pub listen: String,
+    /// `--listen` is bound with SO_REUSEPORT: the workers of `ziggurat serve --workers` each
+    /// run a gate on the one public port, and the kernel spreads connections over them.
+    pub reuse_port: bool,
+    /// A second address forwarding to the same upstream (a worker's own port, where clients
+    /// are sent for its matches); empty when there is none.
+    pub also_listen: String,
     pub upstream: String,
     pub secret: String,
 
@@ -68,6 +74,8 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             listen: String::new(),
+            reuse_port: false,
+            also_listen: String::new(),
             upstream: String::new(),
             secret: String::new(),
             max_message_bytes: 65536,
@@ -102,6 +110,8 @@ pub enum Parsed {
 #[derive(Clone, Copy)]
 enum Kind {
     Text,
+    /// Given alone (`--name`, true) or as `--name=true|false`, as Go's bool flags are.
+    Bool,
     Count,
     Prefix,
     Seconds,
@@ -110,6 +120,7 @@ enum Kind {
 
 /// Every option: name, kind, help text, in the order `--help` lists them.
 const OPTIONS: &[(&str, Kind, &str)] = &[
+    ("also-listen", Kind::Text, "a second HOST:PORT forwarding to the same upstream (a worker's own port)"),
     ("first-message-timeout", Kind::Seconds, "seconds a call may take to send its first message (0 = no limit)"),
     ("handshake-timeout", Kind::Seconds, "a new connection must finish its HTTP/2 (and TLS) set-up within this"),
     (
@@ -133,6 +144,7 @@ const OPTIONS: &[(&str, Kind, &str)] = &[
     ),
     ("max-streams-per-address", Kind::Count, "calls open at once from one IP (0 = no cap)"),
     ("max-streams-per-connection", Kind::Count, "calls open at once on one connection"),
+    ("reuse-port", Kind::Bool, "bind --listen with SO_REUSEPORT, shared with other gates of this user"),
     ("shutdown-timeout", Kind::Seconds, "on SIGTERM, wait this long for forwarded calls to end"),
     ("tls-cert", Kind::Text, "PEM certificate chain (with --tls-key)"),
     ("tls-key", Kind::Text, "PEM private key (with --tls-cert)"),
@@ -188,6 +200,7 @@ fn set(c: &mut Config, name: &str, kind: Kind, value: &str) -> Result<(), String
         Kind::Text => {
             let field = match name {
                 "listen" => &mut c.listen,
+                "also-listen" => &mut c.also_listen,
                 "upstream" => &mut c.upstream,
                 "tls-cert" => &mut c.tls_cert,
                 _ => &mut c.tls_key,
@@ -203,6 +216,13 @@ fn set(c: &mut Config, name: &str, kind: Kind, value: &str) -> Result<(), String
                 "max-open-connections-per-address" => &mut c.max_open_connections_per_address,
                 _ => &mut c.max_connections_per_address,
             } = n;
+        }
+        Kind::Bool => {
+            c.reuse_port = match value {
+                "true" | "1" => true,
+                "false" | "0" => false,
+                _ => return Err(invalid("must be true or false".to_string())),
+            }
         }
         Kind::Prefix => c.ipv6_prefix_length = parse_prefix(value).map_err(invalid)?,
         Kind::Seconds => {
@@ -252,6 +272,7 @@ pub fn parse(args: &[String], getenv: impl Fn(&str) -> Option<String>) -> Result
         };
         let value = match inline {
             Some(v) => v,
+            None if matches!(kind, Kind::Bool) => "true".to_string(),
             None => {
                 i += 1;
                 match args.get(i) {
@@ -311,6 +332,7 @@ pub fn usage() -> String {
             ("handshake-timeout", _) => seconds_text(d.handshake_timeout),
             ("shutdown-timeout", _) => seconds_text(d.shutdown_timeout),
             ("log-level", _) => "info".to_string(),
+            ("reuse-port", _) => "false".to_string(),
             _ => String::new(),
         };
         out.push_str(&format!("  --{name} (default {default:?})\n      {help}\n"));
@@ -357,8 +379,13 @@ mod tests {
             "0",
             "--ipv6-prefix-length",
             "128",
+            "--reuse-port",
+            "--also-listen",
+            "127.0.0.1:7",
         ])
         .unwrap();
+        assert!(c.reuse_port);
+        assert_eq!(c.also_listen, "127.0.0.1:7");
         assert_eq!(c.first_message_timeout, Duration::from_millis(250));
         assert_eq!(c.max_connection_age, LONGEST);
         assert_eq!(c.keepalive, Duration::from_micros(10));
@@ -414,6 +441,7 @@ mod tests {
             (&["--ipv6-prefix-length", "/64"], "from 1 to 128"),
             (&["--max-open-connections-per-address", "-1"], "whole number"),
             (&["--colour", "red"], "flag provided but not defined"),
+            (&["--reuse-port=yes"], "true or false"),
             (&["extra"], "unexpected argument"),
             (&["--tls-cert", "x"], "go together"),
             (&["--listen"], "flag needs an argument"),

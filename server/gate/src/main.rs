@@ -25,7 +25,7 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpSocket};
 use tokio::signal::unix::{signal, SignalKind};
 
 use crate::config::{Config, Parsed};
@@ -142,6 +142,35 @@ fn startup_error(message: &str) -> ! {
     std::process::exit(EXIT_STARTUP);
 }
 
+/// Binds a listening address (Go's `:PORT` is every address), or exits with one line. With
+/// `reuse_port` the socket takes SO_REUSEPORT first: other processes of this user may bind the
+/// same port, and the kernel spreads new connections over them (`ziggurat serve --workers`).
+async fn bind(spelt: &str, reuse_port: bool) -> TcpListener {
+    let listen = match spelt.strip_prefix(':') {
+        Some(port) => format!("[::]:{port}"),
+        None => spelt.to_string(),
+    };
+    fn refused(spelt: &str, e: &dyn std::fmt::Display) -> ! {
+        startup_error(&format!("cannot listen on {spelt}: {e}"))
+    }
+    if !reuse_port {
+        return TcpListener::bind(&listen).await.unwrap_or_else(|e| refused(spelt, &e));
+    }
+    let address = match tokio::net::lookup_host(&listen).await.map(|mut all| all.next()) {
+        Ok(Some(address)) => address,
+        Ok(None) => refused(spelt, &"no address"),
+        Err(e) => refused(spelt, &e),
+    };
+    let socket = if address.is_ipv4() { TcpSocket::new_v4() } else { TcpSocket::new_v6() };
+    let listener = socket.and_then(|socket| {
+        socket.set_reuseaddr(true)?;
+        socket.set_reuseport(true)?;
+        socket.bind(address)?;
+        socket.listen(1024)
+    });
+    listener.unwrap_or_else(|e| refused(spelt, &e))
+}
+
 /// Go's form of a duration in the log ("10s", "700ms").
 fn duration_text(d: Duration) -> String {
     if d < Duration::from_secs(1) && !d.is_zero() {
@@ -158,38 +187,41 @@ async fn run(cfg: Config, admission: tokio::runtime::Handle, open_files: Option<
         Some(tls_acceptor(&cfg.tls_cert, &cfg.tls_key).unwrap_or_else(|e| startup_error(&e)))
     };
     let log = Arc::new(Logger::new(Box::new(std::io::stderr()), cfg.log_level));
-    let listen = match cfg.listen.strip_prefix(':') {
-        Some(port) => format!("[::]:{port}"), // Go's ":PORT": every address
-        None => cfg.listen.clone(),
-    };
     let mut signals = Signals::new().unwrap_or_else(|e| startup_error(&format!("cannot watch signals: {e}")));
     let gate = Arc::new(Gate::new(cfg.clone(), log.clone(), tls).unwrap_or_else(|e| startup_error(&e)));
-    let listener = match TcpListener::bind(&listen).await {
-        Ok(listener) => listener,
-        Err(e) => startup_error(&format!("cannot listen on {}: {e}", cfg.listen)),
-    };
+    let listener = bind(&cfg.listen, cfg.reuse_port).await;
     let address = listener.local_addr().map(|a| a.to_string()).unwrap_or_else(|_| cfg.listen.clone());
+    let also = if cfg.also_listen.is_empty() { None } else { Some(bind(&cfg.also_listen, false).await) };
+    let also_address = also.as_ref().map(|l| l.local_addr().map(|a| a.to_string()).unwrap_or_default());
     // The ready line: `ziggurat serve` waits for it and reports this address as its own.
     {
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "ziggurat-gate listening on {address}");
+        let _ = match &also_address {
+            Some(second) => writeln!(out, "ziggurat-gate listening on {address}, also on {second}"),
+            None => writeln!(out, "ziggurat-gate listening on {address}"),
+        };
         let _ = out.flush();
     }
-    log.info(&format!("listening on {address}, forwarding to {}", cfg.upstream));
+    let shared = if cfg.reuse_port { " (shared)" } else { "" };
+    let second = also_address.map(|a| format!(" and {a}")).unwrap_or_default();
+    log.info(&format!("listening on {address}{shared}{second}, forwarding to {}", cfg.upstream));
     if let Some(warning) = open_files.and_then(|limit| open_files_warning(limit, cfg.max_open_connections_per_address))
     {
         log.warning(&warning);
     }
 
     tokio::spawn(memory::watch(gate.open.clone(), gate.connections.clone(), log.clone()));
-    let listener = listener.into_std().unwrap_or_else(|e| startup_error(&format!("cannot listen: {e}")));
-    let accepting = gate.clone();
-    admission.spawn(async move {
-        match TcpListener::from_std(listener) {
-            Ok(listener) => accepting.serve(listener).await,
-            Err(e) => startup_error(&format!("cannot listen: {e}")),
-        }
-    });
+    for listener in std::iter::once(listener).chain(also) {
+        // Accepted on the admission loop (main's second runtime), as every connection starts.
+        let listener = listener.into_std().unwrap_or_else(|e| startup_error(&format!("cannot listen: {e}")));
+        let accepting = gate.clone();
+        admission.spawn(async move {
+            match TcpListener::from_std(listener) {
+                Ok(listener) => accepting.serve(listener).await,
+                Err(e) => startup_error(&format!("cannot listen: {e}")),
+            }
+        });
+    }
 
     let first = signals.next().await;
     log.info(&format!(

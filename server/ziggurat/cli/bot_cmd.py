@@ -27,6 +27,7 @@ from ziggurat.bots import BOTS, GAMES_OF
 from ziggurat.bots.workers import SEARCH_BOTS, SearchPool
 from ziggurat.cli import exits
 from ziggurat.cli.gameopts import add_game_options, game_options
+from ziggurat.cli.tls_options import TlsOptionError, add_tls_arguments, tls_from_args
 from ziggurat.rules.core import InvalidConfigError
 from ziggurat.service.access import read_token_file
 from ziggurat.service.tokens import new_token
@@ -78,6 +79,7 @@ def invite_parser(bot_prog: str) -> argparse.ArgumentParser:
         metavar="FILE",
         help="file holding the match's creator token (default: $ZIGGURAT_CREATOR_TOKEN)",
     )
+    add_tls_arguments(parser)
     return parser
 
 
@@ -147,6 +149,7 @@ def register(commands: Any) -> None:
         help="keyword option for the bot's constructor (numbers are converted)",
     )
     add_game_options(parser)
+    add_tls_arguments(parser)
     parser.set_defaults(handler=_bot)
 
 
@@ -160,6 +163,11 @@ def _parse_value(text: str) -> Any:
 
 
 def _bot(args: argparse.Namespace) -> int:
+    try:
+        args.tls_choice = tls_from_args(args)
+    except TlsOptionError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return exits.USAGE
     if args.bot == "invite":
         return _invite(args)
     if args.bot_name is not None:
@@ -236,7 +244,7 @@ async def _seat(args: argparse.Namespace, bot: Bot, options: dict[str, Any]) -> 
 
 
 async def _play_seat(args: argparse.Namespace, bot: Bot) -> int:
-    async with ZigguratClient(args.server) as client:
+    async with ZigguratClient(args.server, **args.tls_choice.client_options()) as client:
         match_id = args.match
         if args.create:
             config = config_to_proto(args.create, args.seats, game_options(args))
@@ -286,7 +294,7 @@ def _invite(args: argparse.Namespace) -> int:
         return exits.USAGE
 
     async def invite() -> int:
-        async with ZigguratClient(args.server) as client:
+        async with ZigguratClient(args.server, **args.tls_choice.client_options()) as client:
             seat = await client.invite_bot(args.match, args.bot_name, args.seat, creator_token=creator_token)
         print(f"bot {args.bot_name!r} took seat {seat} of match {args.match}", flush=True)
         return exits.OK
@@ -364,7 +372,7 @@ async def _serve_remote(
         seeded = _seeded(options, assignment.bot_seed)
         return pool.open(args.bot, seeded) if pool is not None else load_bot(args.bot, seeded, BOTS)
 
-    async with ZigguratClient(args.server) as client:
+    async with ZigguratClient(args.server, **args.tls_choice.client_options()) as client:
         remote = RemoteBot(
             client,
             make_bot,

@@ -14,6 +14,7 @@ import os
 import sys
 from typing import Any
 
+from ziggurat.cli.tls_options import TlsOptionError, add_tls_arguments, tls_from_args
 from ziggurat.stdio.bridge import BridgeSettings, HandshakeError, StdioBot, Verdict, play_seat
 from ziggurat_client.client import MatchHandle, ZigguratClient, ZigguratError
 
@@ -55,6 +56,7 @@ def register(commands: Any) -> None:
     parser.add_argument("--grace-ms", type=int, default=1000, help="slack beyond the clock (default 1000)")
     parser.add_argument("--move-timeout-ms", type=int, default=0, help="limit per move in untimed matches")
     parser.add_argument("program", nargs=argparse.REMAINDER, metavar="-- PROGRAM ARGS...")
+    add_tls_arguments(parser)
     parser.set_defaults(handler=_bridge)
 
 
@@ -79,6 +81,11 @@ def _bridge(args: argparse.Namespace) -> int:
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
+    try:
+        args.tls_choice = tls_from_args(args)
+    except TlsOptionError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     settings = BridgeSettings(
         max_illegal=max(1, args.max_illegal),
         handshake_timeout=args.handshake_timeout,
@@ -93,7 +100,7 @@ def _bridge(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace, program: list[str], settings: BridgeSettings) -> int:
-    async with ZigguratClient(args.server) as client:
+    async with ZigguratClient(args.server, **args.tls_choice.client_options()) as client:
         handle = None
         if args.token:
             seat = args.seat or await _seat_of(client, MatchHandle(args.match, 0, args.token))

@@ -14,6 +14,7 @@ import sys
 from typing import Any
 
 from ziggurat.cli import exits, terminal_ui
+from ziggurat.cli.tls_options import TlsOptionError, add_tls_arguments, tls_from_args
 
 
 def register(commands: Any) -> None:
@@ -30,6 +31,7 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--name", type=_name, default=_default_name(), help="your player name (default: your login)"
     )
+    add_tls_arguments(parser)
     parser.set_defaults(handler=_play)
 
 
@@ -56,4 +58,9 @@ def _play(args: argparse.Namespace) -> int:
     from ziggurat.cli.interrupt import run_app
     from ziggurat.tui import ZigguratApp
 
-    return run_app(ZigguratApp(server=args.server, player_name=args.name))
+    try:
+        tls = tls_from_args(args)
+    except TlsOptionError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return exits.USAGE
+    return run_app(ZigguratApp(server=args.server, player_name=args.name, tls=tls))

@@ -196,7 +196,7 @@ def register(commands: Any) -> None:
             "put ziggurat-gate (Rust; built by ./scripts/serve --gate) on the public port: it takes the "
             "connections, enforces the connection limits and the first-message timeout, terminates "
             "TLS, and forwards calls to this server over a private Unix socket (docs/operations.md, "
-            "'The gate'); not with --workers"
+            "'The gate'); with --workers each worker runs one, on the shared port and its own"
         ),
     )
     parser.add_argument(
@@ -471,9 +471,6 @@ def _serve(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
-    if args.gate and args.workers > 1:
-        print("error: --gate does not work with --workers yet (docs/scaling.md)", file=sys.stderr)
-        return 2
     gate_only = _gate_only_without_gate(args)
     if gate_only is not None:
         print(

@@ -10,6 +10,7 @@ from typing import Any
 import grpc
 from google.protobuf import json_format
 
+from ziggurat.cli.tls_options import Tls, TlsOptionError, add_tls_arguments, tls_from_args
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.v1 import match_service_pb2_grpc as sgrpc
 from ziggurat.verify import verify_record
@@ -32,6 +33,7 @@ def register(commands: Any) -> None:
     parser.add_argument("--server", default="127.0.0.1:50051", help="HOST:PORT (default 127.0.0.1:50051)")
     parser.add_argument("--file", type=Path, help="verify a record saved as JSON instead of fetching one")
     parser.add_argument("--save", type=Path, help="also save the fetched record as JSON")
+    add_tls_arguments(parser)
     parser.set_defaults(handler=_verify)
 
 
@@ -44,7 +46,10 @@ def _verify(args: argparse.Namespace) -> int:
             return 2
     elif args.match_id:
         try:
-            response = _fetch(args.server, args.match_id)
+            response = _fetch(args.server, args.match_id, tls_from_args(args))
+        except TlsOptionError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
         except grpc.RpcError as error:
             print(f"error: {error.code().name}: {error.details()}", file=sys.stderr)
             return 2
@@ -71,10 +76,10 @@ def _verify(args: argparse.Namespace) -> int:
     return 1
 
 
-def _fetch(server: str, match_id: str) -> spb.GetMatchRecordResponse:
+def _fetch(server: str, match_id: str, tls: Tls) -> spb.GetMatchRecordResponse:
     """The record from ``server``, or from the worker process it names (MATCH_ELSEWHERE)."""
     request = spb.GetMatchRecordRequest(match_id=match_id)
-    with grpc.insecure_channel(server) as channel:
+    with tls.channel(server) as channel:
         try:
             response: spb.GetMatchRecordResponse = sgrpc.MatchServiceStub(channel).GetMatchRecord(
                 request, timeout=10
@@ -87,6 +92,6 @@ def _fetch(server: str, match_id: str) -> spb.GetMatchRecordResponse:
             owner = info[1]["address"]
     if owner.startswith(":"):  # the same host, another port
         owner = server.rsplit(":", 1)[0] + owner
-    with grpc.insecure_channel(owner) as channel:
+    with tls.channel(owner) as channel:
         response = sgrpc.MatchServiceStub(channel).GetMatchRecord(request, timeout=10)
         return response

@@ -14,6 +14,7 @@ import sys
 from typing import Any
 
 from ziggurat.cli import exits, terminal_ui
+from ziggurat.cli.tls_options import Tls, TlsOptionError, add_tls_arguments, tls_from_args
 
 
 def register(commands: Any) -> None:
@@ -25,6 +26,7 @@ def register(commands: Any) -> None:
     )
     parser.add_argument("match_id", help="the match to watch")
     parser.add_argument("--server", metavar="HOST:PORT", help="connect here instead of searching the LAN")
+    add_tls_arguments(parser)
     parser.set_defaults(handler=_watch)
 
 
@@ -37,18 +39,23 @@ def _watch(args: argparse.Namespace) -> int:
     from ziggurat.tui import ZigguratApp
     from ziggurat.tui.watching import WatchError
 
+    try:
+        tls = tls_from_args(args)
+    except TlsOptionError as error:
+        print(f"ziggurat watch: {error}", file=sys.stderr)
+        return exits.USAGE
     if args.server:
         try:
-            asyncio.run(_check(args.server, args.match_id))
+            asyncio.run(_check(args.server, args.match_id, tls))
         except WatchError as error:
             print(f"ziggurat watch: {error}", file=sys.stderr)
             return exits.FAILED
-    return run_app(ZigguratApp(server=args.server, watch_match=args.match_id))
+    return run_app(ZigguratApp(server=args.server, watch_match=args.match_id, tls=tls))
 
 
-async def _check(address: str, match_id: str) -> None:
+async def _check(address: str, match_id: str, tls: Tls) -> None:
     from ziggurat.tui.watching import check_watchable
     from ziggurat_client.client import ZigguratClient
 
-    async with ZigguratClient(address) as client:
+    async with ZigguratClient(address, **tls.client_options()) as client:
         await check_watchable(client, match_id)

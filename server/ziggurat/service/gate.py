@@ -143,11 +143,19 @@ class Gate:
         tls: tuple[str, str] | None = None,
         log_level: str = "info",
         on_exit: Callable[[int], None] | None = None,
+        reuse_port: bool = False,
+        also_listen: str | None = None,
     ) -> None:
         """``upstream`` is the server's private socket (``unix:/path``); ``on_exit`` is told the
-        gate's exit code if it exits before :meth:`stop` (the server then stops: exit code 1)."""
+        gate's exit code if it exits before :meth:`stop` (the server then stops: exit code 1).
+        A worker of ``--workers`` shares ``listen`` with the other workers' gates
+        (``reuse_port``) and has its gate serve its own port too (``also_listen``)."""
         self.binary = binary
         self.command = [str(binary), "--listen", listen, "--upstream", upstream, *limits.arguments()]
+        if reuse_port:
+            self.command.append("--reuse-port")
+        if also_listen is not None:
+            self.command += ["--also-listen", also_listen]
         if tls is not None:
             self.command += ["--tls-cert", tls[0], "--tls-key", tls[1]]
         self.command += ["--log-level", log_level]
@@ -159,6 +167,7 @@ class Gate:
         self._stopping = False
         self.died = False  # it exited while serving (before stop)
         self.port = 0
+        self.also_port = 0  # the port bound for ``also_listen``
 
     @property
     def pid(self) -> int | None:
@@ -199,7 +208,10 @@ class Gate:
                 await asyncio.wait_for(stderr, 2)
             why = _GATE_PREFIX.sub("", said.last() or text) or f"exit code {code}"
             raise StartupError(f"{BINARY_NAME} could not start: {why}")
-        self.port = int(text.rsplit(":", 1)[1])
+        # "ziggurat-gate listening on HOST:PORT[, also on HOST:PORT]"
+        first, _, second = text.removeprefix(READY_PREFIX).partition(", also on ")
+        self.port = int(first.rsplit(":", 1)[1])
+        self.also_port = int(second.rsplit(":", 1)[1]) if second else 0
         said.release()
         self._tasks = [
             stderr,

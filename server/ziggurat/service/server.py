@@ -77,7 +77,15 @@ from ziggurat.service.ports import bind_failure
 from ziggurat.service.private_dir import make_private_dir, remove_stale_private_dirs
 from ziggurat.service.servicer import MatchServicer, method_handlers
 from ziggurat.service.shard_listing import ShardLister
-from ziggurat.service.shards import WorkerOptions, advertised_address, bind_own
+from ziggurat.service.shards import (
+    WorkerOptions,
+    advertised_address,
+    bind_own,
+    bind_worker_socket,
+    own_port_for_gate,
+    remembered_port,
+    warn_own_port_moved,
+)
 from ziggurat.service.status_guard import StatusGuard
 from ziggurat.service.timecontrol import DEFAULT_UNTIMED_MOVE_LIMIT_S
 from ziggurat.store.owner import DatabaseOwner, lost_wal_message
@@ -324,6 +332,7 @@ class ZigguratServer:
         self.shards = options.worker.directory() if options.worker is not None else None
         self.manager.shards = self.shards
         self.own_port = 0  # a worker's own port (clients are sent there for its matches)
+        self._own_request: tuple[int, str] = (0, "")  # with --gate: the own port to ask its gate for
         self.lister: ShardLister | None = None
         self.bots = BotRegistry(
             self.store,
@@ -334,7 +343,9 @@ class ZigguratServer:
         self.health = health_aio.HealthServicer()
         # Each call's client address; with --gate, calls the gate forwards carry it.
         # The secret is the gate's word that a call's x-ziggurat-peer is the client's own.
-        self._gate_secret = new_secret() if options.gate else None
+        # A worker's gate is given the secret all workers share (the web port's calls between
+        # workers carry it too).
+        self._gate_secret = (options.worker_secret or new_secret()) if options.gate else None
         peer_secret = self._gate_secret or (options.worker_secret if options.worker is not None else None)
         self.peers = Peers(peer_secret, options.ipv6_prefix_length)
         self.memory_ceiling = MemoryCeiling(options.max_memory_percent)
@@ -585,6 +596,11 @@ class ZigguratServer:
                 raise StartupError(f"cannot listen on {address}: {problem}")
         if self.options.gate:
             self._bind_upstream()
+            if self.options.worker is not None:  # its gate serves its own port too
+                bind_worker_socket(self.server, self.options.worker, self.options.db_path)
+                self._own_request = own_port_for_gate(
+                    self.options.host, self.options.worker, self.options.db_path
+                )
             return 0  # the gate's port, known once it has started
         self._check_tls_files()
         credentials: grpc.ServerCredentials | None = None
@@ -670,6 +686,7 @@ class ZigguratServer:
             shutdown_timeout=o.grace_seconds + SHUTDOWN_MARGIN_S,
         )
         assert self._gate_secret is not None
+        own, moved = self._own_request
         self.gate = Gate(
             self._gate_binary(),
             listen=listen_address(o.host, o.port),
@@ -679,8 +696,17 @@ class ZigguratServer:
             tls=(o.tls_cert, o.tls_key) if o.tls_cert and o.tls_key else None,
             log_level=o.log_level,
             on_exit=self._gate_exited,
+            # A worker's gate shares the public port with the other workers' gates, as workers
+            # without one share it, and serves the worker's own port.
+            reuse_port=o.worker is not None,
+            also_listen=listen_address(o.host, own) if o.worker is not None else None,
         )
-        return await self.gate.start()
+        port = await self.gate.start()
+        if o.worker is not None:
+            self.own_port = self.gate.also_port
+            if moved:
+                warn_own_port_moved(o.worker, o.db_path, remembered_port(o.db_path), moved, self.own_port)
+        return port
 
     def _gate_exited(self, code: int) -> None:
         """The gate exited while serving: nothing reaches this server any more; stop (exit 1)."""

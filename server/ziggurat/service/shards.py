@@ -131,6 +131,13 @@ def bind_own(
     its own to replace.
     """
     port = _bind_own_port(server, host, worker, db_path, credentials)
+    bind_worker_socket(server, worker, db_path)
+    return port
+
+
+def bind_worker_socket(server: grpc.aio.Server, worker: WorkerOptions, db_path: str) -> None:
+    """Bind the worker's Unix socket, where the other workers make calls on its matches (the
+    web port's, :mod:`ziggurat.web.forward`); a file left by a killed predecessor is replaced."""
     path = socket_path(db_path)
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
@@ -138,7 +145,41 @@ def bind_own(
         server.add_insecure_port(f"unix:{path}")
     except RuntimeError:
         raise StartupError(f"cannot listen on unix:{path} (worker {worker.index})") from None
-    return port
+
+
+def own_port_for_gate(host: str, worker: WorkerOptions, db_path: str) -> tuple[int, str]:
+    """With ``--gate`` a worker's gate binds its own port (``--also-listen``): the port to ask
+    for (0: a free one) and, when the remembered port is taken, why (for the warning once the
+    gate has bound another). The same choice as :func:`bind_own`'s: the fixed port, or the
+    remembered one, or a free one."""
+    if worker.own_port:  # --worker-ports: the operator's firewall expects this one
+        problem = bind_failure(host, worker.own_port)
+        if problem:
+            raise StartupError(
+                f"cannot listen on {host}:{worker.own_port}, worker {worker.index}'s own port "
+                f"(--worker-ports): {problem}"
+            )
+        return worker.own_port, ""
+    remembered = remembered_port(db_path)
+    if not remembered:
+        return 0, ""
+    problem = bind_failure(host, remembered)
+    return (0, problem) if problem else (remembered, "")
+
+
+def warn_own_port_moved(
+    worker: WorkerOptions, db_path: str, remembered: int, problem: str, port: int
+) -> None:
+    """Say that a worker could not take its remembered own port again, and which it took."""
+    log.warning(
+        "worker %d cannot listen on its own port %d again, remembered in %s: %s. Listening on "
+        "%d instead; clients that hold the old address fall back to the public one",
+        worker.index,
+        remembered,
+        address_path(db_path),
+        problem,
+        port,
+    )
 
 
 def _bind_own_port(
@@ -171,15 +212,7 @@ def _bind_own_port(
     if isinstance(port, str):
         raise StartupError(f"cannot listen on {host}:0 (worker {worker.index})")
     if remembered:
-        log.warning(
-            "worker %d cannot listen on its own port %d again, remembered in %s: %s. Listening on "
-            "%d instead; clients that hold the old address fall back to the public one",
-            worker.index,
-            remembered,
-            address_path(db_path),
-            problem,
-            port,
-        )
+        warn_own_port_moved(worker, db_path, remembered, problem, port)
     return port
 
 

@@ -13,6 +13,7 @@ from textual import work
 from textual.app import App
 from textual.binding import Binding, BindingType
 
+from ziggurat.cli.tls_options import Tls
 from ziggurat.tui.discovery import ServerInfo, discover
 from ziggurat.tui.game import GameScreen
 from ziggurat.tui.lobby import LobbyScreen
@@ -39,14 +40,31 @@ class ZigguratApp(App[None]):
         watch_match: str | None = None,
         discover_servers: Discover | None = None,
         seats: SeatStore | None = None,
+        tls: Tls | None = None,
     ) -> None:
+        """``tls``: how to speak to ``server`` (``--tls``/``--ca``); a server found on the LAN
+        that says it speaks TLS is spoken to with TLS, trusting ``tls``'s CA if one was given."""
         super().__init__()
+        self.tls = tls or Tls(enabled=False, root=None)
         self.server_address = server
         self.player_name = player_name
         self.watch_match = watch_match
-        self.discover_servers: Discover = discover_servers or partial(_discover_default)
+        self._found: Discover = discover_servers or partial(_discover_default)
+        self._tls_addresses: set[str] = set()  # servers found on the LAN that said they speak TLS
         self.client: ZigguratClient | None = None
         self.seats = seats or SeatStore()
+
+    async def discover_servers(self) -> list[ServerInfo]:
+        """The servers found on the LAN, noting which speak TLS (their mDNS record says so)."""
+        found = await self._found()
+        self._tls_addresses |= {server.address for server in found if server.tls}
+        return found
+
+    def _tls_for(self, address: str) -> Tls:
+        """TLS as asked (``--tls``/``--ca``), or as a server found on the LAN said it speaks."""
+        if not self.tls.enabled and address in self._tls_addresses:
+            return Tls(enabled=True, root=self.tls.root)
+        return self.tls
 
     def on_mount(self) -> None:
         """Start at the server chooser unless an address was given."""
@@ -60,7 +78,7 @@ class ZigguratApp(App[None]):
         if not address:
             return
         self.server_address = address
-        self.client = ZigguratClient(address)
+        self.client = ZigguratClient(address, **self._tls_for(address).client_options())
         if self.watch_match:
             self.open_watched(self.client, self.watch_match)
         else:
