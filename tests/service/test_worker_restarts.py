@@ -19,6 +19,7 @@ import socket
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
 import pytest
 
@@ -148,8 +149,14 @@ class PortTaker:
         self.server.close()
 
 
+class Holding(Protocol):
+    """What :func:`_restart` needs of the players: an event that holds their moves."""
+
+    moving: asyncio.Event
+
+
 async def _restart(
-    play: Play, running: Workers, stop: Callable[[Workers], None], *, hold: int | None = None
+    play: Holding, running: Workers, stop: Callable[[Workers], None], *, hold: int | None = None
 ) -> tuple[Workers, PortTaker | None]:
     """Stop the server with ``stop``, wait for its workers to end, start it again on the same
     ``--port`` and ``--db`` (in a thread: the seats keep reconnecting meanwhile, their bots

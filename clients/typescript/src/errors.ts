@@ -63,6 +63,12 @@ export class ZigguratError extends Error {
         }
       }
     }
+    // connect-node reports a connection the far end closed before HTTP/2 was set up (a port
+    // taken by another program that hangs up) as Canceled, which for gRPC means the caller
+    // cancelled: it is the server that did not answer, as gRPC's own clients say.
+    if (error.code === Code.Canceled && !reason && error.rawMessage.startsWith("http/2 stream closed")) {
+      return new ZigguratError(Code.Unavailable, "", `the connection closed before an answer (${error.rawMessage})`);
+    }
     return new ZigguratError(error.code, reason, error.rawMessage, metadata);
   }
 }

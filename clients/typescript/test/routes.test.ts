@@ -18,6 +18,15 @@ async function deadAddress(): Promise<string> {
   return `127.0.0.1:${port}`;
 }
 
+/** A loopback address where another program accepts each connection and hangs up at once (a
+ * worker's old port, taken by something else): node's HTTP/2 says "stream closed with CANCEL". */
+async function hangingUpAddress(): Promise<{ address: string; close: () => Promise<void> }> {
+  const listener = createServer((socket) => socket.destroy());
+  await new Promise<void>((ok) => listener.listen(0, "127.0.0.1", ok));
+  const { port } = listener.address() as { port: number };
+  return { address: `127.0.0.1:${port}`, close: () => new Promise<void>((ok) => listener.close(() => ok())) };
+}
+
 let server: TestServer;
 before(async () => {
   server = await TestServer.start();
@@ -55,6 +64,26 @@ test("a dead route falls back to the client's own address", { timeout: 120_000 }
     assert.equal(record.moves.length, seen.filter((e) => e.kind.case === "movePlayed").length);
   } finally {
     for (const client of [...seats, watcher]) client.close();
+  }
+});
+
+test("a route to a port that hangs up is forgotten like a dead one", { timeout: 120_000 }, async () => {
+  const taker = await hangingUpAddress();
+  const seats = [new ZigguratClient(server.address), new ZigguratClient(server.address)];
+  try {
+    const match = await seats[0].createMatch(pylos());
+    seats[0].learnRoute(match.matchId, taker.address);
+    const first = await seats[0].join(match.matchId, "first");
+    assert.equal(seats[0].routes.get(match.matchId), undefined, "the route is forgotten");
+    const second = await seats[1].join(match.matchId, "second");
+    for (const client of seats) client.learnRoute(match.matchId, taker.address);
+    const results = await Promise.all(
+      [first, second].map((handle, i) => seats[i].play(handle, randomChooser(i + 1).choose, { backoff: quick })),
+    );
+    assert.ok(results.every((r) => r.ended.outcome !== undefined), "both seats played to the end");
+  } finally {
+    for (const client of seats) client.close();
+    await taker.close();
   }
 });
 
