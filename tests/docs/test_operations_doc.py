@@ -40,6 +40,7 @@ LIMIT_OPTIONS = {
     "max_matches_per_address",
     "create_rate",
     "untimed_move_limit",
+    "claim_after",
     "waiting_ttl",
     "max_pending_invitations",
     "invitation_ttl",

@@ -188,21 +188,24 @@ const (
 	Termination_TERMINATION_TIMEOUT          Termination = 7
 	Termination_TERMINATION_ABORTED          Termination = 8
 	Termination_TERMINATION_ILLEGAL_MOVE     Termination = 9 // a seat exceeded the match's limit of illegal moves
+	// A seat away for the match's claim_after_ms was claimed (MatchService.ClaimAbandoned).
+	Termination_TERMINATION_ABANDONED Termination = 10
 )
 
 // Enum value maps for Termination.
 var (
 	Termination_name = map[int32]string{
-		0: "TERMINATION_UNSPECIFIED",
-		1: "TERMINATION_NORMAL",
-		2: "TERMINATION_PYRAMID_COMPLETE",
-		3: "TERMINATION_NO_LEGAL_MOVE",
-		4: "TERMINATION_REPETITION",
-		5: "TERMINATION_MOVE_LIMIT",
-		6: "TERMINATION_RESIGNATION",
-		7: "TERMINATION_TIMEOUT",
-		8: "TERMINATION_ABORTED",
-		9: "TERMINATION_ILLEGAL_MOVE",
+		0:  "TERMINATION_UNSPECIFIED",
+		1:  "TERMINATION_NORMAL",
+		2:  "TERMINATION_PYRAMID_COMPLETE",
+		3:  "TERMINATION_NO_LEGAL_MOVE",
+		4:  "TERMINATION_REPETITION",
+		5:  "TERMINATION_MOVE_LIMIT",
+		6:  "TERMINATION_RESIGNATION",
+		7:  "TERMINATION_TIMEOUT",
+		8:  "TERMINATION_ABORTED",
+		9:  "TERMINATION_ILLEGAL_MOVE",
+		10: "TERMINATION_ABANDONED",
 	}
 	Termination_value = map[string]int32{
 		"TERMINATION_UNSPECIFIED":      0,
@@ -215,6 +218,7 @@ var (
 		"TERMINATION_TIMEOUT":          7,
 		"TERMINATION_ABORTED":          8,
 		"TERMINATION_ILLEGAL_MOVE":     9,
+		"TERMINATION_ABANDONED":        10,
 	}
 )
 
@@ -899,7 +903,7 @@ const file_ziggurat_v1_game_proto_rawDesc = "" +
 	"\vKabaleoDeal\x12\x1c\n" +
 	"\x18KABALEO_DEAL_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13KABALEO_DEAL_RANDOM\x10\x01\x12\x16\n" +
-	"\x12KABALEO_DEAL_EQUAL\x10\x02*\xa8\x02\n" +
+	"\x12KABALEO_DEAL_EQUAL\x10\x02*\xc3\x02\n" +
 	"\vTermination\x12\x1b\n" +
 	"\x17TERMINATION_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12TERMINATION_NORMAL\x10\x01\x12 \n" +
@@ -910,7 +914,9 @@ const file_ziggurat_v1_game_proto_rawDesc = "" +
 	"\x17TERMINATION_RESIGNATION\x10\x06\x12\x17\n" +
 	"\x13TERMINATION_TIMEOUT\x10\a\x12\x17\n" +
 	"\x13TERMINATION_ABORTED\x10\b\x12\x1c\n" +
-	"\x18TERMINATION_ILLEGAL_MOVE\x10\tB\x9a\x01\n" +
+	"\x18TERMINATION_ILLEGAL_MOVE\x10\t\x12\x19\n" +
+	"\x15TERMINATION_ABANDONED\x10\n" +
+	"B\x9a\x01\n" +
 	"\x0forg.ziggurat.v1B\tGameProtoP\x01ZCgithub.com/ziggurat-games/ziggurat/clients/go/zigguratv1;zigguratv1\xa2\x02\x03ZXX\xaa\x02\vZiggurat.V1\xba\x02\x03Zig\xca\x02\vZiggurat\\V1\xea\x02\fZiggurat::V1b\x06proto3"
 
 var (

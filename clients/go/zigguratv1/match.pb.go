@@ -213,6 +213,9 @@ const (
 	// Forfeited: its refused moves exceeded TimeControl.max_illegal_moves
 	// (TERMINATION_ILLEGAL_MOVE).
 	SeatState_SEAT_STATE_ILLEGAL_MOVES SeatState = 8
+	// Forfeited: it had no stream open for the match's claim_after_ms and a seat still in the
+	// game claimed the match (MatchService.ClaimAbandoned; TERMINATION_ABANDONED).
+	SeatState_SEAT_STATE_ABANDONED SeatState = 9
 )
 
 // Enum value maps for SeatState.
@@ -227,6 +230,7 @@ var (
 		6: "SEAT_STATE_SUBSTITUTED",
 		7: "SEAT_STATE_RESIGNED",
 		8: "SEAT_STATE_ILLEGAL_MOVES",
+		9: "SEAT_STATE_ABANDONED",
 	}
 	SeatState_value = map[string]int32{
 		"SEAT_STATE_UNSPECIFIED":   0,
@@ -238,6 +242,7 @@ var (
 		"SEAT_STATE_SUBSTITUTED":   6,
 		"SEAT_STATE_RESIGNED":      7,
 		"SEAT_STATE_ILLEGAL_MOVES": 8,
+		"SEAT_STATE_ABANDONED":     9,
 	}
 )
 
@@ -369,7 +374,14 @@ type Seat struct {
 	PlayerName string                 `protobuf:"bytes,2,opt,name=player_name,json=playerName,proto3" json:"player_name,omitempty"`
 	State      SeatState              `protobuf:"varint,3,opt,name=state,proto3,enum=ziggurat.v1.SeatState" json:"state,omitempty"`
 	// Fischer clock: time left in milliseconds (0 when untimed).
-	ClockMs       uint64 `protobuf:"varint,4,opt,name=clock_ms,json=clockMs,proto3" json:"clock_ms,omitempty"`
+	ClockMs uint64 `protobuf:"varint,4,opt,name=clock_ms,json=clockMs,proto3" json:"clock_ms,omitempty"`
+	// In a live match as GetMatch and ListMatches show it: since when this seat has had no
+	// stream open, on the server's clock in milliseconds since the Unix epoch (as
+	// WatchMatchResponse.server_time_ms; DISCONNECTED: since its last stream closed; JOINED:
+	// since it joined, or since the server restarted). How long it has been away is the
+	// server's time now minus this. 0 when it has a stream open, when the server plays it (a
+	// built-in bot), once it has forfeited, once the match is over, and in events.
+	AwaySinceMs   uint64 `protobuf:"varint,5,opt,name=away_since_ms,json=awaySinceMs,proto3" json:"away_since_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -432,6 +444,13 @@ func (x *Seat) GetClockMs() uint64 {
 	return 0
 }
 
+func (x *Seat) GetAwaySinceMs() uint64 {
+	if x != nil {
+		return x.AwaySinceMs
+	}
+	return 0
+}
+
 // A match as one caller may see it.
 type Match struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
@@ -455,6 +474,11 @@ type Match struct {
 	// MATCH_ELSEWHERE naming the same address). An empty HOST (":PORT") means the host the
 	// client already connects to. Empty: the server is one process; use the address called.
 	ServerAddress string `protobuf:"bytes,11,opt,name=server_address,json=serverAddress,proto3" json:"server_address,omitempty"`
+	// How long (milliseconds) a seat must have been away (Seat.away_since_ms) before another seat
+	// still in the game may end its part with MatchService.ClaimAbandoned. 0: claims are off
+	// for this match (a competition's server, or a time control with disconnect_grace_ms,
+	// whose grace already ends the turn of a seat that left).
+	ClaimAfterMs  uint32 `protobuf:"varint,12,opt,name=claim_after_ms,json=claimAfterMs,proto3" json:"claim_after_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -564,6 +588,13 @@ func (x *Match) GetServerAddress() string {
 		return x.ServerAddress
 	}
 	return ""
+}
+
+func (x *Match) GetClaimAfterMs() uint32 {
+	if x != nil {
+		return x.ClaimAfterMs
+	}
+	return 0
 }
 
 // The match was created; seats are open.
@@ -1126,13 +1157,14 @@ const file_ziggurat_v1_match_proto_rawDesc = "" +
 	"\n" +
 	"on_timeout\x18\x04 \x01(\x0e2\x1a.ziggurat.v1.TimeoutPolicyR\tonTimeout\x12.\n" +
 	"\x13disconnect_grace_ms\x18\x05 \x01(\rR\x11disconnectGraceMs\x12*\n" +
-	"\x11max_illegal_moves\x18\x06 \x01(\rR\x0fmaxIllegalMoves\"\x84\x01\n" +
+	"\x11max_illegal_moves\x18\x06 \x01(\rR\x0fmaxIllegalMoves\"\xa8\x01\n" +
 	"\x04Seat\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\rR\x04seat\x12\x1f\n" +
 	"\vplayer_name\x18\x02 \x01(\tR\n" +
 	"playerName\x12,\n" +
 	"\x05state\x18\x03 \x01(\x0e2\x16.ziggurat.v1.SeatStateR\x05state\x12\x19\n" +
-	"\bclock_ms\x18\x04 \x01(\x04R\aclockMs\"\xec\x03\n" +
+	"\bclock_ms\x18\x04 \x01(\x04R\aclockMs\x12\"\n" +
+	"\raway_since_ms\x18\x05 \x01(\x04R\vawaySinceMs\"\x92\x04\n" +
 	"\x05Match\x12\x19\n" +
 	"\bmatch_id\x18\x01 \x01(\tR\amatchId\x12/\n" +
 	"\x06config\x18\x02 \x01(\v2\x17.ziggurat.v1.GameConfigR\x06config\x12;\n" +
@@ -1145,7 +1177,8 @@ const file_ziggurat_v1_match_proto_rawDesc = "" +
 	"\x04view\x18\t \x01(\v2\x15.ziggurat.v1.GameViewR\x04view\x12\x19\n" +
 	"\blast_seq\x18\n" +
 	" \x01(\x04R\alastSeq\x12%\n" +
-	"\x0eserver_address\x18\v \x01(\tR\rserverAddress\"\xaa\x01\n" +
+	"\x0eserver_address\x18\v \x01(\tR\rserverAddress\x12$\n" +
+	"\x0eclaim_after_ms\x18\f \x01(\rR\fclaimAfterMs\"\xaa\x01\n" +
 	"\x11MatchCreatedEvent\x12/\n" +
 	"\x06config\x18\x01 \x01(\v2\x17.ziggurat.v1.GameConfigR\x06config\x12;\n" +
 	"\ftime_control\x18\x02 \x01(\v2\x18.ziggurat.v1.TimeControlR\vtimeControl\x12'\n" +
@@ -1197,7 +1230,7 @@ const file_ziggurat_v1_match_proto_rawDesc = "" +
 	"\x18MATCH_STATUS_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14MATCH_STATUS_WAITING\x10\x01\x12\x17\n" +
 	"\x13MATCH_STATUS_ACTIVE\x10\x02\x12\x19\n" +
-	"\x15MATCH_STATUS_FINISHED\x10\x03*\xf7\x01\n" +
+	"\x15MATCH_STATUS_FINISHED\x10\x03*\x91\x02\n" +
 	"\tSeatState\x12\x1a\n" +
 	"\x16SEAT_STATE_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fSEAT_STATE_OPEN\x10\x01\x12\x15\n" +
@@ -1207,7 +1240,8 @@ const file_ziggurat_v1_match_proto_rawDesc = "" +
 	"\x14SEAT_STATE_TIMED_OUT\x10\x05\x12\x1a\n" +
 	"\x16SEAT_STATE_SUBSTITUTED\x10\x06\x12\x17\n" +
 	"\x13SEAT_STATE_RESIGNED\x10\a\x12\x1c\n" +
-	"\x18SEAT_STATE_ILLEGAL_MOVES\x10\bB\x9b\x01\n" +
+	"\x18SEAT_STATE_ILLEGAL_MOVES\x10\b\x12\x18\n" +
+	"\x14SEAT_STATE_ABANDONED\x10\tB\x9b\x01\n" +
 	"\x0forg.ziggurat.v1B\n" +
 	"MatchProtoP\x01ZCgithub.com/ziggurat-games/ziggurat/clients/go/zigguratv1;zigguratv1\xa2\x02\x03ZXX\xaa\x02\vZiggurat.V1\xba\x02\x03Zig\xca\x02\vZiggurat\\V1\xea\x02\fZiggurat::V1b\x06proto3"
 

@@ -901,6 +901,106 @@ func (x *ResignResponse) GetSeq() uint64 {
 	return 0
 }
 
+// ClaimAbandoned input (the caller's seat token in `authorization`).
+type ClaimAbandonedRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	MatchId       string                 `protobuf:"bytes,1,opt,name=match_id,json=matchId,proto3" json:"match_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClaimAbandonedRequest) Reset() {
+	*x = ClaimAbandonedRequest{}
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClaimAbandonedRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClaimAbandonedRequest) ProtoMessage() {}
+
+func (x *ClaimAbandonedRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClaimAbandonedRequest.ProtoReflect.Descriptor instead.
+func (*ClaimAbandonedRequest) Descriptor() ([]byte, []int) {
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ClaimAbandonedRequest) GetMatchId() string {
+	if x != nil {
+		return x.MatchId
+	}
+	return ""
+}
+
+// ClaimAbandoned output.
+type ClaimAbandonedResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Sequence number of the first event recorded for the claim.
+	Seq uint64 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	// The seats (1-based) that forfeited as abandoned.
+	Seats         []uint32 `protobuf:"varint,2,rep,packed,name=seats,proto3" json:"seats,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClaimAbandonedResponse) Reset() {
+	*x = ClaimAbandonedResponse{}
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClaimAbandonedResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClaimAbandonedResponse) ProtoMessage() {}
+
+func (x *ClaimAbandonedResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClaimAbandonedResponse.ProtoReflect.Descriptor instead.
+func (*ClaimAbandonedResponse) Descriptor() ([]byte, []int) {
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ClaimAbandonedResponse) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *ClaimAbandonedResponse) GetSeats() []uint32 {
+	if x != nil {
+		return x.Seats
+	}
+	return nil
+}
+
 // A message from a bot on the Play stream. The first one names the match.
 type PlayRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
@@ -917,7 +1017,7 @@ type PlayRequest struct {
 
 func (x *PlayRequest) Reset() {
 	*x = PlayRequest{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[16]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -929,7 +1029,7 @@ func (x *PlayRequest) String() string {
 func (*PlayRequest) ProtoMessage() {}
 
 func (x *PlayRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[16]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -942,7 +1042,7 @@ func (x *PlayRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayRequest.ProtoReflect.Descriptor instead.
 func (*PlayRequest) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{16}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *PlayRequest) GetMatchId() string {
@@ -991,7 +1091,7 @@ type PlayResponse struct {
 
 func (x *PlayResponse) Reset() {
 	*x = PlayResponse{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[17]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1003,7 +1103,7 @@ func (x *PlayResponse) String() string {
 func (*PlayResponse) ProtoMessage() {}
 
 func (x *PlayResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[17]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1016,7 +1116,7 @@ func (x *PlayResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayResponse.ProtoReflect.Descriptor instead.
 func (*PlayResponse) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{17}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *PlayResponse) GetEvents() []*Event {
@@ -1053,7 +1153,7 @@ type MoveRejected struct {
 
 func (x *MoveRejected) Reset() {
 	*x = MoveRejected{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[18]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1065,7 +1165,7 @@ func (x *MoveRejected) String() string {
 func (*MoveRejected) ProtoMessage() {}
 
 func (x *MoveRejected) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[18]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1078,7 +1178,7 @@ func (x *MoveRejected) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveRejected.ProtoReflect.Descriptor instead.
 func (*MoveRejected) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{18}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *MoveRejected) GetMove() string {
@@ -1112,7 +1212,7 @@ type GetMatchRecordRequest struct {
 
 func (x *GetMatchRecordRequest) Reset() {
 	*x = GetMatchRecordRequest{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[19]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1124,7 +1224,7 @@ func (x *GetMatchRecordRequest) String() string {
 func (*GetMatchRecordRequest) ProtoMessage() {}
 
 func (x *GetMatchRecordRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[19]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1137,7 +1237,7 @@ func (x *GetMatchRecordRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMatchRecordRequest.ProtoReflect.Descriptor instead.
 func (*GetMatchRecordRequest) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{19}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetMatchRecordRequest) GetMatchId() string {
@@ -1157,7 +1257,7 @@ type GetMatchRecordResponse struct {
 
 func (x *GetMatchRecordResponse) Reset() {
 	*x = GetMatchRecordResponse{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[20]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1169,7 +1269,7 @@ func (x *GetMatchRecordResponse) String() string {
 func (*GetMatchRecordResponse) ProtoMessage() {}
 
 func (x *GetMatchRecordResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[20]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1182,7 +1282,7 @@ func (x *GetMatchRecordResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMatchRecordResponse.ProtoReflect.Descriptor instead.
 func (*GetMatchRecordResponse) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{20}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetMatchRecordResponse) GetRecord() *MatchRecord {
@@ -1225,7 +1325,7 @@ type MatchRecord struct {
 
 func (x *MatchRecord) Reset() {
 	*x = MatchRecord{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[21]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1237,7 +1337,7 @@ func (x *MatchRecord) String() string {
 func (*MatchRecord) ProtoMessage() {}
 
 func (x *MatchRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[21]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1250,7 +1350,7 @@ func (x *MatchRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MatchRecord.ProtoReflect.Descriptor instead.
 func (*MatchRecord) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{21}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *MatchRecord) GetMatchId() string {
@@ -1355,7 +1455,7 @@ type ChainedEvent struct {
 
 func (x *ChainedEvent) Reset() {
 	*x = ChainedEvent{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[22]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1367,7 +1467,7 @@ func (x *ChainedEvent) String() string {
 func (*ChainedEvent) ProtoMessage() {}
 
 func (x *ChainedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[22]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1380,7 +1480,7 @@ func (x *ChainedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChainedEvent.ProtoReflect.Descriptor instead.
 func (*ChainedEvent) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{22}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ChainedEvent) GetSeq() uint32 {
@@ -1430,7 +1530,7 @@ type RecordedMove struct {
 
 func (x *RecordedMove) Reset() {
 	*x = RecordedMove{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[23]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1442,7 +1542,7 @@ func (x *RecordedMove) String() string {
 func (*RecordedMove) ProtoMessage() {}
 
 func (x *RecordedMove) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[23]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1455,7 +1555,7 @@ func (x *RecordedMove) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordedMove.ProtoReflect.Descriptor instead.
 func (*RecordedMove) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{23}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *RecordedMove) GetSeat() uint32 {
@@ -1491,7 +1591,7 @@ type Forfeit struct {
 
 func (x *Forfeit) Reset() {
 	*x = Forfeit{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[24]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1503,7 +1603,7 @@ func (x *Forfeit) String() string {
 func (*Forfeit) ProtoMessage() {}
 
 func (x *Forfeit) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[24]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1516,7 +1616,7 @@ func (x *Forfeit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Forfeit.ProtoReflect.Descriptor instead.
 func (*Forfeit) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{24}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Forfeit) GetSeat() uint32 {
@@ -1549,7 +1649,7 @@ type ListBuiltinBotsRequest struct {
 
 func (x *ListBuiltinBotsRequest) Reset() {
 	*x = ListBuiltinBotsRequest{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[25]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1561,7 +1661,7 @@ func (x *ListBuiltinBotsRequest) String() string {
 func (*ListBuiltinBotsRequest) ProtoMessage() {}
 
 func (x *ListBuiltinBotsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[25]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1574,7 +1674,7 @@ func (x *ListBuiltinBotsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBuiltinBotsRequest.ProtoReflect.Descriptor instead.
 func (*ListBuiltinBotsRequest) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{25}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{27}
 }
 
 // ListBuiltinBots output.
@@ -1587,7 +1687,7 @@ type ListBuiltinBotsResponse struct {
 
 func (x *ListBuiltinBotsResponse) Reset() {
 	*x = ListBuiltinBotsResponse{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[26]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1599,7 +1699,7 @@ func (x *ListBuiltinBotsResponse) String() string {
 func (*ListBuiltinBotsResponse) ProtoMessage() {}
 
 func (x *ListBuiltinBotsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[26]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1612,7 +1712,7 @@ func (x *ListBuiltinBotsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBuiltinBotsResponse.ProtoReflect.Descriptor instead.
 func (*ListBuiltinBotsResponse) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{26}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListBuiltinBotsResponse) GetBots() []*BuiltinBot {
@@ -1637,7 +1737,7 @@ type BuiltinBot struct {
 
 func (x *BuiltinBot) Reset() {
 	*x = BuiltinBot{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[27]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1649,7 +1749,7 @@ func (x *BuiltinBot) String() string {
 func (*BuiltinBot) ProtoMessage() {}
 
 func (x *BuiltinBot) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[27]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1662,7 +1762,7 @@ func (x *BuiltinBot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BuiltinBot.ProtoReflect.Descriptor instead.
 func (*BuiltinBot) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{27}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *BuiltinBot) GetName() string {
@@ -1700,7 +1800,7 @@ type AddBotRequest struct {
 
 func (x *AddBotRequest) Reset() {
 	*x = AddBotRequest{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[28]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1712,7 +1812,7 @@ func (x *AddBotRequest) String() string {
 func (*AddBotRequest) ProtoMessage() {}
 
 func (x *AddBotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[28]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1725,7 +1825,7 @@ func (x *AddBotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddBotRequest.ProtoReflect.Descriptor instead.
 func (*AddBotRequest) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{28}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *AddBotRequest) GetMatchId() string {
@@ -1761,7 +1861,7 @@ type AddBotResponse struct {
 
 func (x *AddBotResponse) Reset() {
 	*x = AddBotResponse{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[29]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1773,7 +1873,7 @@ func (x *AddBotResponse) String() string {
 func (*AddBotResponse) ProtoMessage() {}
 
 func (x *AddBotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[29]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1786,7 +1886,7 @@ func (x *AddBotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddBotResponse.ProtoReflect.Descriptor instead.
 func (*AddBotResponse) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{29}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *AddBotResponse) GetSeat() uint32 {
@@ -1858,7 +1958,12 @@ const file_ziggurat_v1_match_service_proto_rawDesc = "" +
 	"\rResignRequest\x12\x19\n" +
 	"\bmatch_id\x18\x01 \x01(\tR\amatchId\"\"\n" +
 	"\x0eResignResponse\x12\x10\n" +
-	"\x03seq\x18\x01 \x01(\x04R\x03seq\"x\n" +
+	"\x03seq\x18\x01 \x01(\x04R\x03seq\"2\n" +
+	"\x15ClaimAbandonedRequest\x12\x19\n" +
+	"\bmatch_id\x18\x01 \x01(\tR\amatchId\"@\n" +
+	"\x16ClaimAbandonedResponse\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x14\n" +
+	"\x05seats\x18\x02 \x03(\rR\x05seats\"x\n" +
 	"\vPlayRequest\x12\x19\n" +
 	"\bmatch_id\x18\x01 \x01(\tR\amatchId\x12\x1b\n" +
 	"\tafter_seq\x18\x02 \x01(\x04R\bafterSeq\x12\x12\n" +
@@ -1920,7 +2025,7 @@ const file_ziggurat_v1_match_service_proto_rawDesc = "" +
 	"\x04seat\x18\x03 \x01(\rR\x04seat\"N\n" +
 	"\x0eAddBotResponse\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\rR\x04seat\x12(\n" +
-	"\x05match\x18\x02 \x01(\v2\x12.ziggurat.v1.MatchR\x05match2\xb9\a\n" +
+	"\x05match\x18\x02 \x01(\v2\x12.ziggurat.v1.MatchR\x05match2\x94\b\n" +
 	"\fMatchService\x12P\n" +
 	"\vCreateMatch\x12\x1f.ziggurat.v1.CreateMatchRequest\x1a .ziggurat.v1.CreateMatchResponse\x12P\n" +
 	"\vCancelMatch\x12\x1f.ziggurat.v1.CancelMatchRequest\x1a .ziggurat.v1.CancelMatchResponse\x12J\n" +
@@ -1931,7 +2036,8 @@ const file_ziggurat_v1_match_service_proto_rawDesc = "" +
 	"WatchMatch\x12\x1e.ziggurat.v1.WatchMatchRequest\x1a\x1f.ziggurat.v1.WatchMatchResponse0\x01\x12M\n" +
 	"\n" +
 	"SubmitMove\x12\x1e.ziggurat.v1.SubmitMoveRequest\x1a\x1f.ziggurat.v1.SubmitMoveResponse\x12A\n" +
-	"\x06Resign\x12\x1a.ziggurat.v1.ResignRequest\x1a\x1b.ziggurat.v1.ResignResponse\x12?\n" +
+	"\x06Resign\x12\x1a.ziggurat.v1.ResignRequest\x1a\x1b.ziggurat.v1.ResignResponse\x12Y\n" +
+	"\x0eClaimAbandoned\x12\".ziggurat.v1.ClaimAbandonedRequest\x1a#.ziggurat.v1.ClaimAbandonedResponse\x12?\n" +
 	"\x04Play\x12\x18.ziggurat.v1.PlayRequest\x1a\x19.ziggurat.v1.PlayResponse(\x010\x01\x12Y\n" +
 	"\x0eGetMatchRecord\x12\".ziggurat.v1.GetMatchRecordRequest\x1a#.ziggurat.v1.GetMatchRecordResponse\x12\\\n" +
 	"\x0fListBuiltinBots\x12#.ziggurat.v1.ListBuiltinBotsRequest\x1a$.ziggurat.v1.ListBuiltinBotsResponse\x12A\n" +
@@ -1950,7 +2056,7 @@ func file_ziggurat_v1_match_service_proto_rawDescGZIP() []byte {
 	return file_ziggurat_v1_match_service_proto_rawDescData
 }
 
-var file_ziggurat_v1_match_service_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_ziggurat_v1_match_service_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_ziggurat_v1_match_service_proto_goTypes = []any{
 	(*CreateMatchRequest)(nil),      // 0: ziggurat.v1.CreateMatchRequest
 	(*CreateMatchResponse)(nil),     // 1: ziggurat.v1.CreateMatchResponse
@@ -1968,58 +2074,60 @@ var file_ziggurat_v1_match_service_proto_goTypes = []any{
 	(*SubmitMoveResponse)(nil),      // 13: ziggurat.v1.SubmitMoveResponse
 	(*ResignRequest)(nil),           // 14: ziggurat.v1.ResignRequest
 	(*ResignResponse)(nil),          // 15: ziggurat.v1.ResignResponse
-	(*PlayRequest)(nil),             // 16: ziggurat.v1.PlayRequest
-	(*PlayResponse)(nil),            // 17: ziggurat.v1.PlayResponse
-	(*MoveRejected)(nil),            // 18: ziggurat.v1.MoveRejected
-	(*GetMatchRecordRequest)(nil),   // 19: ziggurat.v1.GetMatchRecordRequest
-	(*GetMatchRecordResponse)(nil),  // 20: ziggurat.v1.GetMatchRecordResponse
-	(*MatchRecord)(nil),             // 21: ziggurat.v1.MatchRecord
-	(*ChainedEvent)(nil),            // 22: ziggurat.v1.ChainedEvent
-	(*RecordedMove)(nil),            // 23: ziggurat.v1.RecordedMove
-	(*Forfeit)(nil),                 // 24: ziggurat.v1.Forfeit
-	(*ListBuiltinBotsRequest)(nil),  // 25: ziggurat.v1.ListBuiltinBotsRequest
-	(*ListBuiltinBotsResponse)(nil), // 26: ziggurat.v1.ListBuiltinBotsResponse
-	(*BuiltinBot)(nil),              // 27: ziggurat.v1.BuiltinBot
-	(*AddBotRequest)(nil),           // 28: ziggurat.v1.AddBotRequest
-	(*AddBotResponse)(nil),          // 29: ziggurat.v1.AddBotResponse
-	(*GameConfig)(nil),              // 30: ziggurat.v1.GameConfig
-	(*TimeControl)(nil),             // 31: ziggurat.v1.TimeControl
-	(SeatAssignment)(0),             // 32: ziggurat.v1.SeatAssignment
-	(*Match)(nil),                   // 33: ziggurat.v1.Match
-	(MatchStatus)(0),                // 34: ziggurat.v1.MatchStatus
-	(Game)(0),                       // 35: ziggurat.v1.Game
-	(*Event)(nil),                   // 36: ziggurat.v1.Event
-	(*Seat)(nil),                    // 37: ziggurat.v1.Seat
-	(*Outcome)(nil),                 // 38: ziggurat.v1.Outcome
-	(Termination)(0),                // 39: ziggurat.v1.Termination
+	(*ClaimAbandonedRequest)(nil),   // 16: ziggurat.v1.ClaimAbandonedRequest
+	(*ClaimAbandonedResponse)(nil),  // 17: ziggurat.v1.ClaimAbandonedResponse
+	(*PlayRequest)(nil),             // 18: ziggurat.v1.PlayRequest
+	(*PlayResponse)(nil),            // 19: ziggurat.v1.PlayResponse
+	(*MoveRejected)(nil),            // 20: ziggurat.v1.MoveRejected
+	(*GetMatchRecordRequest)(nil),   // 21: ziggurat.v1.GetMatchRecordRequest
+	(*GetMatchRecordResponse)(nil),  // 22: ziggurat.v1.GetMatchRecordResponse
+	(*MatchRecord)(nil),             // 23: ziggurat.v1.MatchRecord
+	(*ChainedEvent)(nil),            // 24: ziggurat.v1.ChainedEvent
+	(*RecordedMove)(nil),            // 25: ziggurat.v1.RecordedMove
+	(*Forfeit)(nil),                 // 26: ziggurat.v1.Forfeit
+	(*ListBuiltinBotsRequest)(nil),  // 27: ziggurat.v1.ListBuiltinBotsRequest
+	(*ListBuiltinBotsResponse)(nil), // 28: ziggurat.v1.ListBuiltinBotsResponse
+	(*BuiltinBot)(nil),              // 29: ziggurat.v1.BuiltinBot
+	(*AddBotRequest)(nil),           // 30: ziggurat.v1.AddBotRequest
+	(*AddBotResponse)(nil),          // 31: ziggurat.v1.AddBotResponse
+	(*GameConfig)(nil),              // 32: ziggurat.v1.GameConfig
+	(*TimeControl)(nil),             // 33: ziggurat.v1.TimeControl
+	(SeatAssignment)(0),             // 34: ziggurat.v1.SeatAssignment
+	(*Match)(nil),                   // 35: ziggurat.v1.Match
+	(MatchStatus)(0),                // 36: ziggurat.v1.MatchStatus
+	(Game)(0),                       // 37: ziggurat.v1.Game
+	(*Event)(nil),                   // 38: ziggurat.v1.Event
+	(*Seat)(nil),                    // 39: ziggurat.v1.Seat
+	(*Outcome)(nil),                 // 40: ziggurat.v1.Outcome
+	(Termination)(0),                // 41: ziggurat.v1.Termination
 }
 var file_ziggurat_v1_match_service_proto_depIdxs = []int32{
-	30, // 0: ziggurat.v1.CreateMatchRequest.config:type_name -> ziggurat.v1.GameConfig
-	31, // 1: ziggurat.v1.CreateMatchRequest.time_control:type_name -> ziggurat.v1.TimeControl
-	32, // 2: ziggurat.v1.CreateMatchRequest.seat_assignment:type_name -> ziggurat.v1.SeatAssignment
-	33, // 3: ziggurat.v1.CreateMatchResponse.match:type_name -> ziggurat.v1.Match
-	33, // 4: ziggurat.v1.CancelMatchResponse.match:type_name -> ziggurat.v1.Match
-	33, // 5: ziggurat.v1.JoinMatchResponse.match:type_name -> ziggurat.v1.Match
-	34, // 6: ziggurat.v1.ListMatchesRequest.status:type_name -> ziggurat.v1.MatchStatus
-	35, // 7: ziggurat.v1.ListMatchesRequest.game:type_name -> ziggurat.v1.Game
-	33, // 8: ziggurat.v1.ListMatchesResponse.matches:type_name -> ziggurat.v1.Match
-	33, // 9: ziggurat.v1.GetMatchResponse.match:type_name -> ziggurat.v1.Match
-	36, // 10: ziggurat.v1.WatchMatchResponse.events:type_name -> ziggurat.v1.Event
-	36, // 11: ziggurat.v1.PlayResponse.events:type_name -> ziggurat.v1.Event
-	18, // 12: ziggurat.v1.PlayResponse.move_rejected:type_name -> ziggurat.v1.MoveRejected
-	21, // 13: ziggurat.v1.GetMatchRecordResponse.record:type_name -> ziggurat.v1.MatchRecord
-	30, // 14: ziggurat.v1.MatchRecord.config:type_name -> ziggurat.v1.GameConfig
-	31, // 15: ziggurat.v1.MatchRecord.time_control:type_name -> ziggurat.v1.TimeControl
-	37, // 16: ziggurat.v1.MatchRecord.seats:type_name -> ziggurat.v1.Seat
-	23, // 17: ziggurat.v1.MatchRecord.moves:type_name -> ziggurat.v1.RecordedMove
-	38, // 18: ziggurat.v1.MatchRecord.outcome:type_name -> ziggurat.v1.Outcome
-	24, // 19: ziggurat.v1.MatchRecord.forfeits:type_name -> ziggurat.v1.Forfeit
-	32, // 20: ziggurat.v1.MatchRecord.seat_assignment:type_name -> ziggurat.v1.SeatAssignment
-	22, // 21: ziggurat.v1.MatchRecord.log:type_name -> ziggurat.v1.ChainedEvent
-	39, // 22: ziggurat.v1.Forfeit.termination:type_name -> ziggurat.v1.Termination
-	27, // 23: ziggurat.v1.ListBuiltinBotsResponse.bots:type_name -> ziggurat.v1.BuiltinBot
-	35, // 24: ziggurat.v1.BuiltinBot.games:type_name -> ziggurat.v1.Game
-	33, // 25: ziggurat.v1.AddBotResponse.match:type_name -> ziggurat.v1.Match
+	32, // 0: ziggurat.v1.CreateMatchRequest.config:type_name -> ziggurat.v1.GameConfig
+	33, // 1: ziggurat.v1.CreateMatchRequest.time_control:type_name -> ziggurat.v1.TimeControl
+	34, // 2: ziggurat.v1.CreateMatchRequest.seat_assignment:type_name -> ziggurat.v1.SeatAssignment
+	35, // 3: ziggurat.v1.CreateMatchResponse.match:type_name -> ziggurat.v1.Match
+	35, // 4: ziggurat.v1.CancelMatchResponse.match:type_name -> ziggurat.v1.Match
+	35, // 5: ziggurat.v1.JoinMatchResponse.match:type_name -> ziggurat.v1.Match
+	36, // 6: ziggurat.v1.ListMatchesRequest.status:type_name -> ziggurat.v1.MatchStatus
+	37, // 7: ziggurat.v1.ListMatchesRequest.game:type_name -> ziggurat.v1.Game
+	35, // 8: ziggurat.v1.ListMatchesResponse.matches:type_name -> ziggurat.v1.Match
+	35, // 9: ziggurat.v1.GetMatchResponse.match:type_name -> ziggurat.v1.Match
+	38, // 10: ziggurat.v1.WatchMatchResponse.events:type_name -> ziggurat.v1.Event
+	38, // 11: ziggurat.v1.PlayResponse.events:type_name -> ziggurat.v1.Event
+	20, // 12: ziggurat.v1.PlayResponse.move_rejected:type_name -> ziggurat.v1.MoveRejected
+	23, // 13: ziggurat.v1.GetMatchRecordResponse.record:type_name -> ziggurat.v1.MatchRecord
+	32, // 14: ziggurat.v1.MatchRecord.config:type_name -> ziggurat.v1.GameConfig
+	33, // 15: ziggurat.v1.MatchRecord.time_control:type_name -> ziggurat.v1.TimeControl
+	39, // 16: ziggurat.v1.MatchRecord.seats:type_name -> ziggurat.v1.Seat
+	25, // 17: ziggurat.v1.MatchRecord.moves:type_name -> ziggurat.v1.RecordedMove
+	40, // 18: ziggurat.v1.MatchRecord.outcome:type_name -> ziggurat.v1.Outcome
+	26, // 19: ziggurat.v1.MatchRecord.forfeits:type_name -> ziggurat.v1.Forfeit
+	34, // 20: ziggurat.v1.MatchRecord.seat_assignment:type_name -> ziggurat.v1.SeatAssignment
+	24, // 21: ziggurat.v1.MatchRecord.log:type_name -> ziggurat.v1.ChainedEvent
+	41, // 22: ziggurat.v1.Forfeit.termination:type_name -> ziggurat.v1.Termination
+	29, // 23: ziggurat.v1.ListBuiltinBotsResponse.bots:type_name -> ziggurat.v1.BuiltinBot
+	37, // 24: ziggurat.v1.BuiltinBot.games:type_name -> ziggurat.v1.Game
+	35, // 25: ziggurat.v1.AddBotResponse.match:type_name -> ziggurat.v1.Match
 	0,  // 26: ziggurat.v1.MatchService.CreateMatch:input_type -> ziggurat.v1.CreateMatchRequest
 	2,  // 27: ziggurat.v1.MatchService.CancelMatch:input_type -> ziggurat.v1.CancelMatchRequest
 	4,  // 28: ziggurat.v1.MatchService.JoinMatch:input_type -> ziggurat.v1.JoinMatchRequest
@@ -2028,24 +2136,26 @@ var file_ziggurat_v1_match_service_proto_depIdxs = []int32{
 	10, // 31: ziggurat.v1.MatchService.WatchMatch:input_type -> ziggurat.v1.WatchMatchRequest
 	12, // 32: ziggurat.v1.MatchService.SubmitMove:input_type -> ziggurat.v1.SubmitMoveRequest
 	14, // 33: ziggurat.v1.MatchService.Resign:input_type -> ziggurat.v1.ResignRequest
-	16, // 34: ziggurat.v1.MatchService.Play:input_type -> ziggurat.v1.PlayRequest
-	19, // 35: ziggurat.v1.MatchService.GetMatchRecord:input_type -> ziggurat.v1.GetMatchRecordRequest
-	25, // 36: ziggurat.v1.MatchService.ListBuiltinBots:input_type -> ziggurat.v1.ListBuiltinBotsRequest
-	28, // 37: ziggurat.v1.MatchService.AddBot:input_type -> ziggurat.v1.AddBotRequest
-	1,  // 38: ziggurat.v1.MatchService.CreateMatch:output_type -> ziggurat.v1.CreateMatchResponse
-	3,  // 39: ziggurat.v1.MatchService.CancelMatch:output_type -> ziggurat.v1.CancelMatchResponse
-	5,  // 40: ziggurat.v1.MatchService.JoinMatch:output_type -> ziggurat.v1.JoinMatchResponse
-	7,  // 41: ziggurat.v1.MatchService.ListMatches:output_type -> ziggurat.v1.ListMatchesResponse
-	9,  // 42: ziggurat.v1.MatchService.GetMatch:output_type -> ziggurat.v1.GetMatchResponse
-	11, // 43: ziggurat.v1.MatchService.WatchMatch:output_type -> ziggurat.v1.WatchMatchResponse
-	13, // 44: ziggurat.v1.MatchService.SubmitMove:output_type -> ziggurat.v1.SubmitMoveResponse
-	15, // 45: ziggurat.v1.MatchService.Resign:output_type -> ziggurat.v1.ResignResponse
-	17, // 46: ziggurat.v1.MatchService.Play:output_type -> ziggurat.v1.PlayResponse
-	20, // 47: ziggurat.v1.MatchService.GetMatchRecord:output_type -> ziggurat.v1.GetMatchRecordResponse
-	26, // 48: ziggurat.v1.MatchService.ListBuiltinBots:output_type -> ziggurat.v1.ListBuiltinBotsResponse
-	29, // 49: ziggurat.v1.MatchService.AddBot:output_type -> ziggurat.v1.AddBotResponse
-	38, // [38:50] is the sub-list for method output_type
-	26, // [26:38] is the sub-list for method input_type
+	16, // 34: ziggurat.v1.MatchService.ClaimAbandoned:input_type -> ziggurat.v1.ClaimAbandonedRequest
+	18, // 35: ziggurat.v1.MatchService.Play:input_type -> ziggurat.v1.PlayRequest
+	21, // 36: ziggurat.v1.MatchService.GetMatchRecord:input_type -> ziggurat.v1.GetMatchRecordRequest
+	27, // 37: ziggurat.v1.MatchService.ListBuiltinBots:input_type -> ziggurat.v1.ListBuiltinBotsRequest
+	30, // 38: ziggurat.v1.MatchService.AddBot:input_type -> ziggurat.v1.AddBotRequest
+	1,  // 39: ziggurat.v1.MatchService.CreateMatch:output_type -> ziggurat.v1.CreateMatchResponse
+	3,  // 40: ziggurat.v1.MatchService.CancelMatch:output_type -> ziggurat.v1.CancelMatchResponse
+	5,  // 41: ziggurat.v1.MatchService.JoinMatch:output_type -> ziggurat.v1.JoinMatchResponse
+	7,  // 42: ziggurat.v1.MatchService.ListMatches:output_type -> ziggurat.v1.ListMatchesResponse
+	9,  // 43: ziggurat.v1.MatchService.GetMatch:output_type -> ziggurat.v1.GetMatchResponse
+	11, // 44: ziggurat.v1.MatchService.WatchMatch:output_type -> ziggurat.v1.WatchMatchResponse
+	13, // 45: ziggurat.v1.MatchService.SubmitMove:output_type -> ziggurat.v1.SubmitMoveResponse
+	15, // 46: ziggurat.v1.MatchService.Resign:output_type -> ziggurat.v1.ResignResponse
+	17, // 47: ziggurat.v1.MatchService.ClaimAbandoned:output_type -> ziggurat.v1.ClaimAbandonedResponse
+	19, // 48: ziggurat.v1.MatchService.Play:output_type -> ziggurat.v1.PlayResponse
+	22, // 49: ziggurat.v1.MatchService.GetMatchRecord:output_type -> ziggurat.v1.GetMatchRecordResponse
+	28, // 50: ziggurat.v1.MatchService.ListBuiltinBots:output_type -> ziggurat.v1.ListBuiltinBotsResponse
+	31, // 51: ziggurat.v1.MatchService.AddBot:output_type -> ziggurat.v1.AddBotResponse
+	39, // [39:52] is the sub-list for method output_type
+	26, // [26:39] is the sub-list for method input_type
 	26, // [26:26] is the sub-list for extension type_name
 	26, // [26:26] is the sub-list for extension extendee
 	0,  // [0:26] is the sub-list for field type_name
@@ -2059,14 +2169,14 @@ func file_ziggurat_v1_match_service_proto_init() {
 	file_ziggurat_v1_game_proto_init()
 	file_ziggurat_v1_match_proto_init()
 	file_ziggurat_v1_match_service_proto_msgTypes[12].OneofWrappers = []any{}
-	file_ziggurat_v1_match_service_proto_msgTypes[16].OneofWrappers = []any{}
+	file_ziggurat_v1_match_service_proto_msgTypes[18].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ziggurat_v1_match_service_proto_rawDesc), len(file_ziggurat_v1_match_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   30,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -27,6 +27,7 @@ const (
 	MatchService_WatchMatch_FullMethodName      = "/ziggurat.v1.MatchService/WatchMatch"
 	MatchService_SubmitMove_FullMethodName      = "/ziggurat.v1.MatchService/SubmitMove"
 	MatchService_Resign_FullMethodName          = "/ziggurat.v1.MatchService/Resign"
+	MatchService_ClaimAbandoned_FullMethodName  = "/ziggurat.v1.MatchService/ClaimAbandoned"
 	MatchService_Play_FullMethodName            = "/ziggurat.v1.MatchService/Play"
 	MatchService_GetMatchRecord_FullMethodName  = "/ziggurat.v1.MatchService/GetMatchRecord"
 	MatchService_ListBuiltinBots_FullMethodName = "/ziggurat.v1.MatchService/ListBuiltinBots"
@@ -70,6 +71,8 @@ const (
 //	NOT_WAITING (FAILED_PRECONDITION): the match has started: only the operator can end it now.
 //	CREATION_CLOSED (FAILED_PRECONDITION): the operator has closed match creation on this server.
 //	NOT_FINISHED (FAILED_PRECONDITION): the match record is available once the match is over.
+//	NOT_ABANDONED (FAILED_PRECONDITION): no other seat has been away for the match's claim_after_ms.
+//	CLAIMS_OFF (FAILED_PRECONDITION): this match cannot be claimed (Match.claim_after_ms is 0).
 //	BOT_NOT_CONNECTED (FAILED_PRECONDITION): the named bot is not connected.
 //	BOT_GAME (FAILED_PRECONDITION): the named bot does not play that game.
 //	BOT_BUSY (FAILED_PRECONDITION): the named bot already plays its maximum number of matches.
@@ -119,6 +122,15 @@ type MatchServiceClient interface {
 	SubmitMove(ctx context.Context, in *SubmitMoveRequest, opts ...grpc.CallOption) (*SubmitMoveResponse, error)
 	// The caller's seat resigns.
 	Resign(ctx context.Context, in *ResignRequest, opts ...grpc.CallOption) (*ResignResponse, error)
+	// The caller's seat, still in the game, ends the part of every other seat that has been
+	// away (no stream open, Seat.away_since_ms) for at least the match's claim_after_ms: each such
+	// seat forfeits as abandoned (SEAT_STATE_ABANDONED, TERMINATION_ABANDONED). In Pylos the
+	// caller wins; in Kabaleo the abandoned seats rank last and the server plays their pieces,
+	// as for a resignation, so that the others finish. Seats the server plays (built-in bots)
+	// are never away. Refusals: NOT_ABANDONED (no other seat away long enough; ErrorInfo
+	// metadata claimable_in_ms when one is away but not yet for long enough), CLAIMS_OFF
+	// (Match.claim_after_ms is 0), NOT_STARTED, GAME_OVER, SEAT_FORFEITED, BAD_TOKEN.
+	ClaimAbandoned(ctx context.Context, in *ClaimAbandonedRequest, opts ...grpc.CallOption) (*ClaimAbandonedResponse, error)
 	// The low-latency path for bots: the server streams the seat's events (as WatchMatch),
 	// the bot streams its moves back on the same call.
 	Play(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PlayRequest, PlayResponse], error)
@@ -230,6 +242,16 @@ func (c *matchServiceClient) Resign(ctx context.Context, in *ResignRequest, opts
 	return out, nil
 }
 
+func (c *matchServiceClient) ClaimAbandoned(ctx context.Context, in *ClaimAbandonedRequest, opts ...grpc.CallOption) (*ClaimAbandonedResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ClaimAbandonedResponse)
+	err := c.cc.Invoke(ctx, MatchService_ClaimAbandoned_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *matchServiceClient) Play(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PlayRequest, PlayResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	stream, err := c.cc.NewStream(ctx, &MatchService_ServiceDesc.Streams[1], MatchService_Play_FullMethodName, cOpts...)
@@ -310,6 +332,8 @@ func (c *matchServiceClient) AddBot(ctx context.Context, in *AddBotRequest, opts
 //	NOT_WAITING (FAILED_PRECONDITION): the match has started: only the operator can end it now.
 //	CREATION_CLOSED (FAILED_PRECONDITION): the operator has closed match creation on this server.
 //	NOT_FINISHED (FAILED_PRECONDITION): the match record is available once the match is over.
+//	NOT_ABANDONED (FAILED_PRECONDITION): no other seat has been away for the match's claim_after_ms.
+//	CLAIMS_OFF (FAILED_PRECONDITION): this match cannot be claimed (Match.claim_after_ms is 0).
 //	BOT_NOT_CONNECTED (FAILED_PRECONDITION): the named bot is not connected.
 //	BOT_GAME (FAILED_PRECONDITION): the named bot does not play that game.
 //	BOT_BUSY (FAILED_PRECONDITION): the named bot already plays its maximum number of matches.
@@ -359,6 +383,15 @@ type MatchServiceServer interface {
 	SubmitMove(context.Context, *SubmitMoveRequest) (*SubmitMoveResponse, error)
 	// The caller's seat resigns.
 	Resign(context.Context, *ResignRequest) (*ResignResponse, error)
+	// The caller's seat, still in the game, ends the part of every other seat that has been
+	// away (no stream open, Seat.away_since_ms) for at least the match's claim_after_ms: each such
+	// seat forfeits as abandoned (SEAT_STATE_ABANDONED, TERMINATION_ABANDONED). In Pylos the
+	// caller wins; in Kabaleo the abandoned seats rank last and the server plays their pieces,
+	// as for a resignation, so that the others finish. Seats the server plays (built-in bots)
+	// are never away. Refusals: NOT_ABANDONED (no other seat away long enough; ErrorInfo
+	// metadata claimable_in_ms when one is away but not yet for long enough), CLAIMS_OFF
+	// (Match.claim_after_ms is 0), NOT_STARTED, GAME_OVER, SEAT_FORFEITED, BAD_TOKEN.
+	ClaimAbandoned(context.Context, *ClaimAbandonedRequest) (*ClaimAbandonedResponse, error)
 	// The low-latency path for bots: the server streams the seat's events (as WatchMatch),
 	// the bot streams its moves back on the same call.
 	Play(grpc.BidiStreamingServer[PlayRequest, PlayResponse]) error
@@ -404,6 +437,9 @@ func (UnimplementedMatchServiceServer) SubmitMove(context.Context, *SubmitMoveRe
 }
 func (UnimplementedMatchServiceServer) Resign(context.Context, *ResignRequest) (*ResignResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Resign not implemented")
+}
+func (UnimplementedMatchServiceServer) ClaimAbandoned(context.Context, *ClaimAbandonedRequest) (*ClaimAbandonedResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ClaimAbandoned not implemented")
 }
 func (UnimplementedMatchServiceServer) Play(grpc.BidiStreamingServer[PlayRequest, PlayResponse]) error {
 	return status.Error(codes.Unimplemented, "method Play not implemented")
@@ -575,6 +611,24 @@ func _MatchService_Resign_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MatchService_ClaimAbandoned_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ClaimAbandonedRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MatchServiceServer).ClaimAbandoned(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MatchService_ClaimAbandoned_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MatchServiceServer).ClaimAbandoned(ctx, req.(*ClaimAbandonedRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _MatchService_Play_Handler(srv interface{}, stream grpc.ServerStream) error {
 	return srv.(MatchServiceServer).Play(&grpc.GenericServerStream[PlayRequest, PlayResponse]{ServerStream: stream})
 }
@@ -670,6 +724,10 @@ var MatchService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Resign",
 			Handler:    _MatchService_Resign_Handler,
+		},
+		{
+			MethodName: "ClaimAbandoned",
+			Handler:    _MatchService_ClaimAbandoned_Handler,
 		},
 		{
 			MethodName: "GetMatchRecord",

@@ -324,6 +324,18 @@ class ZigguratClient:
             metadata=handle.metadata,
         )
 
+    async def claim_abandoned(self, handle: MatchHandle) -> list[int]:
+        """End the part of every other seat away (no stream open) for the match's
+        ``claim_after_ms``: they forfeit as abandoned. Returns those seats (1-based); refused
+        with NOT_ABANDONED (metadata ``claimable_in_ms``) while none has been away long enough."""
+        response: spb.ClaimAbandonedResponse = await self._call(
+            "ClaimAbandoned",
+            spb.ClaimAbandonedRequest(match_id=handle.match_id),
+            match_id=handle.match_id,
+            metadata=handle.metadata,
+        )
+        return list(response.seats)
+
     async def record(self, match_id: str) -> spb.MatchRecord:
         """The verifiable record of a finished match."""
         response: spb.GetMatchRecordResponse = await self._call(

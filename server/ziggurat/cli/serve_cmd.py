@@ -329,6 +329,16 @@ def _limits(parser: argparse.ArgumentParser) -> None:
         ),
     )
     group.add_argument(
+        "--claim-after",
+        type=_seconds,
+        default=d.claim_after_s,
+        metavar="SECONDS",
+        help=(
+            f"a player may claim a match (ClaimAbandoned) against the seats that have had no stream "
+            f"open this long (default {d.claim_after_s:g}; 0 = no claims)"
+        ),
+    )
+    group.add_argument(
         "--first-message-timeout",
         type=_seconds,
         default=d.first_message_timeout,
@@ -516,6 +526,7 @@ def _serve(args: argparse.Namespace) -> int:
         max_matches_per_address=args.max_matches_per_address,
         create_rate=args.create_rate,
         untimed_move_limit_s=args.untimed_move_limit,
+        claim_after_s=args.claim_after,
         max_streams_per_match=max(1, args.max_streams_per_match),
         max_streams_per_seat=max(1, args.max_streams_per_seat),
         mdns=args.mdns,

@@ -67,6 +67,7 @@ class Termination(enum.Enum):
     TIMEOUT = "timeout"  # a seat lost on time under the forfeit policy
     ABORTED = "aborted"  # the match was cancelled; nobody wins
     ILLEGAL_MOVE = "illegal_move"  # a seat exceeded the match's limit of illegal moves
+    ABANDONED = "abandoned"  # a seat away for the match's claim time was claimed by another
 
 
 def competition_ranks(keys: Sequence[tuple[int, ...]]) -> tuple[int, ...]:

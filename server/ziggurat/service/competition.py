@@ -109,6 +109,8 @@ POLICY: Mapping[str, Mapping[Listener, Rule]] = {
     _MATCH + "Play": _row(Rule.SEAT, Rule.SEAT, Rule.NOT_SERVED),
     _MATCH + "SubmitMove": _row(Rule.SEAT, Rule.SEAT, Rule.SEAT),
     _MATCH + "Resign": _row(Rule.SEAT, Rule.SEAT, Rule.SEAT),
+    # Absence in a competition is the organiser's to settle (its time control's grace).
+    _MATCH + "ClaimAbandoned": _REFUSED_EVERYWHERE,
     # Reading: a participant its own seats' matches; the audience what every spectator sees.
     _MATCH + "GetMatch": _row(Rule.OWN_SEAT, Rule.SEAT_OR_AUDIENCE, Rule.SEAT_OR_AUDIENCE),
     _MATCH + "WatchMatch": _row(Rule.OWN_SEAT, Rule.SEAT_OR_AUDIENCE, Rule.SEAT_OR_AUDIENCE),

@@ -68,6 +68,15 @@ class Resign:
 
 
 @dataclass(frozen=True, slots=True)
+class Claim:
+    """``seat`` claims the match: each seat of ``away`` (away for the match's claim time, as
+    the caller measured: a fact of the moment, not of the log) forfeits as abandoned."""
+
+    seat: int
+    away: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Abort:
     """End the match without a winner (an organiser's decision)."""
 
@@ -99,7 +108,7 @@ class Settle:
     """Whatever the server owes the match now: a start, a turn, presence to record."""
 
 
-Command = Join | Move | Resign | Abort | Expire | Settle | Begin | Reveal
+Command = Join | Move | Resign | Claim | Abort | Expire | Settle | Begin | Reveal
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +190,9 @@ def decide(settings: Settings, state: MatchState, command: Command, context: Con
         if state.seats[command.seat].forfeited:
             raise errors.precondition("SEAT_FORFEITED", "this seat has already forfeited")
         _forfeit(plan, command.seat, Termination.RESIGNATION)
+        return plan.decision()
+    if isinstance(command, Claim):
+        _claim(plan, command)
         return plan.decision()
     if isinstance(command, Begin):
         _begin(plan, command)
@@ -408,6 +420,21 @@ def _forfeit(
     plan.add(Forfeited(seat, termination.value, clock_ms, cause), after)
     if rules.outcome(after) is not None or was_to_move:
         _advance(plan)
+
+
+def _claim(plan: _Plan, command: Claim) -> None:
+    """Every seat of ``command.away`` forfeits as abandoned, until the game is decided (in
+    Pylos the first does it; in Kabaleo the server plays their pieces, as after a resignation)."""
+    settings, state = plan.settings, plan.state
+    _require_active(state)
+    _require_undecided(settings, state)
+    if state.seats[command.seat].forfeited:
+        raise errors.precondition("SEAT_FORFEITED", "this seat has already forfeited")
+    for seat in command.away:
+        if plan.state.status != "active" or settings.rules.outcome(plan.state.game) is not None:
+            break
+        if seat != command.seat and not plan.state.seats[seat].forfeited:
+            _forfeit(plan, seat, Termination.ABANDONED, cause="disconnected")
 
 
 def _expire(plan: _Plan) -> None:

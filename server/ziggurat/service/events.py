@@ -31,6 +31,7 @@ FORFEIT_STATES = {
     Termination.RESIGNATION.value: "resigned",
     Termination.TIMEOUT.value: "timed_out",
     Termination.ILLEGAL_MOVE.value: "illegal_moves",
+    Termination.ABANDONED.value: "abandoned",
 }
 FORFEITED = frozenset(FORFEIT_STATES.values())
 

@@ -42,6 +42,11 @@ from ziggurat.wire.reasons import Reason
 
 log = logging.getLogger("ziggurat.match")
 
+# How long a seat must have been away (no stream open) before a seat still in the game may
+# claim the match (ClaimAbandoned; `ziggurat serve --claim-after`): long enough for a phone
+# or a laptop to come back from a network change, short enough for a person to wait.
+DEFAULT_CLAIM_AFTER_MS = 120_000
+
 # Finished matches kept whole (log, states, rules' objects: about 54 KiB a Pylos match), for
 # the calls that need the log (WatchMatch, GetMatchRecord) or a refusal from the match itself;
 # and finished matches kept only as what GetMatch and ListMatches answer (about 1.7 KiB). The
@@ -92,8 +97,12 @@ class MatchManager:
         waiting_ttl_s: float = DEFAULT_WAITING_TTL_S,
         stream_limits: StreamLimits | None = None,
         group_commit: bool = True,
+        claim_after_ms: int = DEFAULT_CLAIM_AFTER_MS,
     ) -> None:
         self.stream_limits = stream_limits or StreamLimits()
+        # --claim-after: how long a seat must be away before another may claim the match
+        # (0 = never; a competition's server sets 0).
+        self.claim_after_ms = claim_after_ms
         self.store = store
         # Moves played on streams and by SubmitMove are committed in groups (one transaction
         # for the moves of every match that arrive in the same loop iteration).
@@ -435,6 +444,9 @@ class MatchManager:
             self._views.popitem(last=False)
 
     def _track(self, match: Match) -> None:
+        # A time control with a disconnect grace settles absence itself (its grace ends the
+        # turn of a seat that left): no claims there.
+        match.claim_after_ms = 0 if match.time_control.disconnect_grace_ms else self.claim_after_ms
         if match.status == "finished":
             self._finished[match.match_id] = match
             self._finished.move_to_end(match.match_id)

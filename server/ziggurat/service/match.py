@@ -45,6 +45,7 @@ from ziggurat.service.decide import (
     MAX_NAME,
     Abort,
     Begin,
+    Claim,
     Command,
     Context,
     Decision,
@@ -244,6 +245,10 @@ class Match:
             order=tuple(seat_order(stored.seed, stored.seats)),
         )
         self.limits = limits or StreamLimits()
+        # How long a seat must be away before another may claim the match (ClaimAbandoned);
+        # 0 = claims off. Set by the manager, from the server's --claim-after and the match's
+        # time control: a server setting, not match state, so not in the log.
+        self.claim_after_ms = 0
         self.current: MatchState = initial_state(self.settings, stored.seed)
         self.entries: list[LogEntry] = []
         self.on_finished: Callable[[Match], None] | None = None
@@ -262,6 +267,9 @@ class Match:
         # join, or the restart): its disconnect grace counts from then, so that a seat that is
         # joined and never connects cannot hold an untimed match for ever.
         self._joined_since: list[float | None] = [None] * stored.seats
+        # The same moments on the wall clock (ms since the epoch, 0: none), for Seat.away_since_ms:
+        # a fixed value, so that GetMatch answers the same while nothing changes.
+        self._away_wall_ms: list[int] = [0] * stored.seats
         self._turn_started = time.monotonic()
         self._timer: asyncio.TimerHandle | None = None
         self._retry: asyncio.TimerHandle | None = None
@@ -346,8 +354,10 @@ class Match:
         for seat, record in enumerate(match.current.seats):
             if record.presence:
                 match._gone_since[seat] = now
+                match._away_wall_ms[seat] = _now_ms()
             elif record.standing != "open":
                 match._joined_since[seat] = now
+                match._away_wall_ms[seat] = _now_ms()
         if match.current.status != "finished":
             match._drive()
         return match
@@ -516,11 +526,63 @@ class Match:
         self._execute(Resign(seat))
         return self.entries[first]
 
+    def away_ms(self, seat: int, now: float | None = None) -> int:
+        """How long ``seat`` has had no stream open (ms; Seat.away_ms): since its last stream
+        closed, or since it joined (or the server restarted) if none has opened since. 0 while
+        one is open, for a seat the server plays, once it has forfeited, and once the match is over."""
+        record = self.current.seats[seat]
+        if self.current.status == "finished" or record.standing != "joined" or record.house_bot:
+            return 0
+        if self._connections[seat]:
+            return 0
+        since = self._gone_since[seat] if self._gone_since[seat] is not None else self._joined_since[seat]
+        if since is None:
+            return 0
+        return max(0, int(((time.monotonic() if now is None else now) - since) * 1000))
+
+    def away_since_ms(self, seat: int) -> int:
+        """Since when (server wall clock, ms since the epoch) ``seat`` has had no stream open
+        (Seat.away_since_ms); 0 whenever :meth:`away_ms` is 0 for want of an absence."""
+        record = self.current.seats[seat]
+        if self.current.status == "finished" or record.standing != "joined" or record.house_bot:
+            return 0
+        return 0 if self._connections[seat] else self._away_wall_ms[seat]
+
+    def claim(self, seat: int) -> tuple[LogEntry, list[int]]:
+        """``seat`` claims the match (ClaimAbandoned): every other seat away for at least
+        :attr:`claim_after_ms` forfeits as abandoned. Returns the first event and those seats."""
+        if not self.claim_after_ms:
+            raise errors.refuse(
+                Reason.CLAIMS_OFF,
+                "this match cannot be claimed: absence is settled by its time control's disconnect "
+                "grace, or by the competition's organiser",
+            )
+        now = time.monotonic()
+        away = {other: self.away_ms(other, now) for other in range(self.seat_count) if other != seat}
+        claimable = tuple(other for other, ms in away.items() if ms >= self.claim_after_ms)
+        if not claimable and self.current.status == "active" and not self.current.seats[seat].forfeited:
+            waiting = {other: ms for other, ms in away.items() if ms > 0}
+            if not waiting:
+                raise errors.refuse(Reason.NOT_ABANDONED, "every other seat is still in the game")
+            other, ms = max(waiting.items(), key=lambda item: item[1])
+            remaining = self.claim_after_ms - ms
+            raise errors.refuse(
+                Reason.NOT_ABANDONED,
+                f"seat {other + 1} has been away for {ms / 1000:.0f} s; it can be claimed after "
+                f"{self.claim_after_ms / 1000:.0f} s (in {remaining / 1000:.0f} s)",
+                metadata={"claimable_in_ms": str(remaining)},
+            )
+        first = self.last_seq
+        self._execute(Claim(seat, claimable))
+        forfeited = [other + 1 for other in claimable if self.current.seats[other].standing == "abandoned"]
+        return self.entries[first], forfeited
+
     def connect(self, seat: int) -> None:
         """A stream authenticated as ``seat`` opened (Play or WatchMatch)."""
         self._connections[seat] += 1
         if self._connections[seat] == 1:
             self._gone_since[seat] = None
+            self._away_wall_ms[seat] = 0
             self._drive()
 
     def disconnect(self, seat: int) -> None:
@@ -528,6 +590,7 @@ class Match:
         self._connections[seat] -= 1
         if self._connections[seat] == 0:
             self._gone_since[seat] = time.monotonic()
+            self._away_wall_ms[seat] = _now_ms()
             self._drive()
 
     def subscribe(self, after_seq: int, seat: int | None) -> Subscriber:
@@ -675,6 +738,7 @@ class Match:
         if joined is not None:
             self._by_token[joined.token_hash] = joined.seat
             self._joined_since[joined.seat] = time.monotonic()
+            self._away_wall_ms[joined.seat] = _now_ms()
         if not events:
             return
         seq = self.last_seq
@@ -730,6 +794,7 @@ class Match:
             for entry in missing:
                 if isinstance(entry.event, SeatJoined):
                     self._joined_since[entry.event.seat] = time.monotonic()
+                    self._away_wall_ms[entry.event.seat] = _now_ms()
             self._wake()
         self._dirty = False
 

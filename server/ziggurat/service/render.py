@@ -44,6 +44,7 @@ SEAT_STATES: dict[str, mpb.SeatState.ValueType] = {
     "substituted": mpb.SEAT_STATE_SUBSTITUTED,
     "resigned": mpb.SEAT_STATE_RESIGNED,
     "illegal_moves": mpb.SEAT_STATE_ILLEGAL_MOVES,
+    "abandoned": mpb.SEAT_STATE_ABANDONED,
 }
 TIMEOUT_POLICIES: dict[str, mpb.TimeoutPolicy.ValueType] = {
     "forfeit": mpb.TIMEOUT_POLICY_FORFEIT,
@@ -145,10 +146,15 @@ def render_match(match: Match, audience: int | None) -> mpb.Match:
         status=STATUSES[match.status],
         seed_commitment=match.commitment,
         last_seq=match.last_seq,
+        claim_after_ms=match.claim_after_ms if match.status != "finished" else 0,
     )
     for index, info in enumerate(match.seat_views()):
         out.seats.add(
-            seat=index + 1, player_name=info.name, state=SEAT_STATES[info.state], clock_ms=info.clock_ms
+            seat=index + 1,
+            player_name=info.name,
+            state=SEAT_STATES[info.state],
+            clock_ms=info.clock_ms,
+            away_since_ms=match.away_since_ms(index),
         )
     seed = match.revealed_seed
     if seed is not None:

@@ -68,7 +68,12 @@ from ziggurat.service.gate import (
 )
 from ziggurat.service.guard import Guard, GuardLimits
 from ziggurat.service.house_bots import HouseBotFactory, HouseBotSeater, NoHouseBots
-from ziggurat.service.manager import DEFAULT_MAX_MATCHES_PER_ADDRESS, DEFAULT_WAITING_TTL_S, MatchManager
+from ziggurat.service.manager import (
+    DEFAULT_CLAIM_AFTER_MS,
+    DEFAULT_MAX_MATCHES_PER_ADDRESS,
+    DEFAULT_WAITING_TTL_S,
+    MatchManager,
+)
 from ziggurat.service.match import StreamLimits
 from ziggurat.service.memory_ceiling import MemoryCeiling
 from ziggurat.service.openfiles import raise_open_files_limit
@@ -141,6 +146,9 @@ class ServeOptions:
     create_rate: float = 50.0
     # The per-move limit of matches created untimed (0: they stay untimed).
     untimed_move_limit_s: float = DEFAULT_UNTIMED_MOVE_LIMIT_S
+    # How long a seat must be away before another seat may claim the match (ClaimAbandoned);
+    # 0 = never. A competition server never allows claims, whatever this says.
+    claim_after_s: float = DEFAULT_CLAIM_AFTER_MS / 1000
     # Open streams (Play and WatchMatch) at once: per match, and per seat of a match.
     max_streams_per_match: int = 2000
     max_streams_per_seat: int = 8
@@ -328,6 +336,7 @@ class ZigguratServer:
             max_matches_per_address=options.max_matches_per_address,
             waiting_ttl_s=options.waiting_ttl_s,
             stream_limits=StreamLimits(options.max_streams_per_match, options.max_streams_per_seat),
+            claim_after_ms=0 if options.competition else int(options.claim_after_s * 1000),
         )
         self.shards = options.worker.directory() if options.worker is not None else None
         self.manager.shards = self.shards

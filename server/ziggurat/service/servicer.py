@@ -259,6 +259,16 @@ class MatchServicer:
         return spb.ResignResponse(seq=entry.seq)
 
     @api
+    async def ClaimAbandoned(
+        self, request: spb.ClaimAbandonedRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> spb.ClaimAbandonedResponse:
+        """The token's seat claims the match against the seats away for its claim time."""
+        match = self.manager.get(request.match_id)
+        seat = self._seat(match, context)
+        entry, seats = match.claim(seat)
+        return spb.ClaimAbandonedResponse(seq=entry.seq, seats=seats)
+
+    @api
     async def GetMatchRecord(
         self, request: spb.GetMatchRecordRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> spb.GetMatchRecordResponse:
@@ -505,6 +515,7 @@ def method_handlers(servicer: MatchServicer) -> dict[str, grpc.RpcMethodHandler[
         "GetMatch": (spb.GetMatchRequest, spb.GetMatchResponse),
         "SubmitMove": (spb.SubmitMoveRequest, spb.SubmitMoveResponse),
         "Resign": (spb.ResignRequest, spb.ResignResponse),
+        "ClaimAbandoned": (spb.ClaimAbandonedRequest, spb.ClaimAbandonedResponse),
         "GetMatchRecord": (spb.GetMatchRecordRequest, spb.GetMatchRecordResponse),
         "ListBuiltinBots": (spb.ListBuiltinBotsRequest, spb.ListBuiltinBotsResponse),
         "AddBot": (spb.AddBotRequest, spb.AddBotResponse),

@@ -36,6 +36,7 @@ TERMINATIONS: dict[Termination, pb.Termination.ValueType] = {
     Termination.TIMEOUT: pb.TERMINATION_TIMEOUT,
     Termination.ABORTED: pb.TERMINATION_ABORTED,
     Termination.ILLEGAL_MOVE: pb.TERMINATION_ILLEGAL_MOVE,
+    Termination.ABANDONED: pb.TERMINATION_ABANDONED,
 }
 
 

@@ -63,6 +63,8 @@ class Reason(enum.Enum):
     NOT_WAITING = (_PRECONDITION, "the match has started: only the operator can end it now")
     CREATION_CLOSED = (_PRECONDITION, "the operator has closed match creation on this server")
     NOT_FINISHED = (_PRECONDITION, "the match record is available once the match is over")
+    NOT_ABANDONED = (_PRECONDITION, "no other seat has been away for the match's claim_after_ms")
+    CLAIMS_OFF = (_PRECONDITION, "this match cannot be claimed (Match.claim_after_ms is 0)")
     BOT_NOT_CONNECTED = (_PRECONDITION, "the named bot is not connected")
     BOT_GAME = (_PRECONDITION, "the named bot does not play that game")
     BOT_BUSY = (_PRECONDITION, "the named bot already plays its maximum number of matches")

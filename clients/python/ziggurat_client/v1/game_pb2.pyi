@@ -109,6 +109,8 @@ class _TerminationEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Terminati
     TERMINATION_ABORTED: _Termination.ValueType  # 8
     TERMINATION_ILLEGAL_MOVE: _Termination.ValueType  # 9
     """a seat exceeded the match's limit of illegal moves"""
+    TERMINATION_ABANDONED: _Termination.ValueType  # 10
+    """A seat away for the match's claim_after_ms was claimed (MatchService.ClaimAbandoned)."""
 
 class Termination(_Termination, metaclass=_TerminationEnumTypeWrapper):
     """Why a game ended."""
@@ -128,6 +130,8 @@ TERMINATION_TIMEOUT: Termination.ValueType  # 7
 TERMINATION_ABORTED: Termination.ValueType  # 8
 TERMINATION_ILLEGAL_MOVE: Termination.ValueType  # 9
 """a seat exceeded the match's limit of illegal moves"""
+TERMINATION_ABANDONED: Termination.ValueType  # 10
+"""A seat away for the match's claim_after_ms was claimed (MatchService.ClaimAbandoned)."""
 Global___Termination: _TypeAlias = Termination  # noqa: Y015
 
 @_typing.final

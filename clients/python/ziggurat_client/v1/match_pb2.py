@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from ziggurat_client.v1 import game_pb2 as ziggurat_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17ziggurat/v1/match.proto\x12\x0bziggurat.v1\x1a\x16ziggurat/v1/game.proto\"\xb1\x01\n\x0bTimeControl\x12\x13\n\x0bper_move_ms\x18\x01 \x01(\r\x12\x0f\n\x07\x62\x61se_ms\x18\x02 \x01(\r\x12\x14\n\x0cincrement_ms\x18\x03 \x01(\r\x12.\n\non_timeout\x18\x04 \x01(\x0e\x32\x1a.ziggurat.v1.TimeoutPolicy\x12\x1b\n\x13\x64isconnect_grace_ms\x18\x05 \x01(\r\x12\x19\n\x11max_illegal_moves\x18\x06 \x01(\r\"b\n\x04Seat\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x13\n\x0bplayer_name\x18\x02 \x01(\t\x12%\n\x05state\x18\x03 \x01(\x0e\x32\x16.ziggurat.v1.SeatState\x12\x10\n\x08\x63lock_ms\x18\x04 \x01(\x04\"\xf3\x02\n\x05Match\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\'\n\x06\x63onfig\x18\x02 \x01(\x0b\x32\x17.ziggurat.v1.GameConfig\x12.\n\x0ctime_control\x18\x03 \x01(\x0b\x32\x18.ziggurat.v1.TimeControl\x12\x34\n\x0fseat_assignment\x18\x04 \x01(\x0e\x32\x1b.ziggurat.v1.SeatAssignment\x12(\n\x06status\x18\x05 \x01(\x0e\x32\x18.ziggurat.v1.MatchStatus\x12 \n\x05seats\x18\x06 \x03(\x0b\x32\x11.ziggurat.v1.Seat\x12\x17\n\x0fseed_commitment\x18\x07 \x01(\t\x12\x15\n\rrevealed_seed\x18\x08 \x01(\t\x12#\n\x04view\x18\t \x01(\x0b\x32\x15.ziggurat.v1.GameView\x12\x10\n\x08last_seq\x18\n \x01(\x04\x12\x16\n\x0eserver_address\x18\x0b \x01(\t\"\x85\x01\n\x11MatchCreatedEvent\x12\'\n\x06\x63onfig\x18\x01 \x01(\x0b\x32\x17.ziggurat.v1.GameConfig\x12.\n\x0ctime_control\x18\x02 \x01(\x0b\x32\x18.ziggurat.v1.TimeControl\x12\x17\n\x0fseed_commitment\x18\x03 \x01(\t\"3\n\x10SeatChangedEvent\x12\x1f\n\x04seat\x18\x01 \x01(\x0b\x32\x11.ziggurat.v1.Seat\"Z\n\x11MatchStartedEvent\x12 \n\x05seats\x18\x01 \x03(\x0b\x32\x11.ziggurat.v1.Seat\x12#\n\x04view\x18\x02 \x01(\x0b\x32\x15.ziggurat.v1.GameView\"z\n\x10TurnStartedEvent\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0b\n\x03ply\x18\x02 \x01(\r\x12\x13\n\x0blegal_moves\x18\x03 \x03(\t\x12\x14\n\x0ctime_left_ms\x18\x04 \x01(\x04\x12 \n\x05seats\x18\x05 \x03(\x0b\x32\x11.ziggurat.v1.Seat\"g\n\x0fMovePlayedEvent\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0c\n\x04move\x18\x02 \x01(\t\x12\x13\n\x0bsubstituted\x18\x03 \x01(\x08\x12#\n\x04view\x18\x04 \x01(\x0b\x32\x15.ziggurat.v1.GameView\"t\n\x0fMatchEndedEvent\x12%\n\x07outcome\x18\x01 \x01(\x0b\x32\x14.ziggurat.v1.Outcome\x12\x15\n\rrevealed_seed\x18\x02 \x01(\t\x12#\n\x04view\x18\x03 \x01(\x0b\x32\x15.ziggurat.v1.GameView\"\x89\x03\n\x05\x45vent\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12\x0f\n\x07time_ms\x18\x03 \x01(\x03\x12\x37\n\rmatch_created\x18\x04 \x01(\x0b\x32\x1e.ziggurat.v1.MatchCreatedEventH\x00\x12\x35\n\x0cseat_changed\x18\x05 \x01(\x0b\x32\x1d.ziggurat.v1.SeatChangedEventH\x00\x12\x37\n\rmatch_started\x18\x06 \x01(\x0b\x32\x1e.ziggurat.v1.MatchStartedEventH\x00\x12\x35\n\x0cturn_started\x18\x07 \x01(\x0b\x32\x1d.ziggurat.v1.TurnStartedEventH\x00\x12\x33\n\x0bmove_played\x18\x08 \x01(\x0b\x32\x1c.ziggurat.v1.MovePlayedEventH\x00\x12\x33\n\x0bmatch_ended\x18\t \x01(\x0b\x32\x1c.ziggurat.v1.MatchEndedEventH\x00\x42\x06\n\x04kind*k\n\rTimeoutPolicy\x12\x1e\n\x1aTIMEOUT_POLICY_UNSPECIFIED\x10\x00\x12\x1a\n\x16TIMEOUT_POLICY_FORFEIT\x10\x01\x12\x1e\n\x1aTIMEOUT_POLICY_RANDOM_MOVE\x10\x02*f\n\x0eSeatAssignment\x12\x1f\n\x1bSEAT_ASSIGNMENT_UNSPECIFIED\x10\x00\x12\x17\n\x13SEAT_ASSIGNMENT_LOT\x10\x01\x12\x1a\n\x16SEAT_ASSIGNMENT_CHOSEN\x10\x02*y\n\x0bMatchStatus\x12\x1c\n\x18MATCH_STATUS_UNSPECIFIED\x10\x00\x12\x18\n\x14MATCH_STATUS_WAITING\x10\x01\x12\x17\n\x13MATCH_STATUS_ACTIVE\x10\x02\x12\x19\n\x15MATCH_STATUS_FINISHED\x10\x03*\xf7\x01\n\tSeatState\x12\x1a\n\x16SEAT_STATE_UNSPECIFIED\x10\x00\x12\x13\n\x0fSEAT_STATE_OPEN\x10\x01\x12\x15\n\x11SEAT_STATE_JOINED\x10\x02\x12\x18\n\x14SEAT_STATE_CONNECTED\x10\x03\x12\x1b\n\x17SEAT_STATE_DISCONNECTED\x10\x04\x12\x18\n\x14SEAT_STATE_TIMED_OUT\x10\x05\x12\x1a\n\x16SEAT_STATE_SUBSTITUTED\x10\x06\x12\x17\n\x13SEAT_STATE_RESIGNED\x10\x07\x12\x1c\n\x18SEAT_STATE_ILLEGAL_MOVES\x10\x08\x42\x9b\x01\n\x0forg.ziggurat.v1B\nMatchProtoP\x01ZCgithub.com/ziggurat-games/ziggurat/clients/go/zigguratv1;zigguratv1\xa2\x02\x03ZXX\xaa\x02\x0bZiggurat.V1\xba\x02\x03Zig\xca\x02\x0bZiggurat\\V1\xea\x02\x0cZiggurat::V1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17ziggurat/v1/match.proto\x12\x0bziggurat.v1\x1a\x16ziggurat/v1/game.proto\"\xb1\x01\n\x0bTimeControl\x12\x13\n\x0bper_move_ms\x18\x01 \x01(\r\x12\x0f\n\x07\x62\x61se_ms\x18\x02 \x01(\r\x12\x14\n\x0cincrement_ms\x18\x03 \x01(\r\x12.\n\non_timeout\x18\x04 \x01(\x0e\x32\x1a.ziggurat.v1.TimeoutPolicy\x12\x1b\n\x13\x64isconnect_grace_ms\x18\x05 \x01(\r\x12\x19\n\x11max_illegal_moves\x18\x06 \x01(\r\"y\n\x04Seat\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x13\n\x0bplayer_name\x18\x02 \x01(\t\x12%\n\x05state\x18\x03 \x01(\x0e\x32\x16.ziggurat.v1.SeatState\x12\x10\n\x08\x63lock_ms\x18\x04 \x01(\x04\x12\x15\n\raway_since_ms\x18\x05 \x01(\x04\"\x8b\x03\n\x05Match\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\'\n\x06\x63onfig\x18\x02 \x01(\x0b\x32\x17.ziggurat.v1.GameConfig\x12.\n\x0ctime_control\x18\x03 \x01(\x0b\x32\x18.ziggurat.v1.TimeControl\x12\x34\n\x0fseat_assignment\x18\x04 \x01(\x0e\x32\x1b.ziggurat.v1.SeatAssignment\x12(\n\x06status\x18\x05 \x01(\x0e\x32\x18.ziggurat.v1.MatchStatus\x12 \n\x05seats\x18\x06 \x03(\x0b\x32\x11.ziggurat.v1.Seat\x12\x17\n\x0fseed_commitment\x18\x07 \x01(\t\x12\x15\n\rrevealed_seed\x18\x08 \x01(\t\x12#\n\x04view\x18\t \x01(\x0b\x32\x15.ziggurat.v1.GameView\x12\x10\n\x08last_seq\x18\n \x01(\x04\x12\x16\n\x0eserver_address\x18\x0b \x01(\t\x12\x16\n\x0e\x63laim_after_ms\x18\x0c \x01(\r\"\x85\x01\n\x11MatchCreatedEvent\x12\'\n\x06\x63onfig\x18\x01 \x01(\x0b\x32\x17.ziggurat.v1.GameConfig\x12.\n\x0ctime_control\x18\x02 \x01(\x0b\x32\x18.ziggurat.v1.TimeControl\x12\x17\n\x0fseed_commitment\x18\x03 \x01(\t\"3\n\x10SeatChangedEvent\x12\x1f\n\x04seat\x18\x01 \x01(\x0b\x32\x11.ziggurat.v1.Seat\"Z\n\x11MatchStartedEvent\x12 \n\x05seats\x18\x01 \x03(\x0b\x32\x11.ziggurat.v1.Seat\x12#\n\x04view\x18\x02 \x01(\x0b\x32\x15.ziggurat.v1.GameView\"z\n\x10TurnStartedEvent\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0b\n\x03ply\x18\x02 \x01(\r\x12\x13\n\x0blegal_moves\x18\x03 \x03(\t\x12\x14\n\x0ctime_left_ms\x18\x04 \x01(\x04\x12 \n\x05seats\x18\x05 \x03(\x0b\x32\x11.ziggurat.v1.Seat\"g\n\x0fMovePlayedEvent\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0c\n\x04move\x18\x02 \x01(\t\x12\x13\n\x0bsubstituted\x18\x03 \x01(\x08\x12#\n\x04view\x18\x04 \x01(\x0b\x32\x15.ziggurat.v1.GameView\"t\n\x0fMatchEndedEvent\x12%\n\x07outcome\x18\x01 \x01(\x0b\x32\x14.ziggurat.v1.Outcome\x12\x15\n\rrevealed_seed\x18\x02 \x01(\t\x12#\n\x04view\x18\x03 \x01(\x0b\x32\x15.ziggurat.v1.GameView\"\x89\x03\n\x05\x45vent\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12\x0f\n\x07time_ms\x18\x03 \x01(\x03\x12\x37\n\rmatch_created\x18\x04 \x01(\x0b\x32\x1e.ziggurat.v1.MatchCreatedEventH\x00\x12\x35\n\x0cseat_changed\x18\x05 \x01(\x0b\x32\x1d.ziggurat.v1.SeatChangedEventH\x00\x12\x37\n\rmatch_started\x18\x06 \x01(\x0b\x32\x1e.ziggurat.v1.MatchStartedEventH\x00\x12\x35\n\x0cturn_started\x18\x07 \x01(\x0b\x32\x1d.ziggurat.v1.TurnStartedEventH\x00\x12\x33\n\x0bmove_played\x18\x08 \x01(\x0b\x32\x1c.ziggurat.v1.MovePlayedEventH\x00\x12\x33\n\x0bmatch_ended\x18\t \x01(\x0b\x32\x1c.ziggurat.v1.MatchEndedEventH\x00\x42\x06\n\x04kind*k\n\rTimeoutPolicy\x12\x1e\n\x1aTIMEOUT_POLICY_UNSPECIFIED\x10\x00\x12\x1a\n\x16TIMEOUT_POLICY_FORFEIT\x10\x01\x12\x1e\n\x1aTIMEOUT_POLICY_RANDOM_MOVE\x10\x02*f\n\x0eSeatAssignment\x12\x1f\n\x1bSEAT_ASSIGNMENT_UNSPECIFIED\x10\x00\x12\x17\n\x13SEAT_ASSIGNMENT_LOT\x10\x01\x12\x1a\n\x16SEAT_ASSIGNMENT_CHOSEN\x10\x02*y\n\x0bMatchStatus\x12\x1c\n\x18MATCH_STATUS_UNSPECIFIED\x10\x00\x12\x18\n\x14MATCH_STATUS_WAITING\x10\x01\x12\x17\n\x13MATCH_STATUS_ACTIVE\x10\x02\x12\x19\n\x15MATCH_STATUS_FINISHED\x10\x03*\x91\x02\n\tSeatState\x12\x1a\n\x16SEAT_STATE_UNSPECIFIED\x10\x00\x12\x13\n\x0fSEAT_STATE_OPEN\x10\x01\x12\x15\n\x11SEAT_STATE_JOINED\x10\x02\x12\x18\n\x14SEAT_STATE_CONNECTED\x10\x03\x12\x1b\n\x17SEAT_STATE_DISCONNECTED\x10\x04\x12\x18\n\x14SEAT_STATE_TIMED_OUT\x10\x05\x12\x1a\n\x16SEAT_STATE_SUBSTITUTED\x10\x06\x12\x17\n\x13SEAT_STATE_RESIGNED\x10\x07\x12\x1c\n\x18SEAT_STATE_ILLEGAL_MOVES\x10\x08\x12\x18\n\x14SEAT_STATE_ABANDONED\x10\tB\x9b\x01\n\x0forg.ziggurat.v1B\nMatchProtoP\x01ZCgithub.com/ziggurat-games/ziggurat/clients/go/zigguratv1;zigguratv1\xa2\x02\x03ZXX\xaa\x02\x0bZiggurat.V1\xba\x02\x03Zig\xca\x02\x0bZiggurat\\V1\xea\x02\x0cZiggurat::V1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,32 +33,32 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'ziggurat_client.v1.match_pb
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\017org.ziggurat.v1B\nMatchProtoP\001ZCgithub.com/ziggurat-games/ziggurat/clients/go/zigguratv1;zigguratv1\242\002\003ZXX\252\002\013Ziggurat.V1\272\002\003Zig\312\002\013Ziggurat\\V1\352\002\014Ziggurat::V1'
-  _globals['_TIMEOUTPOLICY']._serialized_start=1742
-  _globals['_TIMEOUTPOLICY']._serialized_end=1849
-  _globals['_SEATASSIGNMENT']._serialized_start=1851
-  _globals['_SEATASSIGNMENT']._serialized_end=1953
-  _globals['_MATCHSTATUS']._serialized_start=1955
-  _globals['_MATCHSTATUS']._serialized_end=2076
-  _globals['_SEATSTATE']._serialized_start=2079
-  _globals['_SEATSTATE']._serialized_end=2326
+  _globals['_TIMEOUTPOLICY']._serialized_start=1789
+  _globals['_TIMEOUTPOLICY']._serialized_end=1896
+  _globals['_SEATASSIGNMENT']._serialized_start=1898
+  _globals['_SEATASSIGNMENT']._serialized_end=2000
+  _globals['_MATCHSTATUS']._serialized_start=2002
+  _globals['_MATCHSTATUS']._serialized_end=2123
+  _globals['_SEATSTATE']._serialized_start=2126
+  _globals['_SEATSTATE']._serialized_end=2399
   _globals['_TIMECONTROL']._serialized_start=65
   _globals['_TIMECONTROL']._serialized_end=242
   _globals['_SEAT']._serialized_start=244
-  _globals['_SEAT']._serialized_end=342
-  _globals['_MATCH']._serialized_start=345
-  _globals['_MATCH']._serialized_end=716
-  _globals['_MATCHCREATEDEVENT']._serialized_start=719
-  _globals['_MATCHCREATEDEVENT']._serialized_end=852
-  _globals['_SEATCHANGEDEVENT']._serialized_start=854
-  _globals['_SEATCHANGEDEVENT']._serialized_end=905
-  _globals['_MATCHSTARTEDEVENT']._serialized_start=907
-  _globals['_MATCHSTARTEDEVENT']._serialized_end=997
-  _globals['_TURNSTARTEDEVENT']._serialized_start=999
-  _globals['_TURNSTARTEDEVENT']._serialized_end=1121
-  _globals['_MOVEPLAYEDEVENT']._serialized_start=1123
-  _globals['_MOVEPLAYEDEVENT']._serialized_end=1226
-  _globals['_MATCHENDEDEVENT']._serialized_start=1228
-  _globals['_MATCHENDEDEVENT']._serialized_end=1344
-  _globals['_EVENT']._serialized_start=1347
-  _globals['_EVENT']._serialized_end=1740
+  _globals['_SEAT']._serialized_end=365
+  _globals['_MATCH']._serialized_start=368
+  _globals['_MATCH']._serialized_end=763
+  _globals['_MATCHCREATEDEVENT']._serialized_start=766
+  _globals['_MATCHCREATEDEVENT']._serialized_end=899
+  _globals['_SEATCHANGEDEVENT']._serialized_start=901
+  _globals['_SEATCHANGEDEVENT']._serialized_end=952
+  _globals['_MATCHSTARTEDEVENT']._serialized_start=954
+  _globals['_MATCHSTARTEDEVENT']._serialized_end=1044
+  _globals['_TURNSTARTEDEVENT']._serialized_start=1046
+  _globals['_TURNSTARTEDEVENT']._serialized_end=1168
+  _globals['_MOVEPLAYEDEVENT']._serialized_start=1170
+  _globals['_MOVEPLAYEDEVENT']._serialized_end=1273
+  _globals['_MATCHENDEDEVENT']._serialized_start=1275
+  _globals['_MATCHENDEDEVENT']._serialized_end=1391
+  _globals['_EVENT']._serialized_start=1394
+  _globals['_EVENT']._serialized_end=1787
 # @@protoc_insertion_point(module_scope)

@@ -138,6 +138,10 @@ class _SeatStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_SeatState.V
     """Forfeited: its refused moves exceeded TimeControl.max_illegal_moves
     (TERMINATION_ILLEGAL_MOVE).
     """
+    SEAT_STATE_ABANDONED: _SeatState.ValueType  # 9
+    """Forfeited: it had no stream open for the match's claim_after_ms and a seat still in the
+    game claimed the match (MatchService.ClaimAbandoned; TERMINATION_ABANDONED).
+    """
 
 class SeatState(_SeatState, metaclass=_SeatStateEnumTypeWrapper):
     """A seat's state as everyone may see it: one vocabulary for Match.seats (GetMatch,
@@ -177,6 +181,10 @@ SEAT_STATE_RESIGNED: SeatState.ValueType  # 7
 SEAT_STATE_ILLEGAL_MOVES: SeatState.ValueType  # 8
 """Forfeited: its refused moves exceeded TimeControl.max_illegal_moves
 (TERMINATION_ILLEGAL_MOVE).
+"""
+SEAT_STATE_ABANDONED: SeatState.ValueType  # 9
+"""Forfeited: it had no stream open for the match's claim_after_ms and a seat still in the
+game claimed the match (MatchService.ClaimAbandoned; TERMINATION_ABANDONED).
 """
 Global___SeatState: _TypeAlias = SeatState  # noqa: Y015
 
@@ -238,11 +246,20 @@ class Seat(_message.Message):
     PLAYER_NAME_FIELD_NUMBER: _builtins.int
     STATE_FIELD_NUMBER: _builtins.int
     CLOCK_MS_FIELD_NUMBER: _builtins.int
+    AWAY_SINCE_MS_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     player_name: _builtins.str
     state: Global___SeatState.ValueType
     clock_ms: _builtins.int
     """Fischer clock: time left in milliseconds (0 when untimed)."""
+    away_since_ms: _builtins.int
+    """In a live match as GetMatch and ListMatches show it: since when this seat has had no
+    stream open, on the server's clock in milliseconds since the Unix epoch (as
+    WatchMatchResponse.server_time_ms; DISCONNECTED: since its last stream closed; JOINED:
+    since it joined, or since the server restarted). How long it has been away is the
+    server's time now minus this. 0 when it has a stream open, when the server plays it (a
+    built-in bot), once it has forfeited, once the match is over, and in events.
+    """
     def __init__(
         self,
         *,
@@ -250,10 +267,11 @@ class Seat(_message.Message):
         player_name: _builtins.str = ...,
         state: Global___SeatState.ValueType = ...,
         clock_ms: _builtins.int = ...,
+        away_since_ms: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["clock_ms", b"clock_ms", "player_name", b"player_name", "seat", b"seat", "state", b"state"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["away_since_ms", b"away_since_ms", "clock_ms", b"clock_ms", "player_name", b"player_name", "seat", b"seat", "state", b"state"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -276,6 +294,7 @@ class Match(_message.Message):
     VIEW_FIELD_NUMBER: _builtins.int
     LAST_SEQ_FIELD_NUMBER: _builtins.int
     SERVER_ADDRESS_FIELD_NUMBER: _builtins.int
+    CLAIM_AFTER_MS_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     seat_assignment: Global___SeatAssignment.ValueType
     status: Global___MatchStatus.ValueType
@@ -291,6 +310,12 @@ class Match(_message.Message):
     about this match go there (any other worker answers FAILED_PRECONDITION
     MATCH_ELSEWHERE naming the same address). An empty HOST (":PORT") means the host the
     client already connects to. Empty: the server is one process; use the address called.
+    """
+    claim_after_ms: _builtins.int
+    """How long (milliseconds) a seat must have been away (Seat.away_since_ms) before another seat
+    still in the game may end its part with MatchService.ClaimAbandoned. 0: claims are off
+    for this match (a competition's server, or a time control with disconnect_grace_ms,
+    whose grace already ends the turn of a seat that left).
     """
     @_builtins.property
     def config(self) -> _game_pb2.GameConfig: ...
@@ -316,10 +341,11 @@ class Match(_message.Message):
         view: _game_pb2.GameView | None = ...,
         last_seq: _builtins.int = ...,
         server_address: _builtins.str = ...,
+        claim_after_ms: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "time_control", b"time_control", "view", b"view"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "last_seq", b"last_seq", "match_id", b"match_id", "revealed_seed", b"revealed_seed", "seat_assignment", b"seat_assignment", "seats", b"seats", "seed_commitment", b"seed_commitment", "server_address", b"server_address", "status", b"status", "time_control", b"time_control", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["claim_after_ms", b"claim_after_ms", "config", b"config", "last_seq", b"last_seq", "match_id", b"match_id", "revealed_seed", b"revealed_seed", "seat_assignment", b"seat_assignment", "seats", b"seats", "seed_commitment", b"seed_commitment", "server_address", b"server_address", "status", b"status", "time_control", b"time_control", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -453,6 +453,55 @@ class ResignResponse(_message.Message):
 Global___ResignResponse: _TypeAlias = ResignResponse  # noqa: Y015
 
 @_typing.final
+class ClaimAbandonedRequest(_message.Message):
+    """ClaimAbandoned input (the caller's seat token in `authorization`)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ClaimAbandonedRequest: _TypeAlias = ClaimAbandonedRequest  # noqa: Y015
+
+@_typing.final
+class ClaimAbandonedResponse(_message.Message):
+    """ClaimAbandoned output."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEQ_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    seq: _builtins.int
+    """Sequence number of the first event recorded for the claim."""
+    @_builtins.property
+    def seats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """The seats (1-based) that forfeited as abandoned."""
+
+    def __init__(
+        self,
+        *,
+        seq: _builtins.int = ...,
+        seats: _abc.Iterable[_builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["seats", b"seats", "seq", b"seq"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ClaimAbandonedResponse: _TypeAlias = ClaimAbandonedResponse  # noqa: Y015
+
+@_typing.final
 class PlayRequest(_message.Message):
     """A message from a bot on the Play stream. The first one names the match."""
 

@@ -58,6 +58,8 @@ class MatchServiceStub:
     NOT_WAITING (FAILED_PRECONDITION): the match has started: only the operator can end it now.
     CREATION_CLOSED (FAILED_PRECONDITION): the operator has closed match creation on this server.
     NOT_FINISHED (FAILED_PRECONDITION): the match record is available once the match is over.
+    NOT_ABANDONED (FAILED_PRECONDITION): no other seat has been away for the match's claim_after_ms.
+    CLAIMS_OFF (FAILED_PRECONDITION): this match cannot be claimed (Match.claim_after_ms is 0).
     BOT_NOT_CONNECTED (FAILED_PRECONDITION): the named bot is not connected.
     BOT_GAME (FAILED_PRECONDITION): the named bot does not play that game.
     BOT_BUSY (FAILED_PRECONDITION): the named bot already plays its maximum number of matches.
@@ -132,6 +134,11 @@ class MatchServiceStub:
                 request_serializer=ziggurat_dot_v1_dot_match__service__pb2.ResignRequest.SerializeToString,
                 response_deserializer=ziggurat_dot_v1_dot_match__service__pb2.ResignResponse.FromString,
                 _registered_method=True)
+        self.ClaimAbandoned = channel.unary_unary(
+                '/ziggurat.v1.MatchService/ClaimAbandoned',
+                request_serializer=ziggurat_dot_v1_dot_match__service__pb2.ClaimAbandonedRequest.SerializeToString,
+                response_deserializer=ziggurat_dot_v1_dot_match__service__pb2.ClaimAbandonedResponse.FromString,
+                _registered_method=True)
         self.Play = channel.stream_stream(
                 '/ziggurat.v1.MatchService/Play',
                 request_serializer=ziggurat_dot_v1_dot_match__service__pb2.PlayRequest.SerializeToString,
@@ -187,6 +194,8 @@ class MatchServiceServicer:
     NOT_WAITING (FAILED_PRECONDITION): the match has started: only the operator can end it now.
     CREATION_CLOSED (FAILED_PRECONDITION): the operator has closed match creation on this server.
     NOT_FINISHED (FAILED_PRECONDITION): the match record is available once the match is over.
+    NOT_ABANDONED (FAILED_PRECONDITION): no other seat has been away for the match's claim_after_ms.
+    CLAIMS_OFF (FAILED_PRECONDITION): this match cannot be claimed (Match.claim_after_ms is 0).
     BOT_NOT_CONNECTED (FAILED_PRECONDITION): the named bot is not connected.
     BOT_GAME (FAILED_PRECONDITION): the named bot does not play that game.
     BOT_BUSY (FAILED_PRECONDITION): the named bot already plays its maximum number of matches.
@@ -277,6 +286,20 @@ class MatchServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ClaimAbandoned(self, request, context):
+        """The caller's seat, still in the game, ends the part of every other seat that has been
+        away (no stream open, Seat.away_since_ms) for at least the match's claim_after_ms: each such
+        seat forfeits as abandoned (SEAT_STATE_ABANDONED, TERMINATION_ABANDONED). In Pylos the
+        caller wins; in Kabaleo the abandoned seats rank last and the server plays their pieces,
+        as for a resignation, so that the others finish. Seats the server plays (built-in bots)
+        are never away. Refusals: NOT_ABANDONED (no other seat away long enough; ErrorInfo
+        metadata claimable_in_ms when one is away but not yet for long enough), CLAIMS_OFF
+        (Match.claim_after_ms is 0), NOT_STARTED, GAME_OVER, SEAT_FORFEITED, BAD_TOKEN.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def Play(self, request_iterator, context):
         """The low-latency path for bots: the server streams the seat's events (as WatchMatch),
         the bot streams its moves back on the same call.
@@ -352,6 +375,11 @@ def add_MatchServiceServicer_to_server(servicer, server):
                     request_deserializer=ziggurat_dot_v1_dot_match__service__pb2.ResignRequest.FromString,
                     response_serializer=ziggurat_dot_v1_dot_match__service__pb2.ResignResponse.SerializeToString,
             ),
+            'ClaimAbandoned': grpc.unary_unary_rpc_method_handler(
+                    servicer.ClaimAbandoned,
+                    request_deserializer=ziggurat_dot_v1_dot_match__service__pb2.ClaimAbandonedRequest.FromString,
+                    response_serializer=ziggurat_dot_v1_dot_match__service__pb2.ClaimAbandonedResponse.SerializeToString,
+            ),
             'Play': grpc.stream_stream_rpc_method_handler(
                     servicer.Play,
                     request_deserializer=ziggurat_dot_v1_dot_match__service__pb2.PlayRequest.FromString,
@@ -413,6 +441,8 @@ class MatchService:
     NOT_WAITING (FAILED_PRECONDITION): the match has started: only the operator can end it now.
     CREATION_CLOSED (FAILED_PRECONDITION): the operator has closed match creation on this server.
     NOT_FINISHED (FAILED_PRECONDITION): the match record is available once the match is over.
+    NOT_ABANDONED (FAILED_PRECONDITION): no other seat has been away for the match's claim_after_ms.
+    CLAIMS_OFF (FAILED_PRECONDITION): this match cannot be claimed (Match.claim_after_ms is 0).
     BOT_NOT_CONNECTED (FAILED_PRECONDITION): the named bot is not connected.
     BOT_GAME (FAILED_PRECONDITION): the named bot does not play that game.
     BOT_BUSY (FAILED_PRECONDITION): the named bot already plays its maximum number of matches.
@@ -647,6 +677,33 @@ class MatchService:
             '/ziggurat.v1.MatchService/Resign',
             ziggurat_dot_v1_dot_match__service__pb2.ResignRequest.SerializeToString,
             ziggurat_dot_v1_dot_match__service__pb2.ResignResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ClaimAbandoned(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ziggurat.v1.MatchService/ClaimAbandoned',
+            ziggurat_dot_v1_dot_match__service__pb2.ClaimAbandonedRequest.SerializeToString,
+            ziggurat_dot_v1_dot_match__service__pb2.ClaimAbandonedResponse.FromString,
             options,
             channel_credentials,
             insecure,

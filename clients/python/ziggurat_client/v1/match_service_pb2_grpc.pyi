@@ -59,6 +59,8 @@ class MatchServiceStub:
       NOT_WAITING (FAILED_PRECONDITION): the match has started: only the operator can end it now.
       CREATION_CLOSED (FAILED_PRECONDITION): the operator has closed match creation on this server.
       NOT_FINISHED (FAILED_PRECONDITION): the match record is available once the match is over.
+      NOT_ABANDONED (FAILED_PRECONDITION): no other seat has been away for the match's claim_after_ms.
+      CLAIMS_OFF (FAILED_PRECONDITION): this match cannot be claimed (Match.claim_after_ms is 0).
       BOT_NOT_CONNECTED (FAILED_PRECONDITION): the named bot is not connected.
       BOT_GAME (FAILED_PRECONDITION): the named bot does not play that game.
       BOT_BUSY (FAILED_PRECONDITION): the named bot already plays its maximum number of matches.
@@ -117,6 +119,16 @@ class MatchServiceStub:
     """Plays a move for the caller's seat."""
     Resign: _grpc.UnaryUnaryMultiCallable[_match_service_pb2.ResignRequest, _match_service_pb2.ResignResponse]
     """The caller's seat resigns."""
+    ClaimAbandoned: _grpc.UnaryUnaryMultiCallable[_match_service_pb2.ClaimAbandonedRequest, _match_service_pb2.ClaimAbandonedResponse]
+    """The caller's seat, still in the game, ends the part of every other seat that has been
+    away (no stream open, Seat.away_since_ms) for at least the match's claim_after_ms: each such
+    seat forfeits as abandoned (SEAT_STATE_ABANDONED, TERMINATION_ABANDONED). In Pylos the
+    caller wins; in Kabaleo the abandoned seats rank last and the server plays their pieces,
+    as for a resignation, so that the others finish. Seats the server plays (built-in bots)
+    are never away. Refusals: NOT_ABANDONED (no other seat away long enough; ErrorInfo
+    metadata claimable_in_ms when one is away but not yet for long enough), CLAIMS_OFF
+    (Match.claim_after_ms is 0), NOT_STARTED, GAME_OVER, SEAT_FORFEITED, BAD_TOKEN.
+    """
     Play: _grpc.StreamStreamMultiCallable[_match_service_pb2.PlayRequest, _match_service_pb2.PlayResponse]
     """The low-latency path for bots: the server streams the seat's events (as WatchMatch),
     the bot streams its moves back on the same call.
@@ -166,6 +178,8 @@ class MatchServiceAsyncStub(MatchServiceStub):
       NOT_WAITING (FAILED_PRECONDITION): the match has started: only the operator can end it now.
       CREATION_CLOSED (FAILED_PRECONDITION): the operator has closed match creation on this server.
       NOT_FINISHED (FAILED_PRECONDITION): the match record is available once the match is over.
+      NOT_ABANDONED (FAILED_PRECONDITION): no other seat has been away for the match's claim_after_ms.
+      CLAIMS_OFF (FAILED_PRECONDITION): this match cannot be claimed (Match.claim_after_ms is 0).
       BOT_NOT_CONNECTED (FAILED_PRECONDITION): the named bot is not connected.
       BOT_GAME (FAILED_PRECONDITION): the named bot does not play that game.
       BOT_BUSY (FAILED_PRECONDITION): the named bot already plays its maximum number of matches.
@@ -221,6 +235,16 @@ class MatchServiceAsyncStub(MatchServiceStub):
     """Plays a move for the caller's seat."""
     Resign: _aio.UnaryUnaryMultiCallable[_match_service_pb2.ResignRequest, _match_service_pb2.ResignResponse]  # type: ignore[assignment]
     """The caller's seat resigns."""
+    ClaimAbandoned: _aio.UnaryUnaryMultiCallable[_match_service_pb2.ClaimAbandonedRequest, _match_service_pb2.ClaimAbandonedResponse]  # type: ignore[assignment]
+    """The caller's seat, still in the game, ends the part of every other seat that has been
+    away (no stream open, Seat.away_since_ms) for at least the match's claim_after_ms: each such
+    seat forfeits as abandoned (SEAT_STATE_ABANDONED, TERMINATION_ABANDONED). In Pylos the
+    caller wins; in Kabaleo the abandoned seats rank last and the server plays their pieces,
+    as for a resignation, so that the others finish. Seats the server plays (built-in bots)
+    are never away. Refusals: NOT_ABANDONED (no other seat away long enough; ErrorInfo
+    metadata claimable_in_ms when one is away but not yet for long enough), CLAIMS_OFF
+    (Match.claim_after_ms is 0), NOT_STARTED, GAME_OVER, SEAT_FORFEITED, BAD_TOKEN.
+    """
     Play: _aio.StreamStreamMultiCallable[_match_service_pb2.PlayRequest, _match_service_pb2.PlayResponse]  # type: ignore[assignment]
     """The low-latency path for bots: the server streams the seat's events (as WatchMatch),
     the bot streams its moves back on the same call.
@@ -269,6 +293,8 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
       NOT_WAITING (FAILED_PRECONDITION): the match has started: only the operator can end it now.
       CREATION_CLOSED (FAILED_PRECONDITION): the operator has closed match creation on this server.
       NOT_FINISHED (FAILED_PRECONDITION): the match record is available once the match is over.
+      NOT_ABANDONED (FAILED_PRECONDITION): no other seat has been away for the match's claim_after_ms.
+      CLAIMS_OFF (FAILED_PRECONDITION): this match cannot be claimed (Match.claim_after_ms is 0).
       BOT_NOT_CONNECTED (FAILED_PRECONDITION): the named bot is not connected.
       BOT_GAME (FAILED_PRECONDITION): the named bot does not play that game.
       BOT_BUSY (FAILED_PRECONDITION): the named bot already plays its maximum number of matches.
@@ -370,6 +396,22 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_match_service_pb2.ResignResponse, _abc.Awaitable[_match_service_pb2.ResignResponse]]:
         """The caller's seat resigns."""
+
+    @_abc_1.abstractmethod
+    def ClaimAbandoned(
+        self,
+        request: _match_service_pb2.ClaimAbandonedRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_match_service_pb2.ClaimAbandonedResponse, _abc.Awaitable[_match_service_pb2.ClaimAbandonedResponse]]:
+        """The caller's seat, still in the game, ends the part of every other seat that has been
+        away (no stream open, Seat.away_since_ms) for at least the match's claim_after_ms: each such
+        seat forfeits as abandoned (SEAT_STATE_ABANDONED, TERMINATION_ABANDONED). In Pylos the
+        caller wins; in Kabaleo the abandoned seats rank last and the server plays their pieces,
+        as for a resignation, so that the others finish. Seats the server plays (built-in bots)
+        are never away. Refusals: NOT_ABANDONED (no other seat away long enough; ErrorInfo
+        metadata claimable_in_ms when one is away but not yet for long enough), CLAIMS_OFF
+        (Match.claim_after_ms is 0), NOT_STARTED, GAME_OVER, SEAT_FORFEITED, BAD_TOKEN.
+        """
 
     @_abc_1.abstractmethod
     def Play(

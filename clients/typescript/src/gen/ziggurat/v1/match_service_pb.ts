@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file ziggurat/v1/match_service.proto.
  */
 export const file_ziggurat_v1_match_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch96aWdndXJhdC92MS9tYXRjaF9zZXJ2aWNlLnByb3RvEgt6aWdndXJhdC52MSKjAQoSQ3JlYXRlTWF0Y2hSZXF1ZXN0EicKBmNvbmZpZxgBIAEoCzIXLnppZ2d1cmF0LnYxLkdhbWVDb25maWcSLgoMdGltZV9jb250cm9sGAIgASgLMhguemlnZ3VyYXQudjEuVGltZUNvbnRyb2wSNAoPc2VhdF9hc3NpZ25tZW50GAMgASgOMhsuemlnZ3VyYXQudjEuU2VhdEFzc2lnbm1lbnQiTwoTQ3JlYXRlTWF0Y2hSZXNwb25zZRIhCgVtYXRjaBgBIAEoCzISLnppZ2d1cmF0LnYxLk1hdGNoEhUKDWNyZWF0b3JfdG9rZW4YAiABKAkiJgoSQ2FuY2VsTWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJIjgKE0NhbmNlbE1hdGNoUmVzcG9uc2USIQoFbWF0Y2gYASABKAsyEi56aWdndXJhdC52MS5NYXRjaCJHChBKb2luTWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEhMKC3BsYXllcl9uYW1lGAIgASgJEgwKBHNlYXQYAyABKA0iUwoRSm9pbk1hdGNoUmVzcG9uc2USDQoFdG9rZW4YASABKAkSDAoEc2VhdBgCIAEoDRIhCgVtYXRjaBgDIAEoCzISLnppZ2d1cmF0LnYxLk1hdGNoIoYBChJMaXN0TWF0Y2hlc1JlcXVlc3QSKAoGc3RhdHVzGAEgASgOMhguemlnZ3VyYXQudjEuTWF0Y2hTdGF0dXMSHwoEZ2FtZRgCIAEoDjIRLnppZ2d1cmF0LnYxLkdhbWUSEQoJcGFnZV9zaXplGAMgASgNEhIKCnBhZ2VfdG9rZW4YBCABKAkiUwoTTGlzdE1hdGNoZXNSZXNwb25zZRIjCgdtYXRjaGVzGAEgAygLMhIuemlnZ3VyYXQudjEuTWF0Y2gSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIiMKD0dldE1hdGNoUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCSI1ChBHZXRNYXRjaFJlc3BvbnNlEiEKBW1hdGNoGAEgASgLMhIuemlnZ3VyYXQudjEuTWF0Y2giOAoRV2F0Y2hNYXRjaFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSEQoJYWZ0ZXJfc2VxGAIgASgEIlAKEldhdGNoTWF0Y2hSZXNwb25zZRIiCgZldmVudHMYASADKAsyEi56aWdndXJhdC52MS5FdmVudBIWCg5zZXJ2ZXJfdGltZV9tcxgCIAEoAyJNChFTdWJtaXRNb3ZlUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIMCgRtb3ZlGAIgASgJEhAKA3BseRgDIAEoDUgAiAEBQgYKBF9wbHkiLwoSU3VibWl0TW92ZVJlc3BvbnNlEgsKA3NlcRgBIAEoBBIMCgRtb3ZlGAIgASgJIiEKDVJlc2lnblJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkiHQoOUmVzaWduUmVzcG9uc2USCwoDc2VxGAEgASgEIloKC1BsYXlSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEhEKCWFmdGVyX3NlcRgCIAEoBBIMCgRtb3ZlGAMgASgJEhAKA3BseRgEIAEoDUgAiAEBQgYKBF9wbHkifAoMUGxheVJlc3BvbnNlEiIKBmV2ZW50cxgBIAMoCzISLnppZ2d1cmF0LnYxLkV2ZW50EjAKDW1vdmVfcmVqZWN0ZWQYAiABKAsyGS56aWdndXJhdC52MS5Nb3ZlUmVqZWN0ZWQSFgoOc2VydmVyX3RpbWVfbXMYAyABKAMiPQoMTW92ZVJlamVjdGVkEgwKBG1vdmUYASABKAkSDgoGcmVhc29uGAIgASgJEg8KB21lc3NhZ2UYAyABKAkiKQoVR2V0TWF0Y2hSZWNvcmRSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJIkIKFkdldE1hdGNoUmVjb3JkUmVzcG9uc2USKAoGcmVjb3JkGAEgASgLMhguemlnZ3VyYXQudjEuTWF0Y2hSZWNvcmQitQMKC01hdGNoUmVjb3JkEhAKCG1hdGNoX2lkGAEgASgJEicKBmNvbmZpZxgCIAEoCzIXLnppZ2d1cmF0LnYxLkdhbWVDb25maWcSLgoMdGltZV9jb250cm9sGAMgASgLMhguemlnZ3VyYXQudjEuVGltZUNvbnRyb2wSIAoFc2VhdHMYBCADKAsyES56aWdndXJhdC52MS5TZWF0EhcKD3NlZWRfY29tbWl0bWVudBgFIAEoCRIVCg1yZXZlYWxlZF9zZWVkGAYgASgJEigKBW1vdmVzGAcgAygLMhkuemlnZ3VyYXQudjEuUmVjb3JkZWRNb3ZlEiUKB291dGNvbWUYCCABKAsyFC56aWdndXJhdC52MS5PdXRjb21lEiYKCGZvcmZlaXRzGAkgAygLMhQuemlnZ3VyYXQudjEuRm9yZmVpdBI0Cg9zZWF0X2Fzc2lnbm1lbnQYCiABKA4yGy56aWdndXJhdC52MS5TZWF0QXNzaWdubWVudBISCgpqb2luX29yZGVyGAsgAygNEiYKA2xvZxgMIAMoCzIZLnppZ2d1cmF0LnYxLkNoYWluZWRFdmVudCJcCgxDaGFpbmVkRXZlbnQSCwoDc2VxGAEgASgNEg8KB3RpbWVfbXMYAiABKAQSDAoEa2luZBgDIAEoCRIRCglkYXRhX2pzb24YBCABKAkSDQoFY2hhaW4YBSABKAkiPwoMUmVjb3JkZWRNb3ZlEgwKBHNlYXQYASABKA0SDAoEbW92ZRgCIAEoCRITCgtzdWJzdGl0dXRlZBgDIAEoCCJTCgdGb3JmZWl0EgwKBHNlYXQYASABKA0SCwoDcGx5GAIgASgNEi0KC3Rlcm1pbmF0aW9uGAMgASgOMhguemlnZ3VyYXQudjEuVGVybWluYXRpb24iGAoWTGlzdEJ1aWx0aW5Cb3RzUmVxdWVzdCJAChdMaXN0QnVpbHRpbkJvdHNSZXNwb25zZRIlCgRib3RzGAEgAygLMhcuemlnZ3VyYXQudjEuQnVpbHRpbkJvdCJRCgpCdWlsdGluQm90EgwKBG5hbWUYASABKAkSIAoFZ2FtZXMYAiADKA4yES56aWdndXJhdC52MS5HYW1lEhMKC2Rlc2NyaXB0aW9uGAMgASgJIjwKDUFkZEJvdFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSCwoDYm90GAIgASgJEgwKBHNlYXQYAyABKA0iQQoOQWRkQm90UmVzcG9uc2USDAoEc2VhdBgBIAEoDRIhCgVtYXRjaBgCIAEoCzISLnppZ2d1cmF0LnYxLk1hdGNoMrkHCgxNYXRjaFNlcnZpY2USUAoLQ3JlYXRlTWF0Y2gSHy56aWdndXJhdC52MS5DcmVhdGVNYXRjaFJlcXVlc3QaIC56aWdndXJhdC52MS5DcmVhdGVNYXRjaFJlc3BvbnNlElAKC0NhbmNlbE1hdGNoEh8uemlnZ3VyYXQudjEuQ2FuY2VsTWF0Y2hSZXF1ZXN0GiAuemlnZ3VyYXQudjEuQ2FuY2VsTWF0Y2hSZXNwb25zZRJKCglKb2luTWF0Y2gSHS56aWdndXJhdC52MS5Kb2luTWF0Y2hSZXF1ZXN0Gh4uemlnZ3VyYXQudjEuSm9pbk1hdGNoUmVzcG9uc2USUAoLTGlzdE1hdGNoZXMSHy56aWdndXJhdC52MS5MaXN0TWF0Y2hlc1JlcXVlc3QaIC56aWdndXJhdC52MS5MaXN0TWF0Y2hlc1Jlc3BvbnNlEkcKCEdldE1hdGNoEhwuemlnZ3VyYXQudjEuR2V0TWF0Y2hSZXF1ZXN0Gh0uemlnZ3VyYXQudjEuR2V0TWF0Y2hSZXNwb25zZRJPCgpXYXRjaE1hdGNoEh4uemlnZ3VyYXQudjEuV2F0Y2hNYXRjaFJlcXVlc3QaHy56aWdndXJhdC52MS5XYXRjaE1hdGNoUmVzcG9uc2UwARJNCgpTdWJtaXRNb3ZlEh4uemlnZ3VyYXQudjEuU3VibWl0TW92ZVJlcXVlc3QaHy56aWdndXJhdC52MS5TdWJtaXRNb3ZlUmVzcG9uc2USQQoGUmVzaWduEhouemlnZ3VyYXQudjEuUmVzaWduUmVxdWVzdBobLnppZ2d1cmF0LnYxLlJlc2lnblJlc3BvbnNlEj8KBFBsYXkSGC56aWdndXJhdC52MS5QbGF5UmVxdWVzdBoZLnppZ2d1cmF0LnYxLlBsYXlSZXNwb25zZSgBMAESWQoOR2V0TWF0Y2hSZWNvcmQSIi56aWdndXJhdC52MS5HZXRNYXRjaFJlY29yZFJlcXVlc3QaIy56aWdndXJhdC52MS5HZXRNYXRjaFJlY29yZFJlc3BvbnNlElwKD0xpc3RCdWlsdGluQm90cxIjLnppZ2d1cmF0LnYxLkxpc3RCdWlsdGluQm90c1JlcXVlc3QaJC56aWdndXJhdC52MS5MaXN0QnVpbHRpbkJvdHNSZXNwb25zZRJBCgZBZGRCb3QSGi56aWdndXJhdC52MS5BZGRCb3RSZXF1ZXN0GhsuemlnZ3VyYXQudjEuQWRkQm90UmVzcG9uc2VCogEKD29yZy56aWdndXJhdC52MUIRTWF0Y2hTZXJ2aWNlUHJvdG9QAVpDZ2l0aHViLmNvbS96aWdndXJhdC1nYW1lcy96aWdndXJhdC9jbGllbnRzL2dvL3ppZ2d1cmF0djE7emlnZ3VyYXR2MaICA1pYWKoCC1ppZ2d1cmF0LlYxugIDWmlnygILWmlnZ3VyYXRcVjHqAgxaaWdndXJhdDo6VjFiBnByb3RvMw", [file_ziggurat_v1_game, file_ziggurat_v1_match]);
+  fileDesc("Ch96aWdndXJhdC92MS9tYXRjaF9zZXJ2aWNlLnByb3RvEgt6aWdndXJhdC52MSKjAQoSQ3JlYXRlTWF0Y2hSZXF1ZXN0EicKBmNvbmZpZxgBIAEoCzIXLnppZ2d1cmF0LnYxLkdhbWVDb25maWcSLgoMdGltZV9jb250cm9sGAIgASgLMhguemlnZ3VyYXQudjEuVGltZUNvbnRyb2wSNAoPc2VhdF9hc3NpZ25tZW50GAMgASgOMhsuemlnZ3VyYXQudjEuU2VhdEFzc2lnbm1lbnQiTwoTQ3JlYXRlTWF0Y2hSZXNwb25zZRIhCgVtYXRjaBgBIAEoCzISLnppZ2d1cmF0LnYxLk1hdGNoEhUKDWNyZWF0b3JfdG9rZW4YAiABKAkiJgoSQ2FuY2VsTWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJIjgKE0NhbmNlbE1hdGNoUmVzcG9uc2USIQoFbWF0Y2gYASABKAsyEi56aWdndXJhdC52MS5NYXRjaCJHChBKb2luTWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEhMKC3BsYXllcl9uYW1lGAIgASgJEgwKBHNlYXQYAyABKA0iUwoRSm9pbk1hdGNoUmVzcG9uc2USDQoFdG9rZW4YASABKAkSDAoEc2VhdBgCIAEoDRIhCgVtYXRjaBgDIAEoCzISLnppZ2d1cmF0LnYxLk1hdGNoIoYBChJMaXN0TWF0Y2hlc1JlcXVlc3QSKAoGc3RhdHVzGAEgASgOMhguemlnZ3VyYXQudjEuTWF0Y2hTdGF0dXMSHwoEZ2FtZRgCIAEoDjIRLnppZ2d1cmF0LnYxLkdhbWUSEQoJcGFnZV9zaXplGAMgASgNEhIKCnBhZ2VfdG9rZW4YBCABKAkiUwoTTGlzdE1hdGNoZXNSZXNwb25zZRIjCgdtYXRjaGVzGAEgAygLMhIuemlnZ3VyYXQudjEuTWF0Y2gSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIiMKD0dldE1hdGNoUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCSI1ChBHZXRNYXRjaFJlc3BvbnNlEiEKBW1hdGNoGAEgASgLMhIuemlnZ3VyYXQudjEuTWF0Y2giOAoRV2F0Y2hNYXRjaFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSEQoJYWZ0ZXJfc2VxGAIgASgEIlAKEldhdGNoTWF0Y2hSZXNwb25zZRIiCgZldmVudHMYASADKAsyEi56aWdndXJhdC52MS5FdmVudBIWCg5zZXJ2ZXJfdGltZV9tcxgCIAEoAyJNChFTdWJtaXRNb3ZlUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIMCgRtb3ZlGAIgASgJEhAKA3BseRgDIAEoDUgAiAEBQgYKBF9wbHkiLwoSU3VibWl0TW92ZVJlc3BvbnNlEgsKA3NlcRgBIAEoBBIMCgRtb3ZlGAIgASgJIiEKDVJlc2lnblJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkiHQoOUmVzaWduUmVzcG9uc2USCwoDc2VxGAEgASgEIikKFUNsYWltQWJhbmRvbmVkUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCSI0ChZDbGFpbUFiYW5kb25lZFJlc3BvbnNlEgsKA3NlcRgBIAEoBBINCgVzZWF0cxgCIAMoDSJaCgtQbGF5UmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIRCglhZnRlcl9zZXEYAiABKAQSDAoEbW92ZRgDIAEoCRIQCgNwbHkYBCABKA1IAIgBAUIGCgRfcGx5InwKDFBsYXlSZXNwb25zZRIiCgZldmVudHMYASADKAsyEi56aWdndXJhdC52MS5FdmVudBIwCg1tb3ZlX3JlamVjdGVkGAIgASgLMhkuemlnZ3VyYXQudjEuTW92ZVJlamVjdGVkEhYKDnNlcnZlcl90aW1lX21zGAMgASgDIj0KDE1vdmVSZWplY3RlZBIMCgRtb3ZlGAEgASgJEg4KBnJlYXNvbhgCIAEoCRIPCgdtZXNzYWdlGAMgASgJIikKFUdldE1hdGNoUmVjb3JkUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCSJCChZHZXRNYXRjaFJlY29yZFJlc3BvbnNlEigKBnJlY29yZBgBIAEoCzIYLnppZ2d1cmF0LnYxLk1hdGNoUmVjb3JkIrUDCgtNYXRjaFJlY29yZBIQCghtYXRjaF9pZBgBIAEoCRInCgZjb25maWcYAiABKAsyFy56aWdndXJhdC52MS5HYW1lQ29uZmlnEi4KDHRpbWVfY29udHJvbBgDIAEoCzIYLnppZ2d1cmF0LnYxLlRpbWVDb250cm9sEiAKBXNlYXRzGAQgAygLMhEuemlnZ3VyYXQudjEuU2VhdBIXCg9zZWVkX2NvbW1pdG1lbnQYBSABKAkSFQoNcmV2ZWFsZWRfc2VlZBgGIAEoCRIoCgVtb3ZlcxgHIAMoCzIZLnppZ2d1cmF0LnYxLlJlY29yZGVkTW92ZRIlCgdvdXRjb21lGAggASgLMhQuemlnZ3VyYXQudjEuT3V0Y29tZRImCghmb3JmZWl0cxgJIAMoCzIULnppZ2d1cmF0LnYxLkZvcmZlaXQSNAoPc2VhdF9hc3NpZ25tZW50GAogASgOMhsuemlnZ3VyYXQudjEuU2VhdEFzc2lnbm1lbnQSEgoKam9pbl9vcmRlchgLIAMoDRImCgNsb2cYDCADKAsyGS56aWdndXJhdC52MS5DaGFpbmVkRXZlbnQiXAoMQ2hhaW5lZEV2ZW50EgsKA3NlcRgBIAEoDRIPCgd0aW1lX21zGAIgASgEEgwKBGtpbmQYAyABKAkSEQoJZGF0YV9qc29uGAQgASgJEg0KBWNoYWluGAUgASgJIj8KDFJlY29yZGVkTW92ZRIMCgRzZWF0GAEgASgNEgwKBG1vdmUYAiABKAkSEwoLc3Vic3RpdHV0ZWQYAyABKAgiUwoHRm9yZmVpdBIMCgRzZWF0GAEgASgNEgsKA3BseRgCIAEoDRItCgt0ZXJtaW5hdGlvbhgDIAEoDjIYLnppZ2d1cmF0LnYxLlRlcm1pbmF0aW9uIhgKFkxpc3RCdWlsdGluQm90c1JlcXVlc3QiQAoXTGlzdEJ1aWx0aW5Cb3RzUmVzcG9uc2USJQoEYm90cxgBIAMoCzIXLnppZ2d1cmF0LnYxLkJ1aWx0aW5Cb3QiUQoKQnVpbHRpbkJvdBIMCgRuYW1lGAEgASgJEiAKBWdhbWVzGAIgAygOMhEuemlnZ3VyYXQudjEuR2FtZRITCgtkZXNjcmlwdGlvbhgDIAEoCSI8Cg1BZGRCb3RSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEgsKA2JvdBgCIAEoCRIMCgRzZWF0GAMgASgNIkEKDkFkZEJvdFJlc3BvbnNlEgwKBHNlYXQYASABKA0SIQoFbWF0Y2gYAiABKAsyEi56aWdndXJhdC52MS5NYXRjaDKUCAoMTWF0Y2hTZXJ2aWNlElAKC0NyZWF0ZU1hdGNoEh8uemlnZ3VyYXQudjEuQ3JlYXRlTWF0Y2hSZXF1ZXN0GiAuemlnZ3VyYXQudjEuQ3JlYXRlTWF0Y2hSZXNwb25zZRJQCgtDYW5jZWxNYXRjaBIfLnppZ2d1cmF0LnYxLkNhbmNlbE1hdGNoUmVxdWVzdBogLnppZ2d1cmF0LnYxLkNhbmNlbE1hdGNoUmVzcG9uc2USSgoJSm9pbk1hdGNoEh0uemlnZ3VyYXQudjEuSm9pbk1hdGNoUmVxdWVzdBoeLnppZ2d1cmF0LnYxLkpvaW5NYXRjaFJlc3BvbnNlElAKC0xpc3RNYXRjaGVzEh8uemlnZ3VyYXQudjEuTGlzdE1hdGNoZXNSZXF1ZXN0GiAuemlnZ3VyYXQudjEuTGlzdE1hdGNoZXNSZXNwb25zZRJHCghHZXRNYXRjaBIcLnppZ2d1cmF0LnYxLkdldE1hdGNoUmVxdWVzdBodLnppZ2d1cmF0LnYxLkdldE1hdGNoUmVzcG9uc2USTwoKV2F0Y2hNYXRjaBIeLnppZ2d1cmF0LnYxLldhdGNoTWF0Y2hSZXF1ZXN0Gh8uemlnZ3VyYXQudjEuV2F0Y2hNYXRjaFJlc3BvbnNlMAESTQoKU3VibWl0TW92ZRIeLnppZ2d1cmF0LnYxLlN1Ym1pdE1vdmVSZXF1ZXN0Gh8uemlnZ3VyYXQudjEuU3VibWl0TW92ZVJlc3BvbnNlEkEKBlJlc2lnbhIaLnppZ2d1cmF0LnYxLlJlc2lnblJlcXVlc3QaGy56aWdndXJhdC52MS5SZXNpZ25SZXNwb25zZRJZCg5DbGFpbUFiYW5kb25lZBIiLnppZ2d1cmF0LnYxLkNsYWltQWJhbmRvbmVkUmVxdWVzdBojLnppZ2d1cmF0LnYxLkNsYWltQWJhbmRvbmVkUmVzcG9uc2USPwoEUGxheRIYLnppZ2d1cmF0LnYxLlBsYXlSZXF1ZXN0GhkuemlnZ3VyYXQudjEuUGxheVJlc3BvbnNlKAEwARJZCg5HZXRNYXRjaFJlY29yZBIiLnppZ2d1cmF0LnYxLkdldE1hdGNoUmVjb3JkUmVxdWVzdBojLnppZ2d1cmF0LnYxLkdldE1hdGNoUmVjb3JkUmVzcG9uc2USXAoPTGlzdEJ1aWx0aW5Cb3RzEiMuemlnZ3VyYXQudjEuTGlzdEJ1aWx0aW5Cb3RzUmVxdWVzdBokLnppZ2d1cmF0LnYxLkxpc3RCdWlsdGluQm90c1Jlc3BvbnNlEkEKBkFkZEJvdBIaLnppZ2d1cmF0LnYxLkFkZEJvdFJlcXVlc3QaGy56aWdndXJhdC52MS5BZGRCb3RSZXNwb25zZUKiAQoPb3JnLnppZ2d1cmF0LnYxQhFNYXRjaFNlcnZpY2VQcm90b1ABWkNnaXRodWIuY29tL3ppZ2d1cmF0LWdhbWVzL3ppZ2d1cmF0L2NsaWVudHMvZ28vemlnZ3VyYXR2MTt6aWdndXJhdHYxogIDWlhYqgILWmlnZ3VyYXQuVjG6AgNaaWfKAgtaaWdndXJhdFxWMeoCDFppZ2d1cmF0OjpWMWIGcHJvdG8z", [file_ziggurat_v1_game, file_ziggurat_v1_match]);
 
 /**
  * CreateMatch input.
@@ -449,6 +449,53 @@ export const ResignResponseSchema: GenMessage<ResignResponse> = /*@__PURE__*/
   messageDesc(file_ziggurat_v1_match_service, 15);
 
 /**
+ * ClaimAbandoned input (the caller's seat token in `authorization`).
+ *
+ * @generated from message ziggurat.v1.ClaimAbandonedRequest
+ */
+export type ClaimAbandonedRequest = Message<"ziggurat.v1.ClaimAbandonedRequest"> & {
+  /**
+   * @generated from field: string match_id = 1;
+   */
+  matchId: string;
+};
+
+/**
+ * Describes the message ziggurat.v1.ClaimAbandonedRequest.
+ * Use `create(ClaimAbandonedRequestSchema)` to create a new message.
+ */
+export const ClaimAbandonedRequestSchema: GenMessage<ClaimAbandonedRequest> = /*@__PURE__*/
+  messageDesc(file_ziggurat_v1_match_service, 16);
+
+/**
+ * ClaimAbandoned output.
+ *
+ * @generated from message ziggurat.v1.ClaimAbandonedResponse
+ */
+export type ClaimAbandonedResponse = Message<"ziggurat.v1.ClaimAbandonedResponse"> & {
+  /**
+   * Sequence number of the first event recorded for the claim.
+   *
+   * @generated from field: uint64 seq = 1;
+   */
+  seq: bigint;
+
+  /**
+   * The seats (1-based) that forfeited as abandoned.
+   *
+   * @generated from field: repeated uint32 seats = 2;
+   */
+  seats: number[];
+};
+
+/**
+ * Describes the message ziggurat.v1.ClaimAbandonedResponse.
+ * Use `create(ClaimAbandonedResponseSchema)` to create a new message.
+ */
+export const ClaimAbandonedResponseSchema: GenMessage<ClaimAbandonedResponse> = /*@__PURE__*/
+  messageDesc(file_ziggurat_v1_match_service, 17);
+
+/**
  * A message from a bot on the Play stream. The first one names the match.
  *
  * @generated from message ziggurat.v1.PlayRequest
@@ -486,7 +533,7 @@ export type PlayRequest = Message<"ziggurat.v1.PlayRequest"> & {
  * Use `create(PlayRequestSchema)` to create a new message.
  */
 export const PlayRequestSchema: GenMessage<PlayRequest> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 16);
+  messageDesc(file_ziggurat_v1_match_service, 18);
 
 /**
  * A message to a bot on the Play stream: the events of one change (as in
@@ -523,7 +570,7 @@ export type PlayResponse = Message<"ziggurat.v1.PlayResponse"> & {
  * Use `create(PlayResponseSchema)` to create a new message.
  */
 export const PlayResponseSchema: GenMessage<PlayResponse> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 17);
+  messageDesc(file_ziggurat_v1_match_service, 19);
 
 /**
  * A move sent on the Play stream was refused; nothing changed.
@@ -554,7 +601,7 @@ export type MoveRejected = Message<"ziggurat.v1.MoveRejected"> & {
  * Use `create(MoveRejectedSchema)` to create a new message.
  */
 export const MoveRejectedSchema: GenMessage<MoveRejected> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 18);
+  messageDesc(file_ziggurat_v1_match_service, 20);
 
 /**
  * GetMatchRecord input.
@@ -573,7 +620,7 @@ export type GetMatchRecordRequest = Message<"ziggurat.v1.GetMatchRecordRequest">
  * Use `create(GetMatchRecordRequestSchema)` to create a new message.
  */
 export const GetMatchRecordRequestSchema: GenMessage<GetMatchRecordRequest> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 19);
+  messageDesc(file_ziggurat_v1_match_service, 21);
 
 /**
  * GetMatchRecord output.
@@ -592,7 +639,7 @@ export type GetMatchRecordResponse = Message<"ziggurat.v1.GetMatchRecordResponse
  * Use `create(GetMatchRecordResponseSchema)` to create a new message.
  */
 export const GetMatchRecordResponseSchema: GenMessage<GetMatchRecordResponse> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 20);
+  messageDesc(file_ziggurat_v1_match_service, 22);
 
 /**
  * Everything needed to replay and verify a finished match.
@@ -683,7 +730,7 @@ export type MatchRecord = Message<"ziggurat.v1.MatchRecord"> & {
  * Use `create(MatchRecordSchema)` to create a new message.
  */
 export const MatchRecordSchema: GenMessage<MatchRecord> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 21);
+  messageDesc(file_ziggurat_v1_match_service, 23);
 
 /**
  * One stored event of a match's log with its link in the hash chain.
@@ -729,7 +776,7 @@ export type ChainedEvent = Message<"ziggurat.v1.ChainedEvent"> & {
  * Use `create(ChainedEventSchema)` to create a new message.
  */
 export const ChainedEventSchema: GenMessage<ChainedEvent> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 22);
+  messageDesc(file_ziggurat_v1_match_service, 24);
 
 /**
  * One move in a record.
@@ -758,7 +805,7 @@ export type RecordedMove = Message<"ziggurat.v1.RecordedMove"> & {
  * Use `create(RecordedMoveSchema)` to create a new message.
  */
 export const RecordedMoveSchema: GenMessage<RecordedMove> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 23);
+  messageDesc(file_ziggurat_v1_match_service, 25);
 
 /**
  * A forfeit in a record.
@@ -787,7 +834,7 @@ export type Forfeit = Message<"ziggurat.v1.Forfeit"> & {
  * Use `create(ForfeitSchema)` to create a new message.
  */
 export const ForfeitSchema: GenMessage<Forfeit> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 24);
+  messageDesc(file_ziggurat_v1_match_service, 26);
 
 /**
  * ListBuiltinBots input.
@@ -802,7 +849,7 @@ export type ListBuiltinBotsRequest = Message<"ziggurat.v1.ListBuiltinBotsRequest
  * Use `create(ListBuiltinBotsRequestSchema)` to create a new message.
  */
 export const ListBuiltinBotsRequestSchema: GenMessage<ListBuiltinBotsRequest> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 25);
+  messageDesc(file_ziggurat_v1_match_service, 27);
 
 /**
  * ListBuiltinBots output.
@@ -821,7 +868,7 @@ export type ListBuiltinBotsResponse = Message<"ziggurat.v1.ListBuiltinBotsRespon
  * Use `create(ListBuiltinBotsResponseSchema)` to create a new message.
  */
 export const ListBuiltinBotsResponseSchema: GenMessage<ListBuiltinBotsResponse> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 26);
+  messageDesc(file_ziggurat_v1_match_service, 28);
 
 /**
  * A bot the server can play itself.
@@ -856,7 +903,7 @@ export type BuiltinBot = Message<"ziggurat.v1.BuiltinBot"> & {
  * Use `create(BuiltinBotSchema)` to create a new message.
  */
 export const BuiltinBotSchema: GenMessage<BuiltinBot> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 27);
+  messageDesc(file_ziggurat_v1_match_service, 29);
 
 /**
  * AddBot input.
@@ -889,7 +936,7 @@ export type AddBotRequest = Message<"ziggurat.v1.AddBotRequest"> & {
  * Use `create(AddBotRequestSchema)` to create a new message.
  */
 export const AddBotRequestSchema: GenMessage<AddBotRequest> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 28);
+  messageDesc(file_ziggurat_v1_match_service, 30);
 
 /**
  * AddBot output.
@@ -915,7 +962,7 @@ export type AddBotResponse = Message<"ziggurat.v1.AddBotResponse"> & {
  * Use `create(AddBotResponseSchema)` to create a new message.
  */
 export const AddBotResponseSchema: GenMessage<AddBotResponse> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_match_service, 29);
+  messageDesc(file_ziggurat_v1_match_service, 31);
 
 /**
  * Creating, joining, watching and playing matches.
@@ -950,6 +997,8 @@ export const AddBotResponseSchema: GenMessage<AddBotResponse> = /*@__PURE__*/
  *   NOT_WAITING (FAILED_PRECONDITION): the match has started: only the operator can end it now.
  *   CREATION_CLOSED (FAILED_PRECONDITION): the operator has closed match creation on this server.
  *   NOT_FINISHED (FAILED_PRECONDITION): the match record is available once the match is over.
+ *   NOT_ABANDONED (FAILED_PRECONDITION): no other seat has been away for the match's claim_after_ms.
+ *   CLAIMS_OFF (FAILED_PRECONDITION): this match cannot be claimed (Match.claim_after_ms is 0).
  *   BOT_NOT_CONNECTED (FAILED_PRECONDITION): the named bot is not connected.
  *   BOT_GAME (FAILED_PRECONDITION): the named bot does not play that game.
  *   BOT_BUSY (FAILED_PRECONDITION): the named bot already plays its maximum number of matches.
@@ -1065,6 +1114,23 @@ export const MatchService: GenService<{
     methodKind: "unary";
     input: typeof ResignRequestSchema;
     output: typeof ResignResponseSchema;
+  },
+  /**
+   * The caller's seat, still in the game, ends the part of every other seat that has been
+   * away (no stream open, Seat.away_since_ms) for at least the match's claim_after_ms: each such
+   * seat forfeits as abandoned (SEAT_STATE_ABANDONED, TERMINATION_ABANDONED). In Pylos the
+   * caller wins; in Kabaleo the abandoned seats rank last and the server plays their pieces,
+   * as for a resignation, so that the others finish. Seats the server plays (built-in bots)
+   * are never away. Refusals: NOT_ABANDONED (no other seat away long enough; ErrorInfo
+   * metadata claimable_in_ms when one is away but not yet for long enough), CLAIMS_OFF
+   * (Match.claim_after_ms is 0), NOT_STARTED, GAME_OVER, SEAT_FORFEITED, BAD_TOKEN.
+   *
+   * @generated from rpc ziggurat.v1.MatchService.ClaimAbandoned
+   */
+  claimAbandoned: {
+    methodKind: "unary";
+    input: typeof ClaimAbandonedRequestSchema;
+    output: typeof ClaimAbandonedResponseSchema;
   },
   /**
    * The low-latency path for bots: the server streams the seat's events (as WatchMatch),
