@@ -187,11 +187,14 @@ export class KabaleoBoard {
       ].filter(Boolean).join("; ");
       return h("div", {
         class: classes.join(" "), "data-stack": number, "data-content": stack,
-        role: "button", tabindex: number === this.focusStack ? 0 : -1, "aria-label": label,
+        role: "button", tabindex: number === this.focusStack ? 0 : -1,
         "aria-disabled": targets.has(number) ? null : "true",
         onclick: () => { this.focusStack = number; this.playOn(number); },
         onkeydown: (e: Event) => this.stackKey(e as KeyboardEvent, number, count),
       },
+      // Named by its words, read out in full; what shows (the pieces, the number) is hidden from
+      // a screen reader (an aria-label would not contain the visible "cancelled").
+      h("span", { class: "sr-only" }, label),
       h("div", { class: "pile", "aria-hidden": "true" }, blocks.reverse()),
       h("div", { class: "number", "aria-hidden": "true" }, number),
       number === lastStack && props.cancelled ? h("div", { class: "cancel-badge", "aria-hidden": "true" }, "cancelled") : null);
@@ -203,7 +206,7 @@ export class KabaleoBoard {
       for (const letter of hand) counts.set(letter, (counts.get(letter) ?? 0) + 1);
       const isMine = seat === props.mySeat;
       const letters = [...counts.keys()].filter((letter) => isMine && props.legalMoves.some((m) => m[0] === letter));
-      if (!letters.includes(this.focusChip)) this.focusChip = letters.includes(this.selected) ? this.selected : letters[0] ?? "";
+      if (isMine && !letters.includes(this.focusChip)) this.focusChip = letters.includes(this.selected) ? this.selected : letters[0] ?? "";
       const chips = [...counts.entries()].map(([letter, count]) => {
         const playable = letters.includes(letter);
         const selected = this.selected === letter && isMine;
