@@ -1,6 +1,10 @@
 // The Kabaleo table: every stack in full (base at the bottom, as bots see it), every hand, your
 // secret colour and its live score, the last move marked and a cancellation shown as such.
 // To move: pick a colour from your hand, then one of the highlighted stacks.
+// With keys: your hand and the stacks are one tab stop each (a roving focus): arrow keys move
+// between chips or stacks, Enter or Space on a chip picks it and takes the focus to the stacks,
+// Enter or Space on a highlighted stack plays there, Escape drops the chip picked. On a phone
+// your hand stays at the bottom of the screen (sticky) while the stacks are above it.
 import { clear, h } from "./dom.js";
 import type { GameView } from "./gen/ziggurat/v1/game_pb.js";
 import { COLOUR_NAMES } from "./text.js";
@@ -47,6 +51,9 @@ export class KabaleoBoard {
   private props: KabaleoProps | null = null;
 
   private drawn = "";
+  /** Which stack and which chip hold the roving focus of their group. */
+  private focusStack = 1;
+  private focusChip = "";
 
   update(props: KabaleoProps): void {
     if (this.props && this.props.view.ply !== props.view.ply) this.selected = "";
@@ -61,14 +68,100 @@ export class KabaleoBoard {
     this.render();
   }
 
-  private render(): void {
+  /** Picks a colour (by click or key): the stacks it may go on are highlighted. */
+  private pick(letter: string, viaKey: boolean): void {
+    this.selected = letter;
+    this.focusChip = letter;
+    if (viaKey) {
+      // The focus goes on to where the chip can go, not to the page: the first highlighted stack.
+      const targets = this.targets();
+      if (!targets.has(this.focusStack)) this.focusStack = Math.min(...targets);
+      this.render("stack");
+    } else {
+      this.render("chip");
+    }
+  }
+
+  private targets(): Set<number> {
+    const targets = new Set<number>();
+    if (this.selected) for (const m of this.props?.legalMoves ?? []) if (m[0] === this.selected) targets.add(Number(m.slice(1)));
+    return targets;
+  }
+
+  private playOn(number: number): void {
+    if (this.selected && this.props?.legalMoves.includes(`${this.selected}${number}`)) this.props.onMove?.(`${this.selected}${number}`);
+  }
+
+  private stackKey(event: KeyboardEvent, number: number, count: number): void {
+    let next = 0;
+    switch (event.key) {
+      case "ArrowRight": case "ArrowDown": next = Math.min(count, number + 1); break;
+      case "ArrowLeft": case "ArrowUp": next = Math.max(1, number - 1); break;
+      case "Home": next = 1; break;
+      case "End": next = count; break;
+      case "Enter": case " ":
+        event.preventDefault();
+        this.focusStack = number;
+        this.playOn(number);
+        return;
+      case "Escape":
+        if (this.selected) {
+          event.preventDefault();
+          this.selected = "";
+          this.render("chip");
+        }
+        return;
+      default:
+        return;
+    }
+    event.preventDefault();
+    this.focusStack = next;
+    this.rove("[data-stack]", String(next), "stack");
+  }
+
+  private chipKey(event: KeyboardEvent, letter: string, letters: string[]): void {
+    const at = letters.indexOf(letter);
+    let next = "";
+    switch (event.key) {
+      case "ArrowRight": case "ArrowDown": next = letters[Math.min(letters.length - 1, at + 1)]; break;
+      case "ArrowLeft": case "ArrowUp": next = letters[Math.max(0, at - 1)]; break;
+      case "Home": next = letters[0]; break;
+      case "End": next = letters[letters.length - 1]; break;
+      case "Enter": case " ":
+        event.preventDefault();
+        this.pick(letter, true);
+        return;
+      case "Escape":
+        if (this.selected) { event.preventDefault(); this.selected = ""; this.render("chip"); }
+        return;
+      default:
+        return;
+    }
+    event.preventDefault();
+    this.focusChip = next;
+    this.rove(".hand.mine .chip[data-colour]", next, "colour");
+  }
+
+  /** Moves a group's one tab stop to the element whose data-`key` is `value`, and focuses it. */
+  private rove(selector: string, value: string, key: "stack" | "colour"): void {
+    for (const el of this.element.querySelectorAll<HTMLElement>(selector)) {
+      const hit = el.dataset[key] === value;
+      el.tabIndex = hit ? 0 : -1;
+      if (hit) el.focus();
+    }
+  }
+
+  /** Draws the table; `focus` puts the focus on the group's roving element afterwards (else the
+   * focus stays where it was: on the same stack or chip when it was in the board). */
+  private render(focus?: "stack" | "chip"): void {
     const props = this.props;
     if (!props || props.view.detail.case !== "kabaleo") return;
     const k = props.view.detail.value;
-    const legal = new Set(props.legalMoves);
+    const active = document.activeElement as HTMLElement | null;
+    const inBoard = !!active && this.element.contains(active);
+    const was: "stack" | "chip" | undefined = focus ?? (inBoard ? (active.dataset.stack ? "stack" : active.dataset.colour ? "chip" : undefined) : undefined);
     const lastStack = k.lastStack;
-    const targets = new Set<number>();
-    if (this.selected) for (const m of props.legalMoves) if (m[0] === this.selected) targets.add(Number(m.slice(1)));
+    const targets = this.targets();
     clear(this.element);
     const mine = props.mySeat ? k.objectives[props.mySeat - 1] : "";
     if (mine && mine !== "?") {
@@ -77,6 +170,8 @@ export class KabaleoBoard {
         "Your secret colour: ", swatch(mine), h("b", {}, COLOUR_NAMES[mine] ?? mine),
         h("span", { class: "score", "data-score": `${score.stacks}/${score.covered}/${score.tallest}` }, " — ", scoreText(score))));
     }
+    const count = k.stacks.length;
+    if (this.focusStack > count) this.focusStack = 1;
     const stacks = k.stacks.map((stack, index) => {
       const number = index + 1;
       const classes = ["stack"];
@@ -84,45 +179,75 @@ export class KabaleoBoard {
       if (targets.has(number)) classes.push("target");
       const blocks = [...stack].map((letter, i) =>
         h("div", { class: `piece c-${letter}${i === 0 ? " base" : ""}`, title: `${COLOUR_NAMES[letter] ?? letter}${i === 0 ? " base" : ""}` }));
+      const names = [...stack].map((letter) => COLOUR_NAMES[letter] ?? letter);
+      const label = [
+        `stack ${number}: ${names[0]} base${names.length > 1 ? `, then ${names.slice(1).join(", ")} on top` : ""}`,
+        targets.has(number) ? `place ${COLOUR_NAMES[this.selected]} here` : "",
+        number === lastStack ? (props.cancelled ? "last move, cancelled" : "last move") : "",
+      ].filter(Boolean).join("; ");
       return h("div", {
         class: classes.join(" "), "data-stack": number, "data-content": stack,
-        onclick: () => {
-          if (this.selected && legal.has(`${this.selected}${number}`)) this.props?.onMove?.(`${this.selected}${number}`);
-        },
+        role: "button", tabindex: number === this.focusStack ? 0 : -1,
+        "aria-disabled": targets.has(number) ? null : "true",
+        onclick: () => { this.focusStack = number; this.playOn(number); },
+        onkeydown: (e: Event) => this.stackKey(e as KeyboardEvent, number, count),
       },
-      h("div", { class: "pile" }, blocks.reverse()),
-      h("div", { class: "number" }, number),
-      number === lastStack && props.cancelled ? h("div", { class: "cancel-badge" }, "cancelled") : null);
+      // Named by its words, read out in full; what shows (the pieces, the number) is hidden from
+      // a screen reader (an aria-label would not contain the visible "cancelled").
+      h("span", { class: "sr-only" }, label),
+      h("div", { class: "pile", "aria-hidden": "true" }, blocks.reverse()),
+      h("div", { class: "number", "aria-hidden": "true" }, number),
+      number === lastStack && props.cancelled ? h("div", { class: "cancel-badge", "aria-hidden": "true" }, "cancelled") : null);
     });
+    let myHand: HTMLElement | null = null;
     const hands = k.hands.map((hand, index) => {
       const seat = index + 1;
       const counts = new Map<string, number>();
       for (const letter of hand) counts.set(letter, (counts.get(letter) ?? 0) + 1);
       const isMine = seat === props.mySeat;
+      const letters = [...counts.keys()].filter((letter) => isMine && props.legalMoves.some((m) => m[0] === letter));
+      if (isMine && !letters.includes(this.focusChip)) this.focusChip = letters.includes(this.selected) ? this.selected : letters[0] ?? "";
       const chips = [...counts.entries()].map(([letter, count]) => {
-        const playable = isMine && props.legalMoves.some((m) => m[0] === letter);
+        const playable = letters.includes(letter);
+        const selected = this.selected === letter && isMine;
         return h("button", {
-          class: `chip c-${letter}${this.selected === letter && isMine ? " selected" : ""}`,
+          class: `chip c-${letter}${selected ? " selected" : ""}`,
           "data-colour": letter, disabled: !playable, title: COLOUR_NAMES[letter],
-          onclick: () => { this.selected = letter; this.render(); },
+          "aria-label": `${COLOUR_NAMES[letter] ?? letter}, ${count} piece${count === 1 ? "" : "s"}`,
+          "aria-pressed": isMine ? (selected ? "true" : "false") : null,
+          tabindex: playable ? (letter === this.focusChip ? 0 : -1) : null,
+          onclick: () => this.pick(letter, false),
+          onkeydown: playable ? (e: Event) => this.chipKey(e as KeyboardEvent, letter, letters) : null,
         }, `${count}`);
       });
       const objective = k.objectives[index];
       const forfeited = k.forfeitedSeats.includes(seat);
-      return h("div", { class: `hand${isMine ? " mine" : ""}${props.view.toMove === seat ? " to-move" : ""}`, "data-seat": seat },
-        h("span", { class: "who" }, `${seat}. ${props.names[index] || "?"}${isMine ? " (you)" : ""}${forfeited ? " – forfeited" : ""}`),
-        objective && objective !== "?" && !isMine ? h("span", { class: "objective" }, "colour ", swatch(objective)) : null,
-        h("span", { class: "chips" }, chips.length ? chips : h("i", {}, "no pieces left")));
+      const row = h("div", {
+        class: `hand${isMine ? " mine" : ""}${props.view.toMove === seat ? " to-move" : ""}`, "data-seat": seat,
+        role: "group", "aria-label": isMine ? "Your hand" : `Hand of ${props.names[index] || `seat ${seat}`}`,
+      },
+      h("span", { class: "who" }, `${seat}. ${props.names[index] || "?"}${isMine ? " (you)" : ""}${forfeited ? " – forfeited" : ""}`),
+      objective && objective !== "?" && !isMine ? h("span", { class: "objective" }, "colour ", swatch(objective)) : null,
+      h("span", { class: "chips" }, chips.length ? chips : h("i", {}, "no pieces left")));
+      if (isMine) myHand = row;
+      return row;
     });
+    const hint = props.legalMoves.length
+      ? h("p", { class: "hint" }, this.selected
+        ? `Place ${COLOUR_NAMES[this.selected]}: click a highlighted stack (or arrows, then Enter; Escape to pick again).`
+        : "Your turn: pick a colour from your hand (or Tab to it, arrows, Enter).")
+      : null;
     this.element.append(
-      h("div", { class: "stacks" }, stacks),
-      h("div", { class: "hands" }, hands),
+      h("div", { class: "stacks", role: "group", "aria-label": "Stacks" }, stacks),
+      h("div", { class: "hands" }, hands.filter((row) => row !== myHand)),
     );
-    if (props.legalMoves.length) {
-      this.element.append(h("p", { class: "hint" }, this.selected
-        ? `Place ${COLOUR_NAMES[this.selected]}: click a highlighted stack.`
-        : "Your turn: pick a colour from your hand."));
-    }
+    // Your hand last, sticky at the bottom of the screen: chip and stack both in view at once.
+    if (myHand || hint) this.element.append(h("div", { class: "my-turn" }, myHand, hint));
+    const refocus = was === "stack" ? this.element.querySelector<HTMLElement>(`[data-stack="${this.focusStack}"]`)
+      : was === "chip" ? (this.element.querySelector<HTMLElement>(`.hand.mine .chip[data-colour="${this.focusChip}"]:not([disabled])`)
+        ?? this.element.querySelector<HTMLElement>(`[data-stack="${this.focusStack}"]`))
+      : null;
+    refocus?.focus();
   }
 }
 

@@ -9,9 +9,10 @@
 // as on its way until the server answers: then played (the stream shows it) or refused.
 import { api, asCreator, auth, bots as botService, explain, forgetTicket, reasonOf, ticketFor, unreachable, type SeatTicket } from "./api.js";
 import { clear, h } from "./dom.js";
-import { Game, Termination, type GameView, type Outcome } from "./gen/ziggurat/v1/game_pb.js";
+import { Game, PylosVariant, Termination, type GameView, type Outcome } from "./gen/ziggurat/v1/game_pb.js";
 import { MatchStatus, SeatState, type Event, type Match, type MatchEndedEvent } from "./gen/ziggurat/v1/match_pb.js";
 import { KabaleoBoard, scoreOf, scoreText, swatch } from "./kabaleo.js";
+import { MoveEntry } from "./moveentry.js";
 import { PylosBoard } from "./pylos.js";
 import { backOf, navigate } from "./router.js";
 import { COLOUR_NAMES, culpritSeats, distinctNames, endingSentence, gameName, isDraw, pylosSide, resultHeadline, stateName } from "./text.js";
@@ -66,17 +67,20 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
   const seatsBox = h("div", { class: "seats" });
   const boardBox = h("div", { class: "board" });
   const message = h("p", { class: "message", role: "alert" });
-  const hint = h("p", { class: "hint-line" });
-  const moveList = h("ol", { class: "moves" });
+  const hint = h("p", { class: "hint-line", role: "status" });
+  // Scrollable, so reachable by keyboard (a tab stop) and named.
+  const moveList = h("ol", { class: "moves", tabindex: 0, "aria-label": "Moves played" });
   const pendingLine = h("p", { class: "pending-move", hidden: true });
-  const endBox = h("section", { class: "end" });
+  const endBox = h("section", { class: "end", "aria-label": "Result" });
+  const entry = new MoveEntry();
+  const entryBox = h("div", { class: "entry" });
   const actions = h("div", { class: "actions" });
   const dialog = h("dialog", { class: "confirm" });
   root.append(
     h("header", { class: "top" }, h("button", { class: "back", onclick: () => navigate(back.path) }, back.label), title),
     connection,
     h("div", { class: "game" },
-      h("div", { class: "main" }, boardBox, pendingLine, hint, message, endBox),
+      h("div", { class: "main" }, boardBox, pendingLine, hint, message, entryBox, endBox),
       h("aside", { class: "side" }, seatsBox, actions, h("h2", {}, "Moves"), moveList)),
     dialog,
   );
@@ -258,9 +262,18 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
     }
     // No move is offered while one is on its way.
     const legal = turn && turn.seat === mySeat() && !ended && !pending ? turn.legal : [];
+    // A seat's page also takes the move typed in notation (a spectator has nothing to type).
+    const typing = !!ticket && !ended;
+    if (typing !== entryBox.contains(entry.element)) {
+      clear(entryBox);
+      if (typing) entryBox.append(entry.element);
+    }
+    entry.update(view.detail.case === "pylos" ? "pylos" : "kabaleo", legal, (m) => void submit(m));
     if (view.detail.case === "pylos") {
       if (!boardBox.contains(pylos.element)) { clear(boardBox); boardBox.append(pylos.element); }
-      pylos.update({ view, mySeat: mySeat(), legalMoves: legal, lastMove, pendingMove: pending?.move, onMove: (m) => void submit(m), onHint: (t) => { hint.textContent = t; } });
+      const options = summary?.config?.options;
+      const lines = options?.case === "pylos" && options.value.variant === PylosVariant.ADVANCED;
+      pylos.update({ view, mySeat: mySeat(), legalMoves: legal, lastMove, pendingMove: pending?.move, lines, onMove: (m) => void submit(m), onHint: (t) => { hint.textContent = t; } });
     } else {
       if (!boardBox.contains(kabaleo.element)) { clear(boardBox); boardBox.append(kabaleo.element); }
       kabaleo.update({ view, mySeat: mySeat(), names: shownNames(), legalMoves: legal, lastMove, cancelled, onMove: (m) => void submit(m) });

@@ -3,12 +3,20 @@
 // the server sent: a place to put a reserve ball; or a free ball of yours, then one of the
 // highlighted places above to raise it; when that completes a square (or a line), the square is
 // outlined and the balls you may take back are highlighted: click one, then a second or "Done".
+// The same with keys: the board is one tab stop (a roving focus over its places): arrow keys
+// move on a level (left/right in reading order, up/down along a column), Page Up/Page Down
+// change level, Enter or Space acts on the place, Escape drops a half-made move. Every place is
+// named in the rules' notation ("level 1 c4, empty").
 import { clear, h, svg } from "./dom.js";
 import type { GameView } from "./gen/ziggurat/v1/game_pb.js";
 
 const C = 64;
-const PAD = 14;
+/** Room around the pyramid for the bottom level's coordinates (letters above, numbers left). */
+const PAD = 30;
 const R = C * 0.47;
+/** Balls higher up are drawn a little bigger, so the levels read at a glance. */
+const GROW = [1, 1, 1.06, 1.12, 1.18];
+export const KEYS_HELP = "Keys: arrows move between places on a level, Page Up and Page Down change level, Enter or Space plays, Escape cancels.";
 const COLS = "abcd";
 
 interface Move {
@@ -67,6 +75,28 @@ function squaresAt(board: Board, p: string, colour: string): string[][] {
   return found;
 }
 
+/** Full rows and columns of `colour` through p on levels 1 and 2 (the advanced variant's lines). */
+function linesAt(board: Board, p: string, colour: string): string[][] {
+  const [level, col, row] = coords(p);
+  if (level > 2) return [];
+  const n = 5 - level;
+  const rowLine = Array.from({ length: n }, (_, c) => place(level, c, row));
+  const colLine = Array.from({ length: n }, (_, r) => place(level, col, r));
+  return [rowLine, colLine].filter((line) => line.every((q) => board.get(q) === colour));
+}
+
+/** Places in reading order on each level (row 1 first, column a first), as the keys walk them. */
+function levelPlaces(level: number): string[] {
+  const n = 5 - level;
+  return Array.from({ length: n * n }, (_, i) => place(level, i % n, Math.floor(i / n)));
+}
+
+function centre(p: string): [number, number] {
+  const [level, col, row] = coords(p);
+  const offset = PAD + ((level - 1) * C) / 2;
+  return [offset + col * C + C / 2, offset + row * C + C / 2];
+}
+
 export interface PylosProps {
   view: GameView;
   mySeat: number; // 0 = spectator
@@ -74,6 +104,8 @@ export interface PylosProps {
   lastMove?: string;
   /** A move of ours sent and not answered yet: drawn as a ghost until it is played or refused. */
   pendingMove?: string;
+  /** The advanced variant: full rows and columns count as squares do (outlined the same way). */
+  lines?: boolean;
   onMove?: (move: string) => void;
   onHint?: (text: string) => void;
 }
@@ -84,6 +116,10 @@ export class PylosBoard {
   private mode: Mode = { kind: "idle" };
   private props: PylosProps | null = null;
   readonly element = h("div", { class: "pylos" });
+  /** The place that holds the board's one tab stop (the roving focus). */
+  private focusPlace = "";
+  /** Places drawn now (empty supported places and balls): where the keys can go. */
+  private shown = new Set<string>();
 
   private drawn = "";
 
@@ -136,7 +172,7 @@ export class PylosBoard {
       return;
     }
     this.mode = { kind: "recover", from, to, picks: [] };
-    this.props?.onHint?.("Square! Take back one or two of your free balls: click them.");
+    this.props?.onHint?.(this.squareWord(from, to) + " Take back one or two of your free balls: click them (or Enter).");
     this.render();
   }
 
@@ -152,7 +188,7 @@ export class PylosBoard {
       return;
     }
     this.mode = { ...this.mode, picks };
-    this.props?.onHint?.("Take back a second ball, or press Done to keep it at one.");
+    this.props?.onHint?.("Take back a second ball, or press Done to keep it at one (Escape cancels).");
     this.render();
   }
 
@@ -183,11 +219,80 @@ export class PylosBoard {
     }
     if (moves.some((m) => m.from === p)) {
       this.mode = { kind: "raise", from: p };
-      this.props.onHint?.("Now click a highlighted place above to raise this ball there (click it again to cancel).");
+      this.props.onHint?.("Now click a highlighted place above to raise this ball there (click it again, or Escape, to cancel).");
       this.render();
       return;
     }
     if (moves.some((m) => !m.from && m.to === p)) this.choose(undefined, p);
+  }
+
+  /** "Square!" or "Line!": what the move being made completes. */
+  private squareWord(from: string | undefined, to: string): string {
+    const board = boardOf(this.props?.view.detail.case === "pylos" ? this.props.view.detail.value.levels : []);
+    if (from) board.set(from, ".");
+    board.set(to, this.colour());
+    return squaresAt(board, to, this.colour()).length || !this.props?.lines ? "Square!" : "Line!";
+  }
+
+  /** The keys of the board's roving focus (on the place `p` that has it). */
+  private key(event: KeyboardEvent, p: string): void {
+    const [level] = coords(p);
+    const order = levelPlaces(level).filter((q) => this.shown.has(q));
+    const at = order.indexOf(p);
+    let next: string | undefined;
+    switch (event.key) {
+      case "ArrowRight": next = order[at + 1]; break;
+      case "ArrowLeft": next = order[at - 1]; break;
+      case "ArrowDown": case "ArrowUp": {
+        const [, col, row] = coords(p);
+        const step = event.key === "ArrowDown" ? 1 : -1;
+        for (let r = row + step; r >= 0 && r < 5 - level && !next; r += step) {
+          if (this.shown.has(place(level, col, r))) next = place(level, col, r);
+        }
+        break;
+      }
+      case "PageUp": next = this.nearestOn(level + 1, p); break;
+      case "PageDown": next = this.nearestOn(level - 1, p); break;
+      case "Home": next = order[0]; break;
+      case "End": next = order[order.length - 1]; break;
+      case "Enter": case " ":
+        event.preventDefault();
+        this.click(p);
+        return;
+      case "Escape":
+        if (this.mode.kind !== "idle") {
+          event.preventDefault();
+          this.cancel();
+        }
+        return;
+      default:
+        return;
+    }
+    event.preventDefault();
+    if (next) this.moveFocus(next);
+  }
+
+  /** The drawn place of `level` nearest to where p is drawn (levels are drawn offset). */
+  private nearestOn(level: number, p: string): string | undefined {
+    if (level < 1 || level > 4) return undefined;
+    const [x, y] = centre(p);
+    let best: string | undefined;
+    let bestDistance = Infinity;
+    for (const q of levelPlaces(level)) {
+      if (!this.shown.has(q)) continue;
+      const [qx, qy] = centre(q);
+      const distance = (qx - x) ** 2 + (qy - y) ** 2;
+      if (distance < bestDistance) { best = q; bestDistance = distance; }
+    }
+    return best;
+  }
+
+  private moveFocus(p: string): void {
+    this.focusPlace = p;
+    for (const circle of this.element.querySelectorAll<SVGElement>("circle[data-place]")) {
+      circle.setAttribute("tabindex", circle.dataset.place === p ? "0" : "-1");
+      if (circle.dataset.place === p) circle.focus();
+    }
   }
 
   /** Balls that may be taken next in the current recovery. The first one must be free now,
@@ -214,12 +319,15 @@ export class PylosBoard {
     const board = boardOf(detail.levels);
     const moves = this.moves();
     const mode = this.mode;
+    const me = this.colour();
     let squares: string[][] = [];
+    let lines: string[][] = [];
     const picked = new Set<string>();
     if (mode.kind === "recover") {
       if (mode.from) board.set(mode.from, ".");
-      board.set(mode.to, this.colour());
-      squares = squaresAt(board, mode.to, this.colour());
+      board.set(mode.to, me);
+      squares = squaresAt(board, mode.to, me);
+      if (props.lines) lines = linesAt(board, mode.to, me);
       for (const p of mode.picks) picked.add(p);
     }
     const targets = new Set<string>();
@@ -239,15 +347,22 @@ export class PylosBoard {
     const leaving = new Set<string>();
     if (sending) {
       for (const p of [sending.from, ...sending.taken]) if (p) leaving.add(p);
-      if (!sending.taken.includes(sending.to)) board.set(sending.to, this.colour());
+      if (!sending.taken.includes(sending.to)) board.set(sending.to, me);
     }
-    const size = PAD * 2 + 4 * C;
+    const hadFocus = this.element.contains(document.activeElement);
+    const size = PAD + 4 * C + 10;
     const shapes: SVGElement[] = [];
+    // The bottom level's coordinates, as the rules write them: columns a-d, rows 1-4.
+    for (let i = 0; i < 4; i++) {
+      shapes.push(svg("text", { x: PAD + i * C + C / 2, y: PAD - 9, class: "coord", "text-anchor": "middle", "aria-hidden": "true" }, COLS[i]));
+      shapes.push(svg("text", { x: PAD - 12, y: PAD + i * C + C / 2 + 5, class: "coord", "text-anchor": "middle", "aria-hidden": "true" }, i + 1));
+    }
+    const shown = new Set<string>();
     for (let level = 1; level <= 4; level++) {
       const n = 5 - level;
       const offset = PAD + ((level - 1) * C) / 2;
-      if (level > 1) {
-        // A faint plate under each upper level, so the levels read as layers.
+      if (level > 1 && levelPlaces(level).some((p) => board.get(p) !== "." || supported(board, p))) {
+        // A plate under each upper level that has a place to show, so the levels read as layers.
         shapes.push(svg("rect", { x: offset + 4, y: offset + 4, width: n * C - 8, height: n * C - 8, rx: 18, class: `plate level${level}` }));
       }
       for (let row = 0; row < n; row++) {
@@ -261,24 +376,40 @@ export class PylosBoard {
           else if (ball === "D") classes.push("ball", "dark");
           else if (supported(board, p)) classes.push("empty");
           else continue; // nothing to draw: not yet supported
-          if (targets.has(p)) classes.push("target");
-          if (sources.has(p)) classes.push("source");
-          if (mode.kind === "raise" && mode.from === p) classes.push("selected");
+          shown.add(p);
+          const actions: string[] = [];
+          if (targets.has(p)) { classes.push("target"); actions.push(mode.kind === "raise" ? "raise here" : "play here"); }
+          if (sources.has(p)) { classes.push("source"); actions.push("free: can be raised"); }
+          if (mode.kind === "raise" && mode.from === p) { classes.push("selected"); actions.push("picked to raise, Enter again to cancel"); }
           if (mode.kind === "recover" && mode.to === p) classes.push("pending");
-          if (recoverable.has(p)) classes.push("recoverable");
-          if (picked.has(p)) classes.push("picked");
+          if (recoverable.has(p)) { classes.push("recoverable"); actions.push("can be taken back"); }
+          if (picked.has(p)) { classes.push("picked"); actions.push("taken back"); }
           if (sending && sending.to === p && !leaving.has(p)) classes.push("sending");
           if (leaving.has(p)) classes.push("leaving");
-          if (last && last.to === p && !sending) classes.push("last");
+          if (last && last.to === p && !sending) { classes.push("last"); actions.push("last move"); }
           if (last && last.from === p && ball === ".") classes.push("last-from");
-          const title = `${p}${ball === "L" ? " light" : ball === "D" ? " dark" : ""}`;
-          shapes.push(svg("circle", {
-            cx, cy, r: ball === "." ? R * 0.55 : R,
+          const owner = ball === "." ? "empty" : props.mySeat === 0 ? (ball === "L" ? "light ball" : "dark ball")
+            : ball === me ? "your ball" : "opponent's ball";
+          const label = [`level ${level} ${p.slice(1)}, ${owner}`, ...actions].join(", ");
+          const actionable = actions.some((a) => !["last move", "taken back"].includes(a));
+          const circle = svg("circle", {
+            cx, cy, r: ball === "." ? R * 0.62 : R * GROW[level],
             class: classes.join(" "), "data-place": p,
-            onclick: () => this.click(p),
-          }, svg("title", {}, title)));
+            role: "button", "aria-label": label, "aria-disabled": actionable ? null : "true",
+            tabindex: "-1",
+            onclick: () => { this.focusPlace = p; this.click(p); },
+            onkeydown: (e: Event) => this.key(e as KeyboardEvent, p),
+          });
+          shapes.push(circle);
+          if (ball === ".") {
+            // An empty place shows its name, in the rules' notation.
+            shapes.push(svg("text", { x: cx, y: cy + 4, class: `place-name level${level}`, "text-anchor": "middle", "aria-hidden": "true" }, p));
+          } else if (level > 1) {
+            // A ball above the bottom level carries its level's number.
+            shapes.push(svg("text", { x: cx, y: cy + 6, class: `level-mark ${ball === "L" ? "on-light" : "on-dark"}`, "text-anchor": "middle", "aria-hidden": "true" }, level));
+          }
           if (last && last.taken.includes(p) && ball === ".") {
-            shapes.push(svg("text", { x: cx, y: cy + 5, class: "taken-mark", "text-anchor": "middle" }, "×"));
+            shapes.push(svg("text", { x: cx, y: cy - 12, class: "taken-mark", "text-anchor": "middle", "aria-hidden": "true" }, "×"));
           }
         }
       }
@@ -287,6 +418,21 @@ export class PylosBoard {
       const [level, col, row] = coords(block[0]);
       const offset = PAD + ((level - 1) * C) / 2;
       shapes.push(svg("rect", { x: offset + col * C + 2, y: offset + row * C + 2, width: 2 * C - 4, height: 2 * C - 4, rx: C / 2, class: "square" }));
+    }
+    for (const line of lines) {
+      // A line outlined as a square is: a rounded band over its balls.
+      const [level, col, row] = coords(line[0]);
+      const horizontal = line[1][2] === line[0][2];
+      const offset = PAD + ((level - 1) * C) / 2;
+      const long = line.length * C - 4;
+      shapes.push(svg("rect", {
+        x: offset + col * C + 2, y: offset + row * C + 2, width: horizontal ? long : C - 4, height: horizontal ? C - 4 : long,
+        rx: C / 2, class: "square line",
+      }));
+    }
+    this.shown = shown;
+    if (!shown.has(this.focusPlace)) {
+      this.focusPlace = [...targets, ...sources, ...recoverable].find((p) => shown.has(p)) ?? "1a1";
     }
     clear(this.element);
     this.element.dataset.me = props.mySeat === 1 ? "L" : props.mySeat === 2 ? "D" : "";
@@ -298,13 +444,29 @@ export class PylosBoard {
     } else if (mode.kind === "raise") {
       controls.push(h("button", { class: "cancel", onclick: () => this.cancel() }, "Cancel raise"));
     }
+    const legend = h("p", { class: "levels-legend", "aria-hidden": "true" },
+      [1, 2, 3, 4].map((level) => h("span", { class: `level-chip level${level}` }, `level ${level}`)),
+      " — higher balls are bigger and carry their level's number");
+    const pyramid = svg("svg", {
+      viewBox: `0 0 ${size} ${size}`, class: "pyramid", role: "group",
+      "aria-label": `Pylos board${props.mySeat ? `, you play ${me === "L" ? "light" : "dark"}` : ""}`,
+      "aria-describedby": "pylos-keys",
+    }, shapes);
     this.element.append(
-      svg("svg", { viewBox: `0 0 ${size} ${size}`, class: "pyramid", role: "img", "aria-label": "Pylos board" }, shapes) as unknown as Node,
+      pyramid as unknown as Node,
+      legend,
+      h("p", { class: "keys-help", id: "pylos-keys" }, KEYS_HELP),
       h("div", { class: "reserves" },
         reserve("Light", detail.lightReserve, "light", props.mySeat === 1),
         reserve("Dark", detail.darkReserve, "dark", props.mySeat === 2)),
       h("div", { class: "controls" }, controls),
     );
+    const focused = this.element.querySelector<SVGElement>(`circle[data-place="${this.focusPlace}"]`)
+      ?? this.element.querySelector<SVGElement>("circle[data-place]");
+    if (focused) {
+      focused.setAttribute("tabindex", "0");
+      if (hadFocus) focused.focus();
+    }
   }
 }
 

@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { after, before, test } from "node:test";
+import { assertAccessible } from "./a11y.mjs";
 import { ZIGGURAT, launchBrowser, shot } from "./harness.mjs";
 
 const CONFIG = `
@@ -85,6 +86,7 @@ test("the live tournament page shows standings filling in, a game in progress, t
   const played = await page.$$eval("table.standings-table td.points", (cells) => cells.reduce((sum, c) => sum + Number(c.textContent), 0));
   assert.ok(played >= 1, "some points are in the standings while the tournament runs");
   await shot(page, "tournament-live-standings");
+  await assertAccessible(page, "the live tournament page");
   // Spectate the game in progress: the ordinary match page, as a watcher.
   await page.click("li.game-live a.spectate");
   await page.waitForSelector("svg.pyramid");

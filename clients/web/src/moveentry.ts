@@ -1,0 +1,77 @@
+// A move typed in the rules' notation, as the terminal client takes it: a text field beside the
+// board. What is typed is read before it is sent: a garbled move or one that is not legal now is
+// answered under the field in words (never a raw error text), and nothing is sent.
+import { h } from "./dom.js";
+import { parseMove } from "./pylos.js";
+
+export type MoveGame = "pylos" | "kabaleo";
+
+/** The move as the server writes it, or a sentence saying why it cannot be played now. */
+export function readMove(game: MoveGame, typed: string, legal: string[]): { move: string } | { error: string } {
+  const text = typed.trim().replace(/\s+/g, "");
+  if (!text) return { error: "Type a move first." };
+  if (game === "pylos") {
+    const move = parseMove(text.toLowerCase());
+    if (!move) {
+      return { error: `“${typed.trim()}” is not a Pylos move: write 1c4 to place a ball, 1a1-2b2 to raise one, and add x1a1 for each ball taken back.` };
+    }
+    if (!legal.length) return { error: "It is not your turn." };
+    const same = legal.map(parseMove).find((m) => m && m.from === move.from && m.to === move.to
+      && m.taken.length === move.taken.length && m.taken.every((t) => move.taken.includes(t)));
+    if (!same) return { error: `${move.text} is not a legal move now.${legal.some((m) => m.startsWith(`${move.to}x`) || m.includes(`-${move.to}x`)) ? " It completes a square: add the balls you take back (x…)." : ""}` };
+    return { move: same.text };
+  }
+  const m = /^([a-z])(\d{1,2})$/i.exec(text);
+  if (!m) return { error: `“${typed.trim()}” is not a Kabaleo move: write a colour letter and a stack number, e.g. B7.` };
+  const move = `${m[1].toUpperCase()}${Number(m[2])}`;
+  if (!legal.length) return { error: "It is not your turn." };
+  if (!legal.includes(move)) return { error: `${move} is not a legal move now.` };
+  return { move };
+}
+
+/** The field, its Play button and the line that answers a wrong move. */
+export class MoveEntry {
+  private game: MoveGame = "pylos";
+  private legal: string[] = [];
+  private onMove: (move: string) => void = () => undefined;
+  private readonly input = h("input", {
+    id: "move-input", class: "move-input mono", type: "text", autocomplete: "off", spellcheck: "false",
+    "aria-describedby": "move-help move-error",
+  });
+  private readonly error = h("p", { id: "move-error", class: "move-error", role: "alert" });
+  private readonly help = h("span", { id: "move-help", class: "hint" });
+  readonly element = h("form", { class: "move-entry", "aria-label": "Type a move" },
+    h("label", { for: "move-input" }, "Type a move "),
+    this.input,
+    h("button", { type: "submit", class: "play-typed" }, "Play"),
+    this.help,
+    this.error);
+
+  constructor() {
+    this.element.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const read = readMove(this.game, this.input.value, this.legal);
+      if ("error" in read) {
+        this.error.textContent = read.error;
+        this.input.setAttribute("aria-invalid", "true");
+        return;
+      }
+      this.input.value = "";
+      this.clearError();
+      this.onMove(read.move);
+    });
+    this.input.addEventListener("input", () => this.clearError());
+  }
+
+  private clearError(): void {
+    this.error.textContent = "";
+    this.input.removeAttribute("aria-invalid");
+  }
+
+  update(game: MoveGame, legal: string[], onMove: (move: string) => void): void {
+    this.game = game;
+    this.legal = legal;
+    this.onMove = onMove;
+    this.help.textContent = game === "pylos" ? " e.g. 1c4, 1a1-2b2, 2b2x1a1" : " e.g. B7";
+  }
+}
