@@ -131,6 +131,8 @@ const REASONS: Record<string, string> = {
   NOT_ALLOWED_IN_COMPETITION: "A tournament's server does not allow that.",
   TOURNAMENT_NOT_FOUND: "This server runs no tournament with that id.",
   NOT_FINISHED: "The match is still running.",
+  NOT_ABANDONED: "Nobody has been away long enough for the game to be claimed yet.",
+  CLAIMS_OFF: "This game cannot be claimed: its own time rules settle absence.",
 };
 
 /** Sentences for a refusal without a reason we know, by its status. */

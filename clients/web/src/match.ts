@@ -75,13 +75,17 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
   const entry = new MoveEntry();
   const entryBox = h("div", { class: "entry" });
   const actions = h("div", { class: "actions" });
+  // A player whose opponents left may claim the game (ClaimAbandoned) once they have been away
+  // for the match's claimAfterMs: a note counts the time away, then the button shows.
+  const awayNote = h("p", { class: "hint away-note", role: "status", hidden: true });
+  const claimButton = h("button", { class: "claim", hidden: true, onclick: () => void claim() });
   const dialog = h("dialog", { class: "confirm" });
   root.append(
     h("header", { class: "top" }, h("button", { class: "back", onclick: () => navigate(back.path) }, back.label), title),
     connection,
     h("div", { class: "game" },
       h("div", { class: "main" }, boardBox, pendingLine, hint, message, entryBox, endBox),
-      h("aside", { class: "side" }, seatsBox, actions, h("h2", {}, "Moves"), moveList)),
+      h("aside", { class: "side" }, seatsBox, actions, awayNote, claimButton, h("h2", {}, "Moves"), moveList)),
     dialog,
   );
   const pylos = new PylosBoard();
@@ -234,6 +238,48 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
     }
   }
 
+  /** The other seats still in the game that have had no stream open, and for how long (ms, on
+   * the server's clock): the ones a claim would end once they pass Match.claimAfterMs. */
+  function awayOpponents(): { seat: number; name: string; awayMs: number }[] {
+    if (!ticket || ended || summary?.status !== MatchStatus.ACTIVE || !summary.claimAfterMs) return [];
+    const serverNow = Date.now() - clockOffset;
+    const shown = shownNames();
+    return summary.seats.flatMap((s) => {
+      const since = Number(s.awaySinceMs);
+      if (s.seat === mySeat() || !since) return [];
+      const state = states[s.seat - 1];
+      if (state !== SeatState.DISCONNECTED && state !== SeatState.JOINED) return [];
+      return [{ seat: s.seat, name: shown[s.seat - 1] || `seat ${s.seat}`, awayMs: Math.max(0, serverNow - since) }];
+    });
+  }
+
+  async function claim(): Promise<void> {
+    try {
+      await api.claimAbandoned({ matchId }, auth(ticket));
+      await refreshSummary();
+    } catch (error) {
+      message.textContent = `The game was not claimed: ${explain(error)}`;
+    }
+  }
+
+  /** The claim's note and button, updated in place (never rebuilt: a click must not be lost). */
+  function renderClaim(): void {
+    const away = lost ? [] : awayOpponents();
+    const after = summary?.claimAfterMs ?? 0;
+    const due = away.filter((a) => a.awayMs >= after);
+    const seconds = (ms: number): string => formatClock(Math.floor(ms / 1000) * 1000 + 1000 - 1);
+    if (due.length) {
+      const who = due.map((a) => a.name).join(" and ");
+      claimButton.textContent = summary?.config?.game === Game.PYLOS ? `Claim the game: ${who} left` : `End the part of ${who}: away`;
+    }
+    claimButton.hidden = !due.length;
+    const longest = away.length ? away.reduce((a, b) => (b.awayMs > a.awayMs ? b : a)) : null;
+    awayNote.hidden = !longest || !!due.length;
+    if (longest && !due.length) {
+      awayNote.textContent = `${longest.name} is away (${seconds(longest.awayMs)}); the game can be claimed after ${formatClock(after)}.`;
+    }
+  }
+
   function renderActions(): void {
     clear(actions);
     if (ticket && !ended && summary?.status === MatchStatus.ACTIVE) {
@@ -333,6 +379,7 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
     renderBanner();
     renderSeats();
     renderActions();
+    renderClaim();
     renderBoard();
     renderMoves();
     renderPending();
@@ -415,6 +462,8 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
           if (!response.events.length) continue; // a heartbeat: the server is there, nothing new
           for (const event of response.events) handle(event);
           renderAll();
+          // A seat came or went: GetMatch says since when it is away (for a claim).
+          if (response.events.some((e) => e.kind.case === "seatChanged")) void refreshSummary().catch(() => undefined);
         }
         if (!ended) await refreshSummary();
       } catch (error) {
@@ -450,6 +499,7 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
       stream.abort(); // a connection that died without a word: open the stream again
     }
     if (turn && !lost) renderSeats();
+    renderClaim(); // the time away, and the claim once it is due
   }, 250);
   renderAll();
   void follow();

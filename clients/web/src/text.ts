@@ -19,6 +19,8 @@ const STATES: Record<number, string> = {
   [SeatState.TIMED_OUT]: "timed out",
   [SeatState.SUBSTITUTED]: "substituted",
   [SeatState.RESIGNED]: "resigned",
+  [SeatState.ILLEGAL_MOVES]: "too many illegal moves",
+  [SeatState.ABANDONED]: "left (claimed)",
 };
 
 export function stateName(state: SeatState): string {
@@ -41,6 +43,7 @@ const TERMINATIONS: Record<number, string> = {
   [Termination.TIMEOUT]: "time ran out",
   [Termination.ABORTED]: "the match was aborted",
   [Termination.ILLEGAL_MOVE]: "too many illegal moves",
+  [Termination.ABANDONED]: "a player left and the game was claimed",
 };
 
 /** A short label of how a game ended, for lists (the tournament page): "resignation". */
@@ -64,6 +67,7 @@ export function endingSentence(termination: Termination, culprits: string[]): st
     case Termination.TIMEOUT: return `The game ended when ${someone} ran out of time.`;
     case Termination.ABORTED: return "The match was aborted before the game ended.";
     case Termination.ILLEGAL_MOVE: return `The game ended when ${someone} tried too many illegal moves.`;
+    case Termination.ABANDONED: return `The game ended when ${someone} left and the game was claimed.`;
     default: return "The game ended.";
   }
 }
@@ -83,10 +87,12 @@ export function resultHeadline(outcome: Outcome, who: (seat: number) => string):
 
 /** The seats a termination blames, from their states (resigned, timed out), else the loser of two. */
 export function culpritSeats(termination: Termination, outcome: Outcome, states: SeatState[]): number[] {
-  const state = termination === Termination.RESIGNATION ? SeatState.RESIGNED : termination === Termination.TIMEOUT ? SeatState.TIMED_OUT : null;
+  const state = termination === Termination.RESIGNATION ? SeatState.RESIGNED
+    : termination === Termination.TIMEOUT ? SeatState.TIMED_OUT
+    : termination === Termination.ABANDONED ? SeatState.ABANDONED : null;
   const named = state === null ? [] : states.flatMap((s, i) => (s === state ? [i + 1] : []));
   if (named.length) return named;
-  const blames = [Termination.RESIGNATION, Termination.TIMEOUT, Termination.ILLEGAL_MOVE].includes(termination);
+  const blames = [Termination.RESIGNATION, Termination.TIMEOUT, Termination.ILLEGAL_MOVE, Termination.ABANDONED].includes(termination);
   if (blames && outcome.ranks.length === 2 && outcome.winners.length === 1) return [outcome.winners[0] === 1 ? 2 : 1];
   return [];
 }
