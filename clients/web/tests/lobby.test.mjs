@@ -89,8 +89,9 @@ test("settings and clock before joining; the name in the page; deserted and fini
   const deserted = await waitingMatch();
   await callApi(server, "JoinMatch", { matchId: deserted.matchId, playerName: "Cy" });
   // Finished (Ada resigned): no presence words left in its row.
-  const over = await waitingMatch();
-  const cy = await callApi(server, "JoinMatch", { matchId: over.matchId, playerName: "Cy" });
+  const over = (await callApi(server, "CreateMatch", { config: { game: "GAME_PYLOS", seats: 2 }, seatAssignment: "SEAT_ASSIGNMENT_CHOSEN" })).match;
+  await callApi(server, "JoinMatch", { matchId: over.matchId, playerName: "Ada", seat: 1 });
+  const cy = await callApi(server, "JoinMatch", { matchId: over.matchId, playerName: "Cy", seat: 2 });
   await callApi(server, "Resign", { matchId: over.matchId }, cy.token);
 
   const context = await chrome.browser.newContext({ viewport: { width: 1280, height: 900 } });
