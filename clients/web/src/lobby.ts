@@ -1,29 +1,75 @@
 // The lobby: the server's matches (refreshed every two seconds), the seats this browser holds,
-// and the form that creates a match, seats you, and fills other seats with built-in bots or
-// connected remote bots (invited with BotService.InviteBot).
+// the player's name (one field, remembered, checked as the server checks it), and the form that
+// creates a match, seats you, and fills other seats with built-in bots or connected remote bots
+// (invited with BotService.InviteBot). The list is updated in place, row by row, keyed by match
+// id: a refresh never replaces a button under the pointer, so a click across a refresh counts.
 import { create } from "@bufbuild/protobuf";
-import { api, allTickets, asCreator, bots as botService, explain, forgetTicket, keepTicket, playerName, setPlayerName, tournaments, unreachable } from "./api.js";
+import { api, allTickets, asCreator, bots as botService, explain, forgetTicket, keepTicket, playerName, reasonOf, setPlayerName, ticketFor, tournaments, unreachable } from "./api.js";
 import { clear, h } from "./dom.js";
 import { Game, GameConfigSchema, KabaleoDeal, PylosVariant, type GameConfig } from "./gen/ziggurat/v1/game_pb.js";
 import { MatchStatus, SeatState, TimeoutPolicy, type Match } from "./gen/ziggurat/v1/match_pb.js";
 import type { ConnectedBot } from "./gen/ziggurat/v1/bot_service_pb.js";
 import type { BuiltinBot } from "./gen/ziggurat/v1/match_service_pb.js";
+import { MAX_NAME, nameProblem } from "./name.js";
 import { navigate } from "./router.js";
-import { gameName, seatLabel } from "./text.js";
+import { clockText, gameName, isHere, optionsText, seatLabel } from "./text.js";
 
 const REFRESH_MS = 2000;
+
+/** The name field, shared by Join and Create: its value once valid, else "" (the problem shown). */
+interface NameField {
+  section: HTMLElement;
+  /** The trimmed name, remembered; or "" after showing why it cannot be used and focusing the field. */
+  take(): string;
+  /** Show a refusal of the name (BAD_NAME from the server) beside the field. */
+  refuse(words: string): void;
+}
+
+function nameField(): NameField {
+  const input = h("input", { id: "name", value: playerName(), placeholder: "your name", maxlength: MAX_NAME * 2, autocomplete: "nickname" });
+  const problem = h("p", { class: "name-problem", id: "name-problem", role: "alert" });
+  const show = (words: string): void => {
+    problem.textContent = words;
+    input.setAttribute("aria-invalid", words ? "true" : "false");
+  };
+  input.addEventListener("input", () => {
+    const trimmed = input.value.trim();
+    setPlayerName(trimmed);
+    // Said while typing only when it is wrong in a way typing more will not fix.
+    show(trimmed ? nameProblem(trimmed) : "");
+  });
+  return {
+    section: h("section", { class: "you" }, h("label", { for: "name" }, "Your name ", h("span", { class: "hint" }, "(shown to the other players)")), input, problem),
+    take: () => {
+      const words = nameProblem(input.value);
+      show(words);
+      if (words) {
+        input.focus();
+        return "";
+      }
+      const name = input.value.trim();
+      setPlayerName(name);
+      return name;
+    },
+    refuse: (words) => {
+      show(words);
+      input.focus();
+    },
+  };
+}
 
 export function showLobby(root: HTMLElement): () => void {
   clear(root);
   const status = h("p", { class: "status", role: "status" });
   const connection = h("p", { class: "connection", role: "status", hidden: true }, "Connection lost — waiting for the server…");
+  const you = nameField();
   const mine = h("section", { class: "my-seats" });
   const list = h("section", { class: "matches" });
   const form = h("section", { class: "create" });
   root.append(
     h("header", { class: "top" }, h("h1", {}, "ziggurat"), h("span", { class: "sub" }, "Pylos and Kabaleo on this server")),
     connection,
-    h("div", { class: "lobby" }, h("div", { class: "col" }, form, mine), h("div", { class: "col wide" }, list)),
+    h("div", { class: "lobby" }, h("div", { class: "col" }, you.section, form, mine), h("div", { class: "col wide" }, list)),
     status,
   );
   // A tournament's server (`ziggurat tournament run` with an HTTP port): point at its live page.
@@ -36,17 +82,19 @@ export function showLobby(root: HTMLElement): () => void {
   let bots: BuiltinBot[] = [];
   let stopped = false;
   const remote = new RemoteBots();
+  const rows = new MatchList(list, you);
+  const seats = new MySeats(mine);
   void api.listBuiltinBots({}).then((r) => {
     bots = r.bots;
-    renderForm(form, bots, remote, status);
-  }).catch((e: unknown) => { status.textContent = explain(e); renderForm(form, bots, remote, status); });
+    renderForm(form, bots, remote, status, you);
+  }).catch((e: unknown) => { status.textContent = explain(e); renderForm(form, bots, remote, status, you); });
 
   async function refresh(): Promise<void> {
     try {
       const [response] = await Promise.all([api.listMatches({ pageSize: 50 }), remote.refresh()]);
       if (stopped) return;
-      renderList(list, response.matches);
-      renderMine(mine, response.matches);
+      rows.update(response.matches);
+      seats.update(response.matches);
       status.textContent = "";
       connection.hidden = true;
       list.classList.remove("stale");
@@ -68,86 +116,179 @@ export function showLobby(root: HTMLElement): () => void {
   };
 }
 
-function renderMine(section: HTMLElement, matches: Match[]): void {
-  clear(section);
-  const known = new Map(matches.map((m) => [m.matchId, m]));
-  const tickets = allTickets().filter((t) => known.get(t.matchId)?.status !== MatchStatus.FINISHED);
-  if (!tickets.length) return;
-  section.append(
-    h("h2", {}, "Your seats"),
-    h("ul", { class: "plain" }, tickets.map((t) =>
-      h("li", {},
-        h("button", { class: "resume", "data-match": t.matchId, onclick: () => navigate(`/match/${t.matchId}`) },
-          `Resume ${known.get(t.matchId) ? gameName(known.get(t.matchId)!.config?.game ?? 0) : ""} ${t.matchId} (seat ${t.seat})`),
-      ))),
-  );
+/** "Your seats": rebuilt only when what it shows changes (its buttons stay put otherwise). */
+class MySeats {
+  private key = "";
+  constructor(private readonly section: HTMLElement) {}
+
+  update(matches: Match[]): void {
+    const known = new Map(matches.map((m) => [m.matchId, m]));
+    const tickets = allTickets().filter((t) => known.get(t.matchId)?.status !== MatchStatus.FINISHED);
+    const label = (matchId: string, seat: number): string => {
+      const m = known.get(matchId);
+      return `Resume ${m ? gameName(m.config?.game ?? 0) : ""} ${matchId} (seat ${seat})`;
+    };
+    const key = tickets.map((t) => label(t.matchId, t.seat)).join("\n");
+    if (key === this.key) return;
+    this.key = key;
+    clear(this.section);
+    if (!tickets.length) return;
+    this.section.append(
+      h("h2", {}, "Your seats"),
+      h("ul", { class: "plain" }, tickets.map((t) =>
+        h("li", {}, h("button", { class: "resume", "data-match": t.matchId, onclick: () => navigate(`/match/${t.matchId}`) }, label(t.matchId, t.seat))))),
+    );
+  }
 }
 
-function renderList(section: HTMLElement, matches: Match[]): void {
-  clear(section);
-  section.append(h("h2", {}, "Matches"));
-  if (!matches.length) {
-    section.append(h("p", { class: "hint" }, "No matches yet: create one."));
-    return;
+/** One row of the list and what it shows now (compared before touching the page). */
+interface Row {
+  tr: HTMLTableRowElement;
+  cells: HTMLTableCellElement[];
+  shown: string[];
+  actions: HTMLTableCellElement;
+  actionKey: string;
+}
+
+/** Live (waiting or playing) with seats taken, and nobody connected to any of them. */
+function deserted(m: Match): boolean {
+  if (m.status === MatchStatus.FINISHED) return false;
+  const taken = m.seats.filter((s) => s.state !== SeatState.OPEN);
+  return taken.length > 0 && !taken.some((s) => isHere(s.state));
+}
+
+/**
+ * The table of matches, keyed by match id: a refresh changes the text of the cells that
+ * changed, adds and removes rows, and rebuilds a row's buttons only when what they can do
+ * changes (Join becomes Watch). `data-refreshes` counts the refreshes shown (for tests).
+ */
+class MatchList {
+  private rows = new Map<string, Row>();
+  private readonly tbody = h("tbody", {});
+  private readonly table = h("table", { class: "list" },
+    h("thead", {}, h("tr", {}, h("th", { class: "c-game" }, "Game"), h("th", { class: "c-id" }, "Match"), h("th", { class: "c-status" }, "Status"),
+      h("th", { class: "c-options" }, "Settings"), h("th", { class: "c-seats" }, "Seats"), h("th", { class: "c-actions" }, ""))),
+    this.tbody);
+  private readonly empty = h("p", { class: "hint" }, "No matches yet: create one.");
+  private readonly message = h("p", { class: "message list-message", role: "alert" });
+  private refreshes = 0;
+
+  constructor(private readonly section: HTMLElement, private readonly you: NameField) {
+    this.table.hidden = true;
+    this.empty.hidden = true;
+    section.append(h("h2", {}, "Matches"), this.message, this.empty, this.table);
   }
-  const rows = matches.map((m) => {
-    const seats = m.seats.map((s) => seatLabel(m.config?.game ?? 0, s.seat, s.playerName, s.state)).join(" · ");
-    const mineTicket = allTickets().find((t) => t.matchId === m.matchId);
-    let actions: HTMLElement[] = [];
-    if (m.status === MatchStatus.WAITING) {
-      actions = mineTicket
-        ? [h("button", { onclick: () => navigate(`/match/${m.matchId}`) }, "Open")]
-        : [h("button", { class: "join", "data-match": m.matchId, onclick: () => void join(m.matchId) }, "Join")];
-      const creatorToken = mineTicket?.creatorToken;
-      if (creatorToken) {
-        actions.push(h("button", {
-          class: "cancel-match danger", "data-match": m.matchId,
-          onclick: () => void api.cancelMatch({ matchId: m.matchId }, asCreator(creatorToken))
-            .then(() => { forgetTicket(m.matchId); section.dispatchEvent(new Event("refresh")); })
-            .catch((e: unknown) => window.alert(explain(e))),
+
+  update(matches: Match[]): void {
+    const seen = new Set<string>();
+    let at: ChildNode | null = this.tbody.firstChild;
+    for (const m of matches) {
+      seen.add(m.matchId);
+      const row = this.rows.get(m.matchId) ?? this.add(m.matchId);
+      this.fill(row, m);
+      // Move a row only when it is out of place (a new match above it moves nothing).
+      if (row.tr !== at) this.tbody.insertBefore(row.tr, at);
+      at = row.tr.nextSibling;
+    }
+    for (const [id, row] of this.rows) {
+      if (!seen.has(id)) {
+        row.tr.remove();
+        this.rows.delete(id);
+      }
+    }
+    this.table.hidden = !matches.length;
+    this.empty.hidden = !!matches.length;
+    this.refreshes += 1;
+    this.section.dataset.refreshes = String(this.refreshes);
+  }
+
+  private add(matchId: string): Row {
+    const cells = [0, 1, 2, 3, 4].map(() => h("td", {}));
+    cells[0].className = "game-name";
+    cells[1].className = "mono match-id";
+    cells[2].className = "match-status";
+    cells[3].className = "options";
+    cells[4].className = "seats";
+    const actions = h("td", { class: "actions" });
+    const tr = h("tr", { "data-match": matchId }, cells, actions);
+    const row: Row = { tr, cells, shown: [], actions, actionKey: "" };
+    this.rows.set(matchId, row);
+    return row;
+  }
+
+  private fill(row: Row, m: Match): void {
+    const finished = m.status === MatchStatus.FINISHED;
+    const nobody = deserted(m);
+    const texts = [
+      gameName(m.config?.game ?? 0),
+      m.matchId,
+      statusName(m.status),
+      `${optionsText(m.config)} · ${clockText(m.timeControl)}`,
+      m.seats.map((s) => seatLabel(m.config?.game ?? 0, s.seat, s.playerName, s.state, finished)).join(" · "),
+    ];
+    texts.forEach((text, i) => {
+      if (row.shown[i] !== text) row.cells[i].textContent = text;
+    });
+    row.shown = texts;
+    // The status cell says when everyone has gone (kept apart from the status word itself).
+    const note = row.cells[2].querySelector(".away-note");
+    if (nobody && !note) row.cells[2].append(h("span", { class: "away-note" }, " · everyone away"));
+    if (!nobody && note) note.remove();
+    row.tr.classList.toggle("deserted", nobody);
+    row.tr.classList.toggle("finished", finished);
+    const ticket = ticketFor(m.matchId);
+    const key = `${m.status}/${ticket ? "seat" : ""}/${ticket?.creatorToken ? "creator" : ""}`;
+    if (key !== row.actionKey) {
+      row.actionKey = key;
+      clear(row.actions);
+      row.actions.append(...this.buttons(m.matchId, m.status, !!ticket, !!ticket?.creatorToken));
+    }
+  }
+
+  private buttons(matchId: string, status: MatchStatus, seated: boolean, creator: boolean): HTMLElement[] {
+    const open = (): void => navigate(`/match/${matchId}`);
+    if (status === MatchStatus.WAITING) {
+      const out = [seated
+        ? h("button", { class: "open", "data-match": matchId, onclick: open }, "Open")
+        : h("button", { class: "join", "data-match": matchId, onclick: () => void this.join(matchId) }, "Join")];
+      if (creator) {
+        out.push(h("button", {
+          class: "cancel-match danger", "data-match": matchId,
+          onclick: () => {
+            const token = ticketFor(matchId)?.creatorToken ?? "";
+            void api.cancelMatch({ matchId }, asCreator(token))
+              .then(() => { forgetTicket(matchId); this.section.dispatchEvent(new Event("refresh")); })
+              .catch((e: unknown) => { this.message.textContent = explain(e); });
+          },
         }, "Cancel"));
       }
-    } else if (m.status === MatchStatus.ACTIVE) {
-      actions = [h("button", { class: "watch", "data-match": m.matchId, onclick: () => navigate(`/match/${m.matchId}`) },
-        mineTicket ? "Play" : "Watch")];
-    } else {
-      actions = [h("button", { class: "replay", "data-match": m.matchId, onclick: () => navigate(`/replay/${m.matchId}`) }, "Replay")];
+      return out;
     }
-    return h("tr", { "data-match": m.matchId },
-      h("td", {}, gameName(m.config?.game ?? 0)),
-      h("td", { class: "mono" }, m.matchId),
-      h("td", {}, statusName(m.status)),
-      h("td", { class: "seats" }, seats),
-      h("td", {}, actions));
-  });
-  section.append(h("table", { class: "list" },
-    h("thead", {}, h("tr", {}, h("th", {}, "Game"), h("th", {}, "Match"), h("th", {}, "Status"), h("th", {}, "Seats"), h("th", {}, ""))),
-    h("tbody", {}, rows)));
+    if (status === MatchStatus.ACTIVE) return [h("button", { class: "watch", "data-match": matchId, onclick: open }, seated ? "Play" : "Watch")];
+    return [h("button", { class: "replay", "data-match": matchId, onclick: () => navigate(`/replay/${matchId}`) }, "Replay")];
+  }
+
+  private async join(matchId: string): Promise<void> {
+    this.message.textContent = "";
+    const name = this.you.take();
+    if (!name) {
+      this.message.textContent = "Type your name (above) before joining.";
+      return;
+    }
+    try {
+      const joined = await api.joinMatch({ matchId, playerName: name });
+      keepTicket({ matchId, seat: joined.seat, token: joined.token, name });
+      navigate(`/match/${matchId}`);
+    } catch (error) {
+      if (reasonOf(error) === "BAD_NAME") this.you.refuse(explain(error));
+      this.message.textContent = explain(error);
+    }
+  }
 }
 
 function statusName(status: MatchStatus): string {
   const names: Record<number, string> = { [MatchStatus.WAITING]: "waiting", [MatchStatus.ACTIVE]: "playing", [MatchStatus.FINISHED]: "finished" };
   return names[status] ?? "?";
-}
-
-function askName(): string {
-  let name = playerName();
-  if (!name) {
-    name = (window.prompt("Your name (shown to the other players)", "") ?? "").trim() || "player";
-    setPlayerName(name);
-  }
-  return name;
-}
-
-async function join(matchId: string): Promise<void> {
-  const name = askName();
-  try {
-    const joined = await api.joinMatch({ matchId, playerName: name });
-    keepTicket({ matchId, seat: joined.seat, token: joined.token, name });
-    navigate(`/match/${matchId}`);
-  } catch (error) {
-    window.alert(explain(error));
-  }
 }
 
 /** The remote bots connected now (ListBots), refreshed with the list; listeners hear of changes. */
@@ -177,10 +318,8 @@ class RemoteBots {
 /** The value of an opponent choice that invites a connected remote bot (built-in bots have no colon). */
 const REMOTE_PREFIX = "remote:";
 
-function renderForm(section: HTMLElement, bots: BuiltinBot[], remote: RemoteBots, status: HTMLElement): void {
+function renderForm(section: HTMLElement, bots: BuiltinBot[], remote: RemoteBots, status: HTMLElement, you: NameField): void {
   clear(section);
-  const name = h("input", { id: "name", value: playerName(), placeholder: "your name", maxlength: 64 });
-  name.addEventListener("input", () => setPlayerName(name.value.trim()));
   const game = h("select", { id: "game" }, h("option", { value: "pylos" }, "Pylos (2 players)"), h("option", { value: "kabaleo" }, "Kabaleo (2–4 players)"));
   const seats = h("select", { id: "seats" }, [2, 3, 4].map((n) => h("option", { value: n }, `${n} players`)));
   const variant = h("select", { id: "variant" },
@@ -229,8 +368,11 @@ function renderForm(section: HTMLElement, bots: BuiltinBot[], remote: RemoteBots
   seats.addEventListener("change", renderOpponents);
   const button = h("button", { id: "create", class: "primary" }, "Create and sit down");
   button.addEventListener("click", () => void (async () => {
-    const who = name.value.trim() || "player";
-    setPlayerName(who);
+    const who = you.take();
+    if (!who) {
+      status.textContent = "Type your name (above) before creating a match.";
+      return;
+    }
     button.disabled = true;
     let made = "";
     try {
@@ -255,6 +397,7 @@ function renderForm(section: HTMLElement, bots: BuiltinBot[], remote: RemoteBots
       }
       navigate(`/match/${matchId}`);
     } catch (error) {
+      if (reasonOf(error) === "BAD_NAME") you.refuse(explain(error));
       status.textContent = made
         ? `Match ${made} was created, but not every seat could be filled. ${explain(error)}`
         : `The match was not created. ${explain(error)}`;
@@ -264,7 +407,6 @@ function renderForm(section: HTMLElement, bots: BuiltinBot[], remote: RemoteBots
   })());
   section.append(
     h("h2", {}, "New match"),
-    h("label", {}, "Your name ", name),
     h("label", {}, "Game ", game),
     pylosOnly,
     kabaleoOnly,
@@ -274,5 +416,3 @@ function renderForm(section: HTMLElement, bots: BuiltinBot[], remote: RemoteBots
   );
   sync();
 }
-
-export const _statusForTests = SeatState;

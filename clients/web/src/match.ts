@@ -14,7 +14,7 @@ import { MatchStatus, SeatState, type Event, type Match, type MatchEndedEvent } 
 import { KabaleoBoard, scoreOf, scoreText, swatch } from "./kabaleo.js";
 import { MoveEntry } from "./moveentry.js";
 import { PylosBoard } from "./pylos.js";
-import { backOf, navigate } from "./router.js";
+import { backButton } from "./back.js";
 import { COLOUR_NAMES, culpritSeats, distinctNames, endingSentence, gameName, isDraw, pylosSide, resultHeadline, stateName } from "./text.js";
 import { seedMatches } from "./seedcheck.js";
 
@@ -61,7 +61,6 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
   let pending: { move: string; ply: number } | null = null;
   let stream: AbortController | null = null;
 
-  const back = backOf(matchId);
   const title = h("h1", {}, "Match");
   const connection = h("p", { class: "connection", role: "status", hidden: true });
   const seatsBox = h("div", { class: "seats" });
@@ -81,7 +80,7 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
   const claimButton = h("button", { class: "claim", hidden: true, onclick: () => void claim() });
   const dialog = h("dialog", { class: "confirm" });
   root.append(
-    h("header", { class: "top" }, h("button", { class: "back", onclick: () => navigate(back.path) }, back.label), title),
+    h("header", { class: "top" }, backButton(matchId), title),
     connection,
     h("div", { class: "game" },
       h("div", { class: "main" }, boardBox, pendingLine, hint, message, entryBox, endBox),
@@ -202,7 +201,7 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
       return h("li", { class: `seat${moving ? " to-move" : ""}${seat === mySeat() ? " me" : ""}`, "data-seat": seat },
         game === Game.PYLOS ? h("span", { class: `side ${seat === 1 ? "light" : "dark"}` }) : null,
         h("span", { class: "name" }, `${name || "open seat"}${seat === mySeat() ? " (you)" : ""}`),
-        h("span", { class: "state" }, stateName(states[index] ?? SeatState.UNSPECIFIED)),
+        h("span", { class: "state" }, stateName(states[index] ?? SeatState.UNSPECIFIED, !!ended || summary?.status === MatchStatus.FINISHED)),
         clock.text ? h("span", {
           class: `clock${clock.low ? " low" : ""}${clock.stale ? " stale" : ""}`, "data-clock": seat,
           title: clock.stale ? "stopped: the server is not answering, so this clock cannot be trusted" : null,

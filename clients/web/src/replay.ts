@@ -1,12 +1,13 @@
 // The replay viewer: a finished match's events as a spectator saw them (WatchMatch from the
-// start), stepped through one move at a time; the last step shows the reveal.
+// start), stepped through one move at a time (buttons, the slider, the arrow keys, Home and
+// End, or a click in the numbered move list); the last step shows the reveal.
 import { api, explain } from "./api.js";
 import { clear, h } from "./dom.js";
 import type { GameView } from "./gen/ziggurat/v1/game_pb.js";
 import { MatchStatus } from "./gen/ziggurat/v1/match_pb.js";
 import { KabaleoBoard } from "./kabaleo.js";
 import { PylosBoard } from "./pylos.js";
-import { backOf, navigate } from "./router.js";
+import { backButton } from "./back.js";
 import { culpritSeats, distinctNames, endingSentence, gameName, pylosSide, resultHeadline } from "./text.js";
 
 interface Frame {
@@ -20,11 +21,13 @@ export function showReplay(root: HTMLElement, matchId: string): () => void {
   clear(root);
   const abort = new AbortController();
   const title = h("h1", {}, `Replay ${matchId}`);
+  const players = h("p", { class: "replay-players", id: "replay-players" });
   const boardBox = h("div", { class: "board" });
   const caption = h("p", { class: "caption", id: "replay-caption" });
   const position = h("span", { id: "replay-ply" });
-  const slider = h("input", { type: "range", min: 0, max: 0, value: 0, id: "replay-slider", "aria-label": "Move shown" });
+  const slider = h("input", { type: "range", min: 0, max: 0, value: 0, id: "replay-slider", "aria-label": "position in the game" });
   const message = h("p", { class: "message", role: "alert" });
+  const moveList = h("ol", { class: "replay-moves", id: "replay-moves" });
   const frames: Frame[] = [];
   let names: string[] = [];
   let index = 0;
@@ -45,15 +48,39 @@ export function showReplay(root: HTMLElement, matchId: string): () => void {
     h("button", { id: "replay-last", onclick: () => go(frames.length - 1) }, "Last »"),
     slider);
   slider.addEventListener("input", () => go(Number(slider.value)));
+  // One key press, one move: the keys are ours everywhere on the page (the slider's own
+  // handling of them is cancelled, else → with the slider focused moved two moves).
+  const keys: Record<string, () => number> = {
+    ArrowRight: () => index + 1, ArrowDown: () => index + 1, ArrowLeft: () => index - 1, ArrowUp: () => index - 1,
+    Home: () => 0, End: () => frames.length - 1, PageDown: () => index + 10, PageUp: () => index - 10,
+  };
   const onKey = (e: KeyboardEvent): void => {
-    if (e.key === "ArrowRight") go(index + 1);
-    if (e.key === "ArrowLeft") go(index - 1);
+    const target = keys[e.key];
+    if (!target || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey || !frames.length) return;
+    e.preventDefault();
+    go(target());
   };
   window.addEventListener("keydown", onKey);
   root.append(
-    h("header", { class: "top" }, h("button", { class: "back", onclick: () => navigate(backOf(matchId).path) }, backOf(matchId).label), title),
-    h("div", { class: "replay" }, boardBox, caption, controls, message),
+    h("header", { class: "top" }, backButton(matchId), title),
+    players,
+    h("div", { class: "replay" },
+      h("div", { class: "replay-main" }, boardBox, caption, controls, message),
+      h("aside", { class: "side replay-side" }, h("h2", {}, "Moves"), moveList)),
   );
+
+  /** Who played seat `seat`'s moves, as the list and the caption say it. */
+  const who = (seat: number): string => (isPylos ? `${pylosSide(seat)} (${names[seat - 1] || "?"})` : names[seat - 1] || `seat ${seat}`);
+
+  function renderMoves(): void {
+    clear(moveList);
+    moveList.append(...frames.map((frame, ply) => h("li", { class: frame.cancelled ? "cancelled" : "" },
+      h("button", { class: "ply", "data-ply": ply, onclick: () => go(ply) },
+        ply === 0
+          ? h("span", { class: "what" }, "start")
+          : [h("span", { class: "n" }, `${ply}.`), " ", h("b", { class: "notation" }, frame.move), " ",
+            h("span", { class: "who" }, who(frame.seat)), frame.cancelled ? h("span", { class: "hint" }, " (cancelled)") : null]))));
+  }
 
   function render(): void {
     const frame = frames[index];
@@ -61,10 +88,22 @@ export function showReplay(root: HTMLElement, matchId: string): () => void {
     slider.max = String(frames.length - 1);
     slider.value = String(index);
     position.textContent = `move ${index} of ${frames.length - 1}`;
-    const who = isPylos ? pylosSide(frame.seat) : names[frame.seat - 1] || `seat ${frame.seat}`;
     caption.textContent = index === 0
       ? "The start."
-      : `${who} played ${frame.move}${frame.cancelled ? " — cancelled" : ""}.${index === frames.length - 1 ? ` ${outcomeText}` : ""}`;
+      : `${isPylos ? pylosSide(frame.seat) : who(frame.seat)} played ${frame.move}${frame.cancelled ? " — cancelled" : ""}.${index === frames.length - 1 ? ` ${outcomeText}` : ""}`;
+    for (const button of moveList.querySelectorAll<HTMLButtonElement>("button.ply")) {
+      const here = Number(button.dataset.ply) === index;
+      button.classList.toggle("current", here);
+      if (here) button.setAttribute("aria-current", "step");
+      else button.removeAttribute("aria-current");
+    }
+    // Keep the current move in view inside the list (the page itself does not scroll).
+    const current = moveList.querySelector<HTMLElement>("button.current");
+    if (current) {
+      const top = current.offsetTop - moveList.offsetTop;
+      if (top < moveList.scrollTop) moveList.scrollTop = top;
+      else if (top + current.offsetHeight > moveList.scrollTop + moveList.clientHeight) moveList.scrollTop = top + current.offsetHeight - moveList.clientHeight;
+    }
     if (frame.view.detail.case === "pylos") {
       if (!boardBox.contains(pylos.element)) { clear(boardBox); boardBox.append(pylos.element); }
       pylos.update({ view: frame.view, mySeat: 0, legalMoves: [], lastMove: frame.move || undefined });
@@ -86,6 +125,7 @@ export function showReplay(root: HTMLElement, matchId: string): () => void {
       const states = match.seats.map((s) => s.state);
       isPylos = match.config?.game === 1;
       title.textContent = `Replay: ${gameName(match.config?.game ?? 0)} ${matchId}`;
+      players.textContent = `Players: ${names.map((name, i) => `${isPylos ? `${pylosSide(i + 1)} ` : `${i + 1}. `}${name || "?"}`).join(" · ")}`;
       for await (const response of api.watchMatch({ matchId }, { signal: abort.signal })) {
         for (const event of response.events) {
           const kind = event.kind;
@@ -104,11 +144,11 @@ export function showReplay(root: HTMLElement, matchId: string): () => void {
             // The last position again, now with every secret revealed.
             frames[frames.length - 1] = { ...frames[frames.length - 1], view: kind.value.view };
             const o = kind.value.outcome;
-            const who = (seat: number): string => (isPylos ? `${pylosSide(seat)} (${names[seat - 1] || "?"})` : names[seat - 1] || `seat ${seat}`);
             if (o) outcomeText = `Game over: ${resultHeadline(o, who)}. ${endingSentence(o.termination, culpritSeats(o.termination, o, states).map(who))}`;
           }
         }
       }
+      renderMoves();
       go(0);
     } catch (error) {
       if (!abort.signal.aborted) message.textContent = explain(error);

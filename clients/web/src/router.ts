@@ -33,6 +33,13 @@ export function noteArrival(from: Route | null, to: Route): void {
   sessionStorage.setItem(BACK_KEY, JSON.stringify(back));
 }
 
+/** Game `id`'s back button goes to `path` (a tournament page) from now on, in this tab. */
+export function rememberBack(id: string, path: string): void {
+  const back = readBack();
+  back[id] = path;
+  sessionStorage.setItem(BACK_KEY, JSON.stringify(back));
+}
+
 /** Where the back button of game `id` goes, and its words. */
 export function backOf(id: string): { path: string; label: string } {
   const path = readBack()[id];

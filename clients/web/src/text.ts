@@ -1,6 +1,6 @@
 // Words shown to people: game names, seat colours, seat states, how a game ended.
-import { Game, Termination, type Outcome } from "./gen/ziggurat/v1/game_pb.js";
-import { SeatState } from "./gen/ziggurat/v1/match_pb.js";
+import { Game, KabaleoDeal, PylosVariant, Termination, type GameConfig, type Outcome } from "./gen/ziggurat/v1/game_pb.js";
+import { SeatState, type TimeControl } from "./gen/ziggurat/v1/match_pb.js";
 
 export function gameName(game: Game): string {
   return game === Game.PYLOS ? "Pylos" : game === Game.KABALEO ? "Kabaleo" : "?";
@@ -19,18 +19,68 @@ const STATES: Record<number, string> = {
   [SeatState.TIMED_OUT]: "timed out",
   [SeatState.SUBSTITUTED]: "substituted",
   [SeatState.RESIGNED]: "resigned",
-  [SeatState.ILLEGAL_MOVES]: "too many illegal moves",
+  [SeatState.ILLEGAL_MOVES]: "forfeited (illegal moves)",
   [SeatState.ABANDONED]: "left (claimed)",
 };
 
-export function stateName(state: SeatState): string {
+/** Whether someone is there now: words about a connection, not about the game. */
+const PRESENCE = new Set([SeatState.JOINED, SeatState.CONNECTED, SeatState.DISCONNECTED]);
+
+/**
+ * A seat's state in words. Once the match is over (`finished`) nobody is "online" or "away" in
+ * it any more: presence is left out, and only what happened in the game (resigned, timed out)
+ * is said.
+ */
+export function stateName(state: SeatState, finished = false): string {
+  if (finished && PRESENCE.has(state)) return "";
   return STATES[state] ?? "";
 }
 
-export function seatLabel(game: Game, seat: number, name: string, state: SeatState): string {
+/** True when a seat is taken and its player (or bot) has a stream open now. */
+export function isHere(state: SeatState): boolean {
+  return state === SeatState.CONNECTED;
+}
+
+export function seatLabel(game: Game, seat: number, name: string, state: SeatState, finished = false): string {
   const who = name || "open";
   const side = game === Game.PYLOS ? ` (${pylosSide(seat)})` : "";
-  return `${seat}. ${who}${side}${state === SeatState.OPEN ? "" : ` – ${stateName(state)}`}`;
+  const words = state === SeatState.OPEN ? "" : stateName(state, finished);
+  return `${seat}. ${who}${side}${words ? ` – ${words}` : ""}`;
+}
+
+const VARIANTS: Record<number, string> = {
+  [PylosVariant.UNSPECIFIED]: "standard",
+  [PylosVariant.STANDARD]: "standard",
+  [PylosVariant.BEGINNER]: "beginner (no recovery)",
+  [PylosVariant.ADVANCED]: "advanced (lines too)",
+};
+
+/** A match's game options in words: "advanced (lines too)", "3 players, equal deal, last-stack rule". */
+export function optionsText(config: GameConfig | undefined): string {
+  if (!config) return "";
+  if (config.options.case === "pylos" || config.game === Game.PYLOS) {
+    const variant = config.options.case === "pylos" ? config.options.value.variant : PylosVariant.UNSPECIFIED;
+    return VARIANTS[variant] ?? "standard";
+  }
+  const k = config.options.case === "kabaleo" ? config.options.value : undefined;
+  const deal = k?.deal === KabaleoDeal.EQUAL ? "equal deal" : "random deal";
+  return [`${config.seats} players`, deal, k?.lastStack ? "last-stack rule" : ""].filter(Boolean).join(", ");
+}
+
+function duration(ms: number): string {
+  if (ms % 60000 === 0) return `${ms / 60000} min`;
+  return `${Number((ms / 1000).toFixed(1))} s`;
+}
+
+/** A match's clock in words: "untimed", "30 s per move", "5 min + 3 s per move". */
+export function clockText(tc: TimeControl | undefined): string {
+  const parts: string[] = [];
+  if (tc?.baseMs) parts.push(tc.incrementMs ? `${duration(tc.baseMs)} + ${duration(tc.incrementMs)} per move` : `${duration(tc.baseMs)} each`);
+  // No clock chosen: the server still ends a move after its limit for untimed matches
+  // (`ziggurat serve --untimed-move-limit`, an hour by default), so that an abandoned match ends.
+  if (tc?.perMoveMs && !tc.baseMs && tc.perMoveMs >= 30 * 60000) return `untimed (${duration(tc.perMoveMs)} per move at most)`;
+  if (tc?.perMoveMs) parts.push(`${duration(tc.perMoveMs)} per move${parts.length ? " at most" : ""}`);
+  return parts.length ? parts.join(", ") : "untimed";
 }
 
 const TERMINATIONS: Record<number, string> = {

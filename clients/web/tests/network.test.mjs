@@ -95,6 +95,7 @@ test("with the server gone the lobby says so in words, not with the browser's er
   await page.waitForFunction(() => /Connection lost/.test(document.querySelector(".connection:not([hidden])")?.textContent ?? ""), null, { timeout: 20_000 });
   assert.equal(await page.getAttribute("section.matches", "class"), "matches stale", "the last list, greyed");
   assert.equal(await page.textContent(".status"), "", "no raw error text");
+  await page.fill("#name", "Ada");
   await page.click("#create"); // creating a match: refused in words too
   await page.waitForFunction(() => /cannot be reached/.test(document.querySelector(".status")?.textContent ?? ""), null, { timeout: 10_000 });
   assert.equal(await page.textContent(".status"), "The match was not created. The server cannot be reached.");

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { after, before, test } from "node:test";
 import { assertAccessible } from "./a11y.mjs";
+import { overflowing, smallTargets } from "./fit.mjs";
 import { ZIGGURAT, launchBrowser, shot } from "./harness.mjs";
 
 const CONFIG = `
@@ -95,6 +96,15 @@ test("the live tournament page shows standings filling in, a game in progress, t
   await shot(page, "tournament-spectating-a-game");
   // Its back button goes back to the tournament it was opened from, not to the lobby.
   assert.equal(await page.textContent("header.top button.back"), "← Tournament");
+  // So does it in a new tab (the link opened there, or sent to someone): the game is the tournament's.
+  const gameUrl = page.url();
+  const tab = await chrome.browser.newPage({ viewport: { width: 390, height: 844 } });
+  await tab.goto(gameUrl);
+  await tab.waitForFunction(() => document.querySelector("header.top button.back")?.textContent === "← Tournament");
+  await tab.click("header.top button.back");
+  await tab.waitForURL(new RegExp(`#/tournament/${tournamentId}$`));
+  await tab.waitForSelector("table.standings-table tbody tr");
+  await tab.close();
   await page.click("header.top button.back");
   await page.waitForURL(new RegExp(`#/tournament/${tournamentId}$`));
   await page.waitForSelector("table.standings-table tbody tr");
@@ -105,6 +115,15 @@ test("the live tournament page shows standings filling in, a game in progress, t
   assert.equal(await page.$$eval("li.game-done", (items) => items.length), 6);
   assert.equal(await page.$("li.game-live"), null);
   await shot(page, "tournament-final-standings");
+  // On a phone: one column, nothing wider than the screen, touch targets of 44 px.
+  const phone = await chrome.browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
+  const small = await phone.newPage();
+  await small.goto(url);
+  await small.waitForSelector('#t-progress[data-status="finished"]');
+  assert.deepEqual(await overflowing(small), []);
+  assert.deepEqual(await smallTargets(small), []);
+  await shot(small, "tournament-final-standings-phone");
+  await phone.close();
   const rows = await page.$$eval("table.standings-table tbody tr", (trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent)));
   assert.equal(rows.length, 3);
   assert.equal(rows.reduce((sum, r) => sum + Number(r[3]), 0), 6, "one point per game");
