@@ -1,7 +1,8 @@
-// Makes the docs' screenshots (docs/web-pylos.png, docs/web-kabaleo.png in the README, and
+// Makes the docs' screenshots (docs/web-pylos.png, docs/web-kabaleo.png and, at a phone's
+// 390x844, docs/web-lobby-phone.png and docs/web-kabaleo-phone.png in the README, and
 // docs/web-tournament.png in docs/tournaments.md): a Pylos game against a built-in bot and a
-// 3-seat Kabaleo table, each in the middle of the game, and the live page of the shipped
-// Kabaleo duplicate-deal example tournament while it runs.
+// 3-seat Kabaleo table, each in the middle of the game, the lobby and a Kabaleo game on a phone,
+// and the live page of the shipped Kabaleo duplicate-deal example tournament while it runs.
 // Run by hand after a visible change: `node tests/readme-screenshots.mjs [pylos|kabaleo|tournament]…`
 // (default all; not a test).
 import { spawn } from "node:child_process";
@@ -20,6 +21,7 @@ try {
   if (make("pylos")) await pylosPicture();
   if (make("kabaleo")) await kabaleoPicture();
   if (make("tournament")) await tournamentPicture();
+  if (make("phone")) await phonePictures();
 } finally {
   await chrome.close();
   await server.stop();
@@ -101,4 +103,36 @@ async function tournamentPicture() {
     run.kill("SIGINT");
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+async function phonePictures() {
+  const phone = { width: 390, height: 844 };
+  const kabaleo = await chrome.browser.newPage({ viewport: phone, isMobile: true, hasTouch: true });
+  await kabaleo.goto(server.url);
+  await kabaleo.fill("#name", "Ada");
+  await kabaleo.selectOption("#game", "kabaleo");
+  await kabaleo.selectOption("#seats", "3");
+  await kabaleo.selectOption("select.opponent[data-index='1']", "greedy");
+  await kabaleo.selectOption("select.opponent[data-index='2']", "random");
+  await kabaleo.click("#create");
+  await kabaleo.waitForSelector(".kabaleo .stacks");
+  for (let i = 0; i < 3; i++) {
+    await kabaleo.waitForSelector(".hand.mine .chip:not([disabled])", { timeout: 60000 });
+    const n = await kabaleo.$$eval("ol.moves li", (l) => l.length);
+    await kabaleo.tap(".hand.mine .chip:not([disabled])");
+    const stacks = await kabaleo.$$eval(".stack.target", (els) => els.map((e) => e.dataset.stack));
+    await kabaleo.tap(`.stack[data-stack="${stacks[(i * 5) % stacks.length]}"]`);
+    await kabaleo.waitForFunction((k) => document.querySelectorAll("ol.moves li").length > k, n);
+  }
+  await kabaleo.waitForSelector(".hand.mine .chip:not([disabled])", { timeout: 60000 });
+  await kabaleo.tap(".hand.mine .chip:not([disabled])");
+  await kabaleo.screenshot({ path: join(docs, "web-kabaleo-phone.png") });
+  console.log("wrote docs/web-kabaleo-phone.png");
+  const lobby = await chrome.browser.newPage({ viewport: phone, isMobile: true, hasTouch: true });
+  await lobby.goto(server.url);
+  await lobby.waitForSelector("#name");
+  await lobby.fill("#name", "Bea");
+  await lobby.waitForTimeout(2500); // the list of matches has come in
+  await lobby.screenshot({ path: join(docs, "web-lobby-phone.png") });
+  console.log("wrote docs/web-lobby-phone.png");
 }
