@@ -52,11 +52,27 @@ async def test_every_lobby_control_is_on_screen(server: RunningServer, size: tup
     async with app.run_test(size=size) as pilot:
         lobby: LobbyScreen = await screen_of(pilot, LobbyScreen)
         await until(pilot, lambda: len(lobby.opponents) == 4)  # the built-in bots are listed
-        controls = [lobby.matches_list, *lobby.query(Input), *lobby.query(Select), *lobby.query(Checkbox)]
-        controls += list(lobby.query(Button))
-        assert {c.id for c in controls} >= {"create-button", "add-bot", "opponents", "bot", "game", "timeout"}
-        for control in controls:
-            assert_visible(lobby, control)
+        for game in ("kabaleo", "pylos"):  # the form shows the chosen game's fields only
+            lobby.query_one("#game", Select).value = game
+            await pilot.pause()
+            controls = [lobby.matches_list, *lobby.query(Input), *lobby.query(Select), *lobby.query(Checkbox)]
+            controls += list(lobby.query(Button))
+            shown = [
+                c for c in controls if all(w.display for w in (c, *c.ancestors) if isinstance(w, Widget))
+            ]
+            assert {c.id for c in shown} >= {
+                "create-button",
+                "add-bot",
+                "opponents",
+                "bot",
+                "game",
+                "timeout",
+            }
+            assert {c.id for c in shown} >= (
+                {"seats", "deal"} if game == "kabaleo" else {"variant", "max-moves"}
+            )
+            for control in shown:
+                assert_visible(lobby, control)
         snap(pilot, f"lobby-{size[0]}x{size[1]}")
 
 

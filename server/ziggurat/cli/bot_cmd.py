@@ -26,6 +26,7 @@ from typing import Any
 from ziggurat.bots import BOTS, GAMES_OF
 from ziggurat.bots.workers import SEARCH_BOTS, SearchPool
 from ziggurat.cli import exits
+from ziggurat.cli.commands import summary_of
 from ziggurat.cli.gameopts import add_game_options, game_options
 from ziggurat.cli.tls_options import TlsOptionError, add_tls_arguments, tls_from_args
 from ziggurat.rules.core import InvalidConfigError
@@ -89,7 +90,7 @@ def register(commands: Any) -> None:
     parser = commands.add_parser(
         "bot",
         add_help=False,
-        help="play with a bot (built-in, or your own class)",
+        help=summary_of("bot"),
         description=(
             "Play with BOT until the match ends: create a match (--create GAME), join one (--match ID), "
             "or connect as a remote bot that plays every seat it is handed (--remote). "

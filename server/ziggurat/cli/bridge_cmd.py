@@ -14,6 +14,7 @@ import os
 import sys
 from typing import Any
 
+from ziggurat.cli.commands import summary_of
 from ziggurat.cli.tls_options import TlsOptionError, add_tls_arguments, tls_from_args
 from ziggurat.stdio.bridge import BridgeSettings, HandshakeError, StdioBot, Verdict, play_seat
 from ziggurat_client.client import MatchHandle, ZigguratClient, ZigguratError
@@ -31,7 +32,7 @@ def register(commands: Any) -> None:
     """Add ``bridge``."""
     parser = commands.add_parser(
         "bridge",
-        help="play a seat with a program speaking the stdio protocol (any language)",
+        help=summary_of("bridge"),
         description=(
             "Run PROGRAM and play a seat with it over stdin/stdout (docs/stdio-protocol.md). "
             "--server, --match, --token and --seat default to ZIGGURAT_SERVER, ZIGGURAT_MATCH, "

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from ziggurat.cli.commands import summary_of
 from ziggurat.service.integrity import MatchDamaged, load_stored, rebuild
 from ziggurat.store.owner import wal_problem
 from ziggurat.store.sqlite import Store
@@ -33,7 +34,7 @@ def register(commands: Any) -> None:
     """Add ``check``."""
     parser = commands.add_parser(
         "check",
-        help="check a server database: SQLite integrity, every match rebuilt, every record verified",
+        help=summary_of("check"),
         description=(
             "Check a ziggurat database offline (read-only; safe beside a running server): SQLite's "
             "integrity check, then every match rebuilt from its log as the server does at start-up, "

@@ -7,12 +7,13 @@ import random
 import secrets
 from typing import Any
 
+from ziggurat.cli.commands import summary_of
 from ziggurat.rules.registry import GAMES
 
 
 def register(commands: Any) -> None:
     """Add ``demo``."""
-    parser = commands.add_parser("demo", help="play a random game of each game and print it")
+    parser = commands.add_parser("demo", help=summary_of("demo"))
     parser.add_argument("--seed", type=int, help="random seed for reproducible games")
     parser.set_defaults(handler=_demo)
 

@@ -1,5 +1,9 @@
 """Entry point of the ``ziggurat`` command: one sub-command per module of this package.
 
+Only the module of the command being run is imported (the table of commands is
+:mod:`ziggurat.cli.commands`): the others would import grpc, textual, the server and the
+rules, and ``ziggurat --version`` or ``--help`` would take a second or more.
+
 Each command handles the errors a user can cause (bad files, servers down, unknown
 matches) with one line of its own. :func:`main` is the last line of defence: Ctrl-C
 anywhere exits 130 quietly, and an exception no command expected (a bug) prints one
@@ -10,6 +14,7 @@ shows the traceback itself instead.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import tempfile
@@ -19,25 +24,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ziggurat import __version__
-from ziggurat.cli import (
-    bot_cmd,
-    bridge_cmd,
-    check_cmd,
-    demo_cmd,
-    exits,
-    play_cmd,
-    replay_cmd,
-    rules_cmd,
-    serve_cmd,
-    tls_cmd,
-    tournament_cmd,
-    verify_cmd,
-    watch_cmd,
-)
+from ziggurat.cli import exits
+from ziggurat.cli.commands import COMMANDS
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full argument parser (kept separate so tests can inspect the help text)."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser (kept separate so tests can inspect the help text).
+
+    ``only``: the command about to run; only its module is imported and its parser built,
+    every other command is listed by name and summary (all that ``ziggurat --help`` shows).
+    None (the default) builds every command's parser.
+    """
     parser = argparse.ArgumentParser(
         prog="ziggurat",
         description="Authoritative game server for Kabaleo and Pylos: bring your bot, in any language.",
@@ -52,25 +49,30 @@ def build_parser() -> argparse.ArgumentParser:
         help="show the traceback of an unexpected error (default: one line; also ZIGGURAT_DEBUG=1)",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    serve_cmd.register(commands)
-    rules_cmd.register(commands)
-    verify_cmd.register(commands)
-    check_cmd.register(commands)
-    bot_cmd.register(commands)
-    bridge_cmd.register(commands)
-    demo_cmd.register(commands)
-    play_cmd.register(commands)
-    watch_cmd.register(commands)
-    tournament_cmd.register(commands)
-    replay_cmd.register(commands)
-    tls_cmd.register(commands)
+    for command in COMMANDS:
+        if only is None or command.name == only:
+            importlib.import_module(command.module).register(commands)
+        else:  # listed only: never parsed, since the command line names another
+            commands.add_parser(command.name, help=command.summary)
     return parser
+
+
+def _command_named(argv: Sequence[str]) -> str:
+    """The command ``argv`` runs: its first word that is not an option ("" when none is a
+    command; then every command is only listed, and argparse says what is wrong)."""
+    for word in argv:
+        if word == "--":
+            continue
+        if not word.startswith("-"):
+            return word if any(command.name == word for command in COMMANDS) else ""
+    return ""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else argv
+    parser = build_parser(only=_command_named(words))
+    args = parser.parse_args(words)
     try:
         code: int = args.handler(args)
     except KeyboardInterrupt:

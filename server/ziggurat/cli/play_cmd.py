@@ -14,6 +14,7 @@ import sys
 from typing import Any
 
 from ziggurat.cli import exits, terminal_ui
+from ziggurat.cli.commands import summary_of
 from ziggurat.cli.tls_options import TlsOptionError, add_tls_arguments, tls_from_args
 
 
@@ -21,7 +22,7 @@ def register(commands: Any) -> None:
     """Add ``play``."""
     parser = commands.add_parser(
         "play",
-        help="play in the terminal (finds servers on the LAN)",
+        help=summary_of("play"),
         description=(
             "Open the terminal UI: without --server, search the LAN for ziggurat servers (mDNS) "
             "or type an address; then join or create a match and play it."

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ziggurat.cli import exits
+from ziggurat.cli.commands import summary_of
 from ziggurat.rules.core import RulesError
 from ziggurat.rules.registry import get_rules
 from ziggurat.rules.seeding import commitment
@@ -22,7 +23,7 @@ from ziggurat.rules.seeding import commitment
 
 def register(commands: Any) -> None:
     """Add ``replay``."""
-    parser = commands.add_parser("replay", help="play back exported games (JSONL) in the terminal")
+    parser = commands.add_parser("replay", help=summary_of("replay"))
     parser.add_argument("file", type=Path, metavar="GAMES.jsonl")
     parser.add_argument(
         "--game",

@@ -10,6 +10,7 @@ import argparse
 import sys
 from typing import Any
 
+from ziggurat.cli.commands import summary_of
 from ziggurat.cli.gameopts import add_game_options, game_options
 from ziggurat.rules.core import RulesError
 from ziggurat.rules.registry import GAMES, AnyRules, get_rules
@@ -21,7 +22,7 @@ def register(commands: Any) -> None:
     """Add ``rules`` and its sub-commands."""
     parser = commands.add_parser(
         "rules",
-        help="legal moves, apply, perft, seeded set-ups",
+        help=summary_of("rules"),
         description="Query the rules engine. Positions use the notations of the rules pages; quote them.",
     )
     sub = parser.add_subparsers(dest="rules_command", metavar="ACTION", required=True)

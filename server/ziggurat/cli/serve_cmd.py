@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from ziggurat.cli import exits
+from ziggurat.cli.commands import summary_of
 from ziggurat.service.access import Access
 from ziggurat.service.bots import DEFAULT_INVITATION_TTL_S, DEFAULT_MAX_PENDING_INVITATIONS
 from ziggurat.service.gate import default_binary
@@ -60,7 +61,7 @@ def register(commands: Any) -> None:
     """Add ``serve``."""
     parser = commands.add_parser(
         "serve",
-        help="run the match server",
+        help=summary_of("serve"),
         description=(
             "Run the authoritative match server. Every match and event is stored in an SQLite "
             "database file (WAL); unfinished matches resume after a restart."

@@ -26,6 +26,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from ziggurat.cli.commands import summary_of
+
 FILES = ("ca.pem", "server.pem", "server.key")
 DEFAULT_DAYS = 365
 # Always in the certificate: a client on the server's own machine connects to these.
@@ -37,7 +39,7 @@ def register(commands: Any) -> None:
     """Add ``tls`` (``tls init``)."""
     parser = commands.add_parser(
         "tls",
-        help="make TLS files for a LAN server (a CA and a server certificate it signs)",
+        help=summary_of("tls"),
         description="TLS files for `ziggurat serve --tls-cert/--tls-key` (docs/operations.md, 'TLS').",
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ziggurat.cli import exits
+from ziggurat.cli.commands import summary_of
 from ziggurat.store.owner import DatabaseOwner
 from ziggurat.store.startup import StartupError, check_database_path
 from ziggurat.tournament.config import ConfigError
@@ -48,7 +49,7 @@ def register(commands: Any) -> None:
     """Add ``tournament`` and its sub-commands."""
     parser = commands.add_parser(
         "tournament",
-        help="run headless tournaments (round robin, gauntlet, Swiss, duplicate Kabaleo deals)",
+        help=summary_of("tournament"),
         description="Tournaments from a TOML file (see examples/tournaments/), stored in the database.",
     )
     sub = parser.add_subparsers(dest="tournament_command", metavar="ACTION", required=True)

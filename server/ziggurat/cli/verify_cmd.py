@@ -10,6 +10,7 @@ from typing import Any
 import grpc
 from google.protobuf import json_format
 
+from ziggurat.cli.commands import summary_of
 from ziggurat.cli.tls_options import Tls, TlsOptionError, add_tls_arguments, tls_from_args
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.v1 import match_service_pb2_grpc as sgrpc
@@ -21,7 +22,7 @@ def register(commands: Any) -> None:
     """Add ``verify``."""
     parser = commands.add_parser(
         "verify",
-        help="verify a finished match: seed commitment, seats, moves, outcome",
+        help=summary_of("verify"),
         description=(
             "Fetch a finished match's record from a server (or read a saved record) and check that "
             "the revealed seed matches the commitment, seats drawn by lot are the seats the seed "

@@ -14,6 +14,7 @@ import sys
 from typing import Any
 
 from ziggurat.cli import exits, terminal_ui
+from ziggurat.cli.commands import summary_of
 from ziggurat.cli.tls_options import Tls, TlsOptionError, add_tls_arguments, tls_from_args
 
 
@@ -21,7 +22,7 @@ def register(commands: Any) -> None:
     """Add ``watch``."""
     parser = commands.add_parser(
         "watch",
-        help="spectate a match in the terminal",
+        help=summary_of("watch"),
         description="Follow a match live as a spectator; without --server, pick a server found on the LAN.",
     )
     parser.add_argument("match_id", help="the match to watch")

@@ -13,6 +13,7 @@ from textual import work
 from textual.app import App
 from textual.binding import Binding, BindingType
 
+from ziggurat.cli import exits
 from ziggurat.cli.tls_options import Tls
 from ziggurat.tui.discovery import ServerInfo, discover
 from ziggurat.tui.game import GameScreen
@@ -27,9 +28,23 @@ class ZigguratApp(App[None]):
     """Plays (``watch_match=None``) or spectates one match (``watch_match=ID``)."""
 
     TITLE = "ziggurat"
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("ctrl+q", "quit", "Quit")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+q", "quit", "Quit"),
+        # Ctrl-C ends the program, as in every other command (textual's own binding only
+        # hints at Ctrl+Q); priority: also when a text box, which would copy, has the focus.
+        Binding("ctrl+c", "interrupt", show=False, priority=True),
+    ]
+    # The focused control must stand out on every screen: textual's compact fields differ
+    # from the others only by a 5% tint (colour 234 vs 235), so they get the accent colour
+    # as background, and a focused pane a double border in the accent colour.
     CSS = """
     #title { height: 1; background: $primary; color: $text; padding: 0 1; }
+    Input.-textual-compact:focus { background: $accent 45%; }
+    Select.-textual-compact:focus > SelectCurrent { background: $accent 45%; }
+    Checkbox.-textual-compact:focus { background: $accent 45%; }
+    Button:focus { background: $accent 60%; }
+    #matches:focus, #servers:focus, #history-pane:focus { border: double $accent; }
+    #address:focus { border: tall $accent; }
     """
 
     def __init__(
@@ -93,6 +108,10 @@ class ZigguratApp(App[None]):
             self.exit(return_code=1, message=f"ziggurat watch: {error}")
             return
         self.push_screen(GameScreen(client, match_id))
+
+    def action_interrupt(self) -> None:
+        """Ctrl-C: leave at once with 130, the exit status of an interrupted command."""
+        self.exit(return_code=exits.INTERRUPTED)
 
     async def on_unmount(self) -> None:
         """Close the gRPC channel with the app."""

@@ -336,6 +336,10 @@ class GameScreen(Screen[None]):
         else:
             self.show_message(f"✓ played {move}")
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """A spectator holds no seat: Resign is neither offered (in the footer) nor run."""
+        return not (action == "resign" and self.handle is None)
+
     def action_resign(self) -> None:
         """Ask first; resign this seat only when the player confirms (spectators cannot)."""
         if self.handle is None or self.state.ended is not None:

@@ -77,14 +77,25 @@ class LobbyScreen(Screen[None]):
             with Vertical(id="side"):
                 with Vertical(id="create"):
                     yield _row("Game", _select([("Pylos", "pylos"), ("Kabaleo", "kabaleo")], "game"))
-                    yield _row("Seats", Input("2", id="seats", restrict=r"[0-9]*", compact=True))
+                    yield _row(
+                        "Seats", Input("2", id="seats", restrict=r"[0-9]*", compact=True), only="kabaleo"
+                    )
                     yield _row(
                         "Pylos variant",
                         _select([(v, v) for v in ("standard", "beginner", "advanced")], "variant"),
+                        only="pylos",
                     )
-                    yield _row("Max moves", Input("0", id="max-moves", restrict=r"[0-9]*", compact=True))
-                    yield _row("Kabaleo deal", _select([("random", "random"), ("equal", "equal")], "deal"))
-                    yield Checkbox("last-stack rule", id="last-stack", compact=True)
+                    yield _row(
+                        "Max moves",
+                        Input("0", id="max-moves", restrict=r"[0-9]*", compact=True),
+                        only="pylos",
+                    )
+                    yield _row(
+                        "Kabaleo deal",
+                        _select([("random", "random"), ("equal", "equal")], "deal"),
+                        only="kabaleo",
+                    )
+                    yield Checkbox("last-stack rule", id="last-stack", compact=True, classes="only-kabaleo")
                     yield _row("Per move (s)", Input("0", id="per-move", restrict=r"[0-9.]*", compact=True))
                     yield _row("Clock base (s)", Input("0", id="base", restrict=r"[0-9.]*", compact=True))
                     yield _row("Increment (s)", Input("0", id="increment", restrict=r"[0-9.]*", compact=True))
@@ -100,6 +111,7 @@ class LobbyScreen(Screen[None]):
 
     def on_mount(self) -> None:
         """List the matches (and the bots) now and every few seconds."""
+        self._show_fields_of(str(self.query_one("#game", Select).value))
         self.matches_list.border_title = "matches · Enter: join or watch"
         self.query_one("#create").border_title = "new match"
         self.query_one("#bots").border_title = "bot for the highlighted match"
@@ -269,11 +281,19 @@ class LobbyScreen(Screen[None]):
             seats.value = "2"
         elif seats.value == "2":
             seats.value = "3"
+        self._show_fields_of(str(event.value))
         self._fill_opponents()
 
+    def _show_fields_of(self, game: str) -> None:
+        """Only the chosen game's fields (a Pylos variant means nothing to Kabaleo, and Pylos
+        always has 2 seats); the hidden ones keep their values and are not read."""
+        for widget in self.query(".only-pylos, .only-kabaleo"):
+            widget.display = widget.has_class(f"only-{game}")
 
-def _row(label: str, widget: Input | Select[str]) -> Horizontal:
-    return Horizontal(Label(label), widget, classes="row")
+
+def _row(label: str, widget: Input | Select[str], *, only: str = "") -> Horizontal:
+    """A label and its field on one line; ``only``: the game the field is for (else both)."""
+    return Horizontal(Label(label), widget, classes=f"row only-{only}" if only else "row")
 
 
 def _select(options: list[tuple[str, str]], widget_id: str) -> Select[str]:

@@ -27,6 +27,28 @@ TERMINATIONS = {
 }
 
 
+# A seat's state in words. Presence (whether the seat's program is connected) only while the
+# match runs; what put a seat out of the game stays after the end, since it explains the result.
+PRESENCE = {
+    match_pb2.SEAT_STATE_JOINED: "not connected yet",
+    match_pb2.SEAT_STATE_CONNECTED: "online",
+    match_pb2.SEAT_STATE_DISCONNECTED: "away",
+    match_pb2.SEAT_STATE_SUBSTITUTED: "out of time: the server moves",
+}
+OUT = {
+    match_pb2.SEAT_STATE_TIMED_OUT: "timed out",
+    match_pb2.SEAT_STATE_RESIGNED: "resigned",
+    match_pb2.SEAT_STATE_ILLEGAL_MOVES: "out: illegal moves",
+}
+
+
+def seat_state_words(state: match_pb2.SeatState.ValueType, *, finished: bool) -> str:
+    """``online``, ``away``, ``timed out``…; "" for presence once the match is over."""
+    if state in OUT:
+        return OUT[state]
+    return "" if finished else PRESENCE.get(state, "")
+
+
 def format_ms(ms: int) -> str:
     """A clock reading: ``m:ss.t`` (tenths help in the last seconds)."""
     minutes, rest = divmod(max(0, ms), 60_000)
@@ -116,20 +138,23 @@ def status(state: MatchState, now_ms: int | None = None) -> Text:
 
 
 def clocks(state: MatchState, now_ms: int | None = None) -> Text:
-    """One line per seat: state and clock (the running one counted down locally)."""
+    """One line per seat: clock (the running one counted down locally), then the seat's state
+    in words (none for the viewer's own seat while it plays: it is here, watching this)."""
     out = Text()
     timed = state.time_control.per_move_ms or state.time_control.base_ms
+    finished = state.ended is not None
     for number in sorted(state.seats):
         seat = state.seats[number]
         out.append(f"\n{seat_label(state, number)}")
-        if seat.state not in (match_pb2.SEAT_STATE_JOINED, match_pb2.SEAT_STATE_CONNECTED):
-            out.append(f" [{match_pb2.SeatState.Name(seat.state).removeprefix('SEAT_STATE_').lower()}]")
         if not timed:
-            continue
-        if number == state.clock.seat and state.clock.left_ms:
+            pass
+        elif number == state.clock.seat and state.clock.left_ms:
             out.append(f"  ⏱ {format_ms(state.clock.remaining_ms(now_ms))}", style="bold yellow")
         elif seat.clock_ms:
             out.append(f"  {format_ms(seat.clock_ms)}", style="dim")
+        words = seat_state_words(seat.state, finished=finished)
+        if words and not (number == state.my_seat and seat.state in PRESENCE):
+            out.append(f" · {words}", style="" if seat.state == match_pb2.SEAT_STATE_CONNECTED else "italic")
     return out
 
 

@@ -1,0 +1,62 @@
+"""How long ``ziggurat --version`` (and ``ziggurat --help``) takes, beside ``python -c pass``.
+
+Why: ``--version`` took 2.4-3.4 s when the entry point imported every command module (grpc,
+textual, the server, the rules); now it imports only the table of commands. The baseline is
+the interpreter starting and doing nothing, measured in the same run on the same machine, so
+the figures can be compared on a loaded machine too. Each is run ``--runs`` times (default 9),
+alternating, and the median is printed.
+
+Usage: ``python benchmarks/cli_startup.py [--runs 9]`` (uses the ``ziggurat`` next to this
+Python, else ``python -m ziggurat.cli.main``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def _ziggurat() -> list[str]:
+    beside = Path(sys.executable).with_name("ziggurat")
+    if beside.exists():
+        return [str(beside)]
+    found = shutil.which("ziggurat")
+    return [found] if found else [sys.executable, "-m", "ziggurat.cli.main"]
+
+
+def _seconds(argv: list[str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    """Time each command ``--runs`` times, interleaved, and print the medians."""
+    options = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    options.add_argument("--runs", type=int, default=9)
+    runs = options.parse_args().runs
+    ziggurat = _ziggurat()
+    cases = {
+        "python -c pass (baseline)": [sys.executable, "-c", "pass"],
+        "ziggurat --version": [*ziggurat, "--version"],
+        "ziggurat --help": [*ziggurat, "--help"],
+    }
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(runs):
+        for name, argv in cases.items():
+            times[name].append(_seconds(argv))
+    print(f"{runs} runs each, median (min-max), {' '.join(ziggurat)}")
+    for name, measured in times.items():
+        print(
+            f"  {name:<28} {statistics.median(measured) * 1000:7.1f} ms"
+            f"  ({min(measured) * 1000:.1f}-{max(measured) * 1000:.1f})"
+        )
+
+
+if __name__ == "__main__":
+    main()
