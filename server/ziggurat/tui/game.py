@@ -77,6 +77,7 @@ class GameScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "leave", "Back"),
         Binding("ctrl+r", "resign", "Resign…"),
+        Binding("ctrl+t", "claim", "Claim"),
     ]
 
     DEFAULT_CSS = """
@@ -337,8 +338,8 @@ class GameScreen(Screen[None]):
             self.show_message(f"✓ played {move}")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """A spectator holds no seat: Resign is neither offered (in the footer) nor run."""
-        return not (action == "resign" and self.handle is None)
+        """A spectator holds no seat: Resign and Claim are neither offered (in the footer) nor run."""
+        return not (action in ("resign", "claim") and self.handle is None)
 
     def action_resign(self) -> None:
         """Ask first; resign this seat only when the player confirms (spectators cannot)."""
@@ -359,6 +360,24 @@ class GameScreen(Screen[None]):
             await self.client.resign(self.handle)
         except ZigguratError as error:
             self.show_message(f"resign refused: {error.reason}: {error.message}", error=True)
+
+    def action_claim(self) -> None:
+        """Ctrl+T: claim the match against the seats that left (ClaimAbandoned); the server says
+        how long to wait while nobody has been away long enough."""
+        if self.handle is not None and self.state.ended is None:
+            self.claim()
+
+    @work(group="submit")
+    async def claim(self) -> None:
+        """Claim the match (the server decides which seats have been away long enough)."""
+        assert self.handle is not None
+        try:
+            seats = await self.client.claim_abandoned(self.handle)
+        except ZigguratError as error:
+            self.show_message(f"not claimed: {error.message}", error=True)
+        else:
+            gone = ", ".join(f"seat {seat}" for seat in seats)
+            self.show_message(f"✓ claimed: {gone} left the game")
 
 
 def _choice_label(ball: str) -> str:

@@ -24,6 +24,8 @@ TERMINATIONS = {
     game_pb2.TERMINATION_RESIGNATION: "resignation",
     game_pb2.TERMINATION_TIMEOUT: "timeout",
     game_pb2.TERMINATION_ABORTED: "aborted",
+    game_pb2.TERMINATION_ILLEGAL_MOVE: "too many illegal moves",
+    game_pb2.TERMINATION_ABANDONED: "a player left: claimed",
 }
 
 
@@ -39,6 +41,7 @@ OUT = {
     match_pb2.SEAT_STATE_TIMED_OUT: "timed out",
     match_pb2.SEAT_STATE_RESIGNED: "resigned",
     match_pb2.SEAT_STATE_ILLEGAL_MOVES: "out: illegal moves",
+    match_pb2.SEAT_STATE_ABANDONED: "left (claimed)",
 }
 
 
