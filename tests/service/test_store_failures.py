@@ -68,10 +68,13 @@ async def refused(call: Awaitable[Any]) -> ZigguratError:
 
 
 def _without_presence(match: match_pb2.Match) -> bytes:
-    """The summary with connection states folded into JOINED: they are live facts, not the log's."""
+    """The summary with connection states folded into JOINED and without the time a seat has
+    been away or the server's claim setting: live facts and settings, not the log's."""
     copy = match_pb2.Match()
     copy.CopyFrom(match)
+    copy.claim_after_ms = 0
     for seat in copy.seats:
+        seat.away_since_ms = 0
         if seat.state in PRESENCE:
             seat.state = match_pb2.SEAT_STATE_JOINED
     return copy.SerializeToString()

@@ -351,16 +351,31 @@ class Match:
             record.token_hash: s for s, record in enumerate(match.current.seats) if record.token_hash
         }
         now = time.monotonic()
+        since = match._logged_absences()
         for seat, record in enumerate(match.current.seats):
             if record.presence:
                 match._gone_since[seat] = now
-                match._away_wall_ms[seat] = _now_ms()
+                # Away since its recorded departure; since now if the log last saw it connected.
+                gone = since.get(seat, 0) if record.presence == "disconnected" else 0
+                match._away_wall_ms[seat] = gone or _now_ms()
             elif record.standing != "open":
                 match._joined_since[seat] = now
-                match._away_wall_ms[seat] = _now_ms()
+                match._away_wall_ms[seat] = since.get(seat, 0) or _now_ms()  # since it joined
         if match.current.status != "finished":
             match._drive()
         return match
+
+    def _logged_absences(self) -> dict[int, int]:
+        """Per seat, when the log last saw it go (joined without a stream, or disconnected):
+        the wall-clock times Seat.away_since_ms keeps across a restart (0: it came back since)."""
+        since: dict[int, int] = {}
+        for entry in self.entries:
+            event = entry.event
+            if isinstance(event, SeatJoined):
+                since[event.seat] = entry.time_ms
+            elif isinstance(event, PresenceChanged):
+                since[event.seat] = 0 if event.connected else entry.time_ms
+        return since
 
     def _replay(self, stored: StoredMatch) -> tuple[MatchState, list[LogEntry]]:
         """The state and log a stored match holds (the same ``evolve`` as live play)."""
@@ -526,19 +541,12 @@ class Match:
         self._execute(Resign(seat))
         return self.entries[first]
 
-    def away_ms(self, seat: int, now: float | None = None) -> int:
-        """How long ``seat`` has had no stream open (ms; Seat.away_ms): since its last stream
-        closed, or since it joined (or the server restarted) if none has opened since. 0 while
-        one is open, for a seat the server plays, once it has forfeited, and once the match is over."""
-        record = self.current.seats[seat]
-        if self.current.status == "finished" or record.standing != "joined" or record.house_bot:
-            return 0
-        if self._connections[seat]:
-            return 0
-        since = self._gone_since[seat] if self._gone_since[seat] is not None else self._joined_since[seat]
-        if since is None:
-            return 0
-        return max(0, int(((time.monotonic() if now is None else now) - since) * 1000))
+    def away_ms(self, seat: int, now_ms: int | None = None) -> int:
+        """How long ``seat`` has had no stream open (ms): since its last stream closed, or since
+        it joined if none has opened since (across a restart, as the log recorded it). 0 while one
+        is open, for a seat the server plays, once it has forfeited, and once the match is over."""
+        since = self.away_since_ms(seat)
+        return max(0, (_now_ms() if now_ms is None else now_ms) - since) if since else 0
 
     def away_since_ms(self, seat: int) -> int:
         """Since when (server wall clock, ms since the epoch) ``seat`` has had no stream open
@@ -557,7 +565,7 @@ class Match:
                 "this match cannot be claimed: absence is settled by its time control's disconnect "
                 "grace, or by the competition's organiser",
             )
-        now = time.monotonic()
+        now = _now_ms()
         away = {other: self.away_ms(other, now) for other in range(self.seat_count) if other != seat}
         claimable = tuple(other for other, ms in away.items() if ms >= self.claim_after_ms)
         if not claimable and self.current.status == "active" and not self.current.seats[seat].forfeited:
@@ -738,7 +746,11 @@ class Match:
         if joined is not None:
             self._by_token[joined.token_hash] = joined.seat
             self._joined_since[joined.seat] = time.monotonic()
-            self._away_wall_ms[joined.seat] = _now_ms()
+        # Seat.away_since_ms is the log's time where the log has one (the same after a restart).
+        for event in events:
+            if isinstance(event, SeatJoined) or (isinstance(event, PresenceChanged) and not event.connected):
+                if not self._connections[event.seat]:
+                    self._away_wall_ms[event.seat] = now
         if not events:
             return
         seq = self.last_seq

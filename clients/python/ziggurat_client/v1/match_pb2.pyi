@@ -255,8 +255,8 @@ class Seat(_message.Message):
     away_since_ms: _builtins.int
     """In a live match as GetMatch and ListMatches show it: since when this seat has had no
     stream open, on the server's clock in milliseconds since the Unix epoch (as
-    WatchMatchResponse.server_time_ms; DISCONNECTED: since its last stream closed; JOINED:
-    since it joined, or since the server restarted). How long it has been away is the
+    WatchMatchResponse.server_time_ms; DISCONNECTED: since its last stream closed, or since
+    the server restarted if it was connected then; JOINED: since it joined). How long it has been away is the
     server's time now minus this. 0 when it has a stream open, when the server plays it (a
     built-in bot), once it has forfeited, once the match is over, and in events.
     """
