@@ -6,15 +6,9 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import test from "node:test";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
+import { loadCatalogues } from "./harness.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
-
-async function loadCatalogues() {
-  const entry = "export { en } from './src/locales/en.ts'; export { ro } from './src/locales/ro.ts'; export { hu } from './src/locales/hu.ts'; export { eu } from './src/locales/eu.ts'; export { format, pickLanguage } from './src/i18n.ts';";
-  const out = await build({ stdin: { contents: entry, resolveDir: join(here, ".."), loader: "ts" }, bundle: true, write: false, format: "esm", platform: "node", logLevel: "warning" });
-  return import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0].text).toString("base64")}`);
-}
 
 const { en, ro, hu, eu, format, pickLanguage } = await loadCatalogues();
 const OTHERS = { ro, hu, eu };
