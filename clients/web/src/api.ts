@@ -8,6 +8,8 @@ import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { BotService } from "./gen/ziggurat/v1/bot_service_pb.js";
 import { MatchService } from "./gen/ziggurat/v1/match_service_pb.js";
 import { TournamentService } from "./gen/ziggurat/v1/tournament_service_pb.js";
+import { t, type Key } from "./i18n.js";
+import { en } from "./locales/en.js";
 
 const transport = createConnectTransport({ baseUrl: window.location.origin, useBinaryFormat: true });
 export const api = createClient(MatchService, transport);
@@ -92,61 +94,24 @@ export function reasonOf(error: unknown): string {
   return "";
 }
 
-const REASONS: Record<string, string> = {
-  NOT_YOUR_TURN: "It is not your turn.",
-  ILLEGAL_MOVE: "That move is not allowed here.",
-  MALFORMED_MOVE: "That is not a move.",
-  STALE_PLY: "The game moved on before your move arrived.",
-  TIME_EXPIRED: "Your time ran out.",
-  SEAT_FORFEITED: "Your seat has resigned or forfeited; the server plays it now.",
-  NOT_STARTED: "The game has not started: seats are still open.",
-  GAME_OVER: "The game is over.",
-  MATCH_FULL: "Every seat of this match is taken.",
-  SEAT_TAKEN: "That seat is taken.",
-  NOT_WAITING: "The match has started: it can no longer be cancelled.",
-  MATCH_NOT_FOUND: "There is no such match on this server.",
-  MISSING_TOKEN: "This browser holds no seat here.",
-  BAD_TOKEN: "This browser's seat token is not valid for this match.",
-  BAD_NAME: "That name cannot be used: it is empty, too long, or reads like a built-in bot's.",
-  INVALID_CONFIG: "The server does not accept those game settings.",
-  UNKNOWN_BOT: "This server has no such bot.",
-  CREATION_CLOSED: "The server's operator has closed the creation of matches.",
-  RATE_LIMITED: "Too many requests; wait a moment.",
-  TOO_MANY_MATCHES: "The server hosts as many matches as it can; try again later.",
-  TOO_MANY_MATCHES_CREATED: "You have created as many matches as the server allows; finish or cancel one first.",
-  TOO_MANY_STREAMS: "Too many pages follow this match from here; close some tabs.",
-  TOO_MANY_CONNECTIONS: "Too many connections from this address; close some tabs.",
-  TOO_MANY_BOTS: "The server is already running as many bots as it can.",
-  TOO_MANY_INVITATIONS: "That bot already has as many invitations as it may.",
-  SERVER_BUSY: "The server is busy; try again in a moment.",
-  STORE_UNAVAILABLE: "The server could not save that; nothing changed. Try again in a moment.",
-  SERVER_ERROR: "The server ran into a problem of its own; nothing changed. Try again.",
-  SERVER_SHUTTING_DOWN: "The server is restarting.",
-  WORKER_UNAVAILABLE: "Part of the server is restarting; try again in a moment.",
-  MATCH_DAMAGED: "This match's stored data is damaged; the server cannot show it.",
-  DATABASE_DAMAGED: "The server's list of matches is damaged.",
-  BOT_GAME: "That bot does not play this game.",
-  BOT_BUSY: "That bot is already playing as many matches as it takes.",
-  BOT_NOT_CONNECTED: "That bot is no longer connected.",
-  NOT_ALLOWED_IN_COMPETITION: "A tournament's server does not allow that.",
-  TOURNAMENT_NOT_FOUND: "This server runs no tournament with that id.",
-  NOT_FINISHED: "The match is still running.",
-  NOT_ABANDONED: "Nobody has been away long enough for the game to be claimed yet.",
-  CLAIMS_OFF: "This game cannot be claimed: its own time rules settle absence.",
+/** Sentences for a refusal without a reason we know, by its status. */
+const CODES: Partial<Record<Code, Key>> = {
+  [Code.Canceled]: "code.canceled",
+  [Code.InvalidArgument]: "code.invalidArgument",
+  [Code.NotFound]: "code.notFound",
+  [Code.PermissionDenied]: "code.permissionDenied",
+  [Code.Unauthenticated]: "code.permissionDenied",
+  [Code.ResourceExhausted]: "code.resourceExhausted",
+  [Code.FailedPrecondition]: "code.failedPrecondition",
+  [Code.Unimplemented]: "code.unimplemented",
+  [Code.DataLoss]: "code.dataLoss",
 };
 
-/** Sentences for a refusal without a reason we know, by its status. */
-const CODES: Partial<Record<Code, string>> = {
-  [Code.Canceled]: "The request was cancelled.",
-  [Code.InvalidArgument]: "The server did not accept that request.",
-  [Code.NotFound]: "The server has no such thing.",
-  [Code.PermissionDenied]: "This browser is not allowed to do that.",
-  [Code.Unauthenticated]: "This browser is not allowed to do that.",
-  [Code.ResourceExhausted]: "The server is busy; try again in a moment.",
-  [Code.FailedPrecondition]: "That cannot be done now.",
-  [Code.Unimplemented]: "This server does not offer that.",
-  [Code.DataLoss]: "The server's stored data is damaged.",
-};
+/** Our words for a reason (google.rpc.ErrorInfo.reason) the catalogue knows, else "". */
+function reasonText(reason: string): string {
+  const key = `reason.${reason}`;
+  return key in en ? t(key as Key) : "";
+}
 
 /** True when the request never got an answer: no server, no network, or a proxy without one. */
 export function unreachable(error: unknown): boolean {
@@ -163,12 +128,14 @@ export function unreachable(error: unknown): boolean {
  */
 export function explain(error: unknown): string {
   const reason = reasonOf(error);
-  if (reason && REASONS[reason]) return REASONS[reason];
-  if (unreachable(error)) return "The server cannot be reached.";
-  if (!(error instanceof ConnectError)) return "Something went wrong in this page; reload it.";
+  const known = reason ? reasonText(reason) : "";
+  if (known) return known;
+  if (unreachable(error)) return t("error.unreachable");
+  if (!(error instanceof ConnectError)) return t("error.page");
   // A refusal of ours with a reason this page does not know yet: its message is written for people.
   if (reason && error.rawMessage) return sentence(error.rawMessage);
-  return CODES[error.code] ?? "The server ran into a problem; try again.";
+  const key = CODES[error.code];
+  return key ? t(key) : t("error.other");
 }
 
 function sentence(text: string): string {

@@ -7,7 +7,8 @@
 // your hand stays at the bottom of the screen (sticky) while the stacks are above it.
 import { clear, h } from "./dom.js";
 import type { GameView } from "./gen/ziggurat/v1/game_pb.js";
-import { COLOUR_NAMES } from "./text.js";
+import { t } from "./i18n.js";
+import { colourName } from "./text.js";
 
 export interface Score {
   stacks: number;
@@ -32,7 +33,7 @@ export function scoreOf(stacks: string[], colour: string): Score {
 }
 
 export function scoreText(score: Score): string {
-  return `${score.stacks} stacks, ${score.covered} covered, tallest covered ${score.tallest}`;
+  return t("kabaleo.score", { count: score.stacks, covered: score.covered, tallest: score.tallest });
 }
 
 export interface KabaleoProps {
@@ -167,7 +168,7 @@ export class KabaleoBoard {
     if (mine && mine !== "?") {
       const score = scoreOf(k.stacks, mine);
       this.element.append(h("div", { class: "secret", "data-secret": mine },
-        "Your secret colour: ", swatch(mine), h("b", {}, COLOUR_NAMES[mine] ?? mine),
+        `${t("kabaleo.secret")} `, swatch(mine), h("b", {}, colourName(mine)),
         h("span", { class: "score", "data-score": `${score.stacks}/${score.covered}/${score.tallest}` }, " — ", scoreText(score))));
     }
     const count = k.stacks.length;
@@ -178,12 +179,12 @@ export class KabaleoBoard {
       if (number === lastStack) classes.push("last");
       if (targets.has(number)) classes.push("target");
       const blocks = [...stack].map((letter, i) =>
-        h("div", { class: `piece c-${letter}${i === 0 ? " base" : ""}`, title: `${COLOUR_NAMES[letter] ?? letter}${i === 0 ? " base" : ""}` }));
-      const names = [...stack].map((letter) => COLOUR_NAMES[letter] ?? letter);
+        h("div", { class: `piece c-${letter}${i === 0 ? " base" : ""}`, title: i === 0 ? t("kabaleo.baseOf", { colour: colourName(letter) }) : colourName(letter) }));
+      const names = [...stack].map(colourName);
       const label = [
-        `stack ${number}: ${names[0]} base${names.length > 1 ? `, then ${names.slice(1).join(", ")} on top` : ""}`,
-        targets.has(number) ? `place ${COLOUR_NAMES[this.selected]} here` : "",
-        number === lastStack ? (props.cancelled ? "last move, cancelled" : "last move") : "",
+        names.length > 1 ? t("kabaleo.stackOnTop", { n: number, base: names[0], pieces: names.slice(1).join(", ") }) : t("kabaleo.stack", { n: number, base: names[0] }),
+        targets.has(number) ? t("kabaleo.placeHere", { colour: colourName(this.selected) }) : "",
+        number === lastStack ? t(props.cancelled ? "kabaleo.lastCancelled" : "kabaleo.last") : "",
       ].filter(Boolean).join("; ");
       return h("div", {
         class: classes.join(" "), "data-stack": number, "data-content": stack,
@@ -197,7 +198,7 @@ export class KabaleoBoard {
       h("span", { class: "sr-only" }, label),
       h("div", { class: "pile", "aria-hidden": "true" }, blocks.reverse()),
       h("div", { class: "number", "aria-hidden": "true" }, number),
-      number === lastStack && props.cancelled ? h("div", { class: "cancel-badge", "aria-hidden": "true" }, "cancelled") : null);
+      number === lastStack && props.cancelled ? h("div", { class: "cancel-badge", "aria-hidden": "true" }, t("kabaleo.cancelled")) : null);
     });
     let myHand: HTMLElement | null = null;
     const hands = k.hands.map((hand, index) => {
@@ -212,8 +213,8 @@ export class KabaleoBoard {
         const selected = this.selected === letter && isMine;
         return h("button", {
           class: `chip c-${letter}${selected ? " selected" : ""}`,
-          "data-colour": letter, disabled: !playable, title: COLOUR_NAMES[letter],
-          "aria-label": `${COLOUR_NAMES[letter] ?? letter}, ${count} piece${count === 1 ? "" : "s"}`,
+          "data-colour": letter, disabled: !playable, title: colourName(letter),
+          "aria-label": t("kabaleo.pieces", { colour: colourName(letter), count }),
           "aria-pressed": isMine ? (selected ? "true" : "false") : null,
           tabindex: playable ? (letter === this.focusChip ? 0 : -1) : null,
           onclick: () => this.pick(letter, false),
@@ -224,21 +225,21 @@ export class KabaleoBoard {
       const forfeited = k.forfeitedSeats.includes(seat);
       const row = h("div", {
         class: `hand${isMine ? " mine" : ""}${props.view.toMove === seat ? " to-move" : ""}`, "data-seat": seat,
-        role: "group", "aria-label": isMine ? "Your hand" : `Hand of ${props.names[index] || `seat ${seat}`}`,
+        role: "group", "aria-label": isMine ? t("kabaleo.yourHand") : t("kabaleo.handOf", { name: props.names[index] || t("match.seat", { seat }) }),
       },
-      h("span", { class: "who" }, `${seat}. ${props.names[index] || "?"}${isMine ? " (you)" : ""}${forfeited ? " – forfeited" : ""}`),
-      objective && objective !== "?" && !isMine ? h("span", { class: "objective" }, "colour ", swatch(objective)) : null,
-      h("span", { class: "chips" }, chips.length ? chips : h("i", {}, "no pieces left")));
+      h("span", { class: "who" }, `${seat}. ${props.names[index] || "?"}${isMine ? ` ${t("match.you")}` : ""}${forfeited ? ` – ${t("kabaleo.forfeited")}` : ""}`),
+      objective && objective !== "?" && !isMine ? h("span", { class: "objective" }, `${t("kabaleo.colour")} `, swatch(objective)) : null,
+      h("span", { class: "chips" }, chips.length ? chips : h("i", {}, t("kabaleo.noPieces"))));
       if (isMine) myHand = row;
       return row;
     });
     const hint = props.legalMoves.length
       ? h("p", { class: "hint" }, this.selected
-        ? `Place ${COLOUR_NAMES[this.selected]}: click a highlighted stack (or arrows, then Enter; Escape to pick again).`
-        : "Your turn: pick a colour from your hand (or Tab to it, arrows, Enter).")
+        ? t("kabaleo.placeHint", { colour: colourName(this.selected) })
+        : t("kabaleo.turnHint"))
       : null;
     this.element.append(
-      h("div", { class: "stacks", role: "group", "aria-label": "Stacks" }, stacks),
+      h("div", { class: "stacks", role: "group", "aria-label": t("kabaleo.stacks") }, stacks),
       h("div", { class: "hands" }, hands.filter((row) => row !== myHand)),
     );
     // Your hand last, sticky at the bottom of the screen: chip and stack both in view at once.
@@ -252,5 +253,5 @@ export class KabaleoBoard {
 }
 
 export function swatch(letter: string): HTMLElement {
-  return h("span", { class: `swatch c-${letter}`, title: COLOUR_NAMES[letter] ?? letter });
+  return h("span", { class: `swatch c-${letter}`, title: colourName(letter) });
 }

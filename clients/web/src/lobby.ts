@@ -12,7 +12,9 @@ import type { ConnectedBot } from "./gen/ziggurat/v1/bot_service_pb.js";
 import type { BuiltinBot } from "./gen/ziggurat/v1/match_service_pb.js";
 import { MAX_NAME, nameProblem } from "./name.js";
 import { navigate } from "./router.js";
-import { clockText, gameName, isHere, optionsText, seatLabel } from "./text.js";
+import { rulesLinks } from "./rules.js";
+import { clockText, duration, gameName, isHere, optionsText, seatLabel } from "./text.js";
+import { t } from "./i18n.js";
 
 const REFRESH_MS = 2000;
 
@@ -26,7 +28,7 @@ interface NameField {
 }
 
 function nameField(): NameField {
-  const input = h("input", { id: "name", value: playerName(), placeholder: "your name", maxlength: MAX_NAME * 2, autocomplete: "nickname" });
+  const input = h("input", { id: "name", value: playerName(), placeholder: t("lobby.namePlaceholder"), maxlength: MAX_NAME * 2, autocomplete: "nickname" });
   const problem = h("p", { class: "name-problem", id: "name-problem", role: "alert" });
   const show = (words: string): void => {
     problem.textContent = words;
@@ -39,7 +41,7 @@ function nameField(): NameField {
     show(trimmed ? nameProblem(trimmed) : "");
   });
   return {
-    section: h("section", { class: "you" }, h("label", { for: "name" }, "Your name ", h("span", { class: "hint" }, "(shown to the other players)")), input, problem),
+    section: h("section", { class: "you" }, h("label", { for: "name" }, `${t("lobby.yourName")} `, h("span", { class: "hint" }, t("lobby.nameShown"))), input, problem),
     take: () => {
       const words = nameProblem(input.value);
       show(words);
@@ -61,22 +63,22 @@ function nameField(): NameField {
 export function showLobby(root: HTMLElement): () => void {
   clear(root);
   const status = h("p", { class: "status", role: "status" });
-  const connection = h("p", { class: "connection", role: "status", hidden: true }, "Connection lost — waiting for the server…");
+  const connection = h("p", { class: "connection", role: "status", hidden: true }, t("connection.lost"));
   const you = nameField();
   const mine = h("section", { class: "my-seats" });
   const list = h("section", { class: "matches" });
   const form = h("section", { class: "create" });
   root.append(
-    h("header", { class: "top" }, h("h1", {}, "ziggurat"), h("span", { class: "sub" }, "Pylos and Kabaleo on this server")),
+    h("header", { class: "top" }, h("h1", {}, "ziggurat"), h("span", { class: "sub" }, t("lobby.subtitle")), rulesLinks()),
     connection,
     h("div", { class: "lobby" }, h("div", { class: "col" }, you.section, form, mine), h("div", { class: "col wide" }, list)),
     status,
   );
   // A tournament's server (`ziggurat tournament run` with an HTTP port): point at its live page.
   void tournaments.listTournaments({}).then((r) => {
-    for (const t of r.tournaments) {
-      root.querySelector("header.top")?.after(h("p", { class: "tournament-banner" }, `Tournament “${t.name}” runs on this server: `,
-        h("a", { class: "to-tournament", href: `#/tournament/${t.tournamentId}` }, "standings and games in progress")));
+    for (const tour of r.tournaments) {
+      root.querySelector("header.top")?.after(h("p", { class: "tournament-banner" }, `${t("lobby.tournament", { name: tour.name })} `,
+        h("a", { class: "to-tournament", href: `#/tournament/${tour.tournamentId}` }, t("lobby.tournamentLink"))));
     }
   }).catch(() => undefined); // an older server without TournamentService on its web port
   let bots: BuiltinBot[] = [];
@@ -126,7 +128,7 @@ class MySeats {
     const tickets = allTickets().filter((t) => known.get(t.matchId)?.status !== MatchStatus.FINISHED);
     const label = (matchId: string, seat: number): string => {
       const m = known.get(matchId);
-      return `Resume ${m ? gameName(m.config?.game ?? 0) : ""} ${matchId} (seat ${seat})`;
+      return t("lobby.resume", { game: m ? gameName(m.config?.game ?? 0) : "", id: matchId, seat });
     };
     const key = tickets.map((t) => label(t.matchId, t.seat)).join("\n");
     if (key === this.key) return;
@@ -134,7 +136,7 @@ class MySeats {
     clear(this.section);
     if (!tickets.length) return;
     this.section.append(
-      h("h2", {}, "Your seats"),
+      h("h2", {}, t("lobby.yourSeats")),
       h("ul", { class: "plain" }, tickets.map((t) =>
         h("li", {}, h("button", { class: "resume", "data-match": t.matchId, onclick: () => navigate(`/match/${t.matchId}`) }, label(t.matchId, t.seat))))),
     );
@@ -166,17 +168,17 @@ class MatchList {
   private rows = new Map<string, Row>();
   private readonly tbody = h("tbody", {});
   private readonly table = h("table", { class: "list" },
-    h("thead", {}, h("tr", {}, h("th", { class: "c-game" }, "Game"), h("th", { class: "c-id" }, "Match"), h("th", { class: "c-status" }, "Status"),
-      h("th", { class: "c-options" }, "Settings"), h("th", { class: "c-seats" }, "Seats"), h("th", { class: "c-actions" }, ""))),
+    h("thead", {}, h("tr", {}, h("th", { class: "c-game" }, t("lobby.colGame")), h("th", { class: "c-id" }, t("lobby.colMatch")), h("th", { class: "c-status" }, t("lobby.colStatus")),
+      h("th", { class: "c-options" }, t("lobby.colSettings")), h("th", { class: "c-seats" }, t("lobby.colSeats")), h("th", { class: "c-actions" }, ""))),
     this.tbody);
-  private readonly empty = h("p", { class: "hint" }, "No matches yet: create one.");
+  private readonly empty = h("p", { class: "hint" }, t("lobby.noMatches"));
   private readonly message = h("p", { class: "message list-message", role: "alert" });
   private refreshes = 0;
 
   constructor(private readonly section: HTMLElement, private readonly you: NameField) {
     this.table.hidden = true;
     this.empty.hidden = true;
-    section.append(h("h2", {}, "Matches"), this.message, this.empty, this.table);
+    section.append(h("h2", {}, t("lobby.matches")), this.message, this.empty, this.table);
   }
 
   update(matches: Match[]): void {
@@ -232,7 +234,7 @@ class MatchList {
     row.shown = texts;
     // The status cell says when everyone has gone (kept apart from the status word itself).
     const note = row.cells[2].querySelector(".away-note");
-    if (nobody && !note) row.cells[2].append(h("span", { class: "away-note" }, " · everyone away"));
+    if (nobody && !note) row.cells[2].append(h("span", { class: "away-note" }, ` · ${t("lobby.everyoneAway")}`));
     if (!nobody && note) note.remove();
     row.tr.classList.toggle("deserted", nobody);
     row.tr.classList.toggle("finished", finished);
@@ -249,8 +251,8 @@ class MatchList {
     const open = (): void => navigate(`/match/${matchId}`);
     if (status === MatchStatus.WAITING) {
       const out = [seated
-        ? h("button", { class: "open", "data-match": matchId, onclick: open }, "Open")
-        : h("button", { class: "join", "data-match": matchId, onclick: () => void this.join(matchId) }, "Join")];
+        ? h("button", { class: "open", "data-match": matchId, onclick: open }, t("lobby.open"))
+        : h("button", { class: "join", "data-match": matchId, onclick: () => void this.join(matchId) }, t("lobby.join"))];
       if (creator) {
         out.push(h("button", {
           class: "cancel-match danger", "data-match": matchId,
@@ -260,19 +262,19 @@ class MatchList {
               .then(() => { forgetTicket(matchId); this.section.dispatchEvent(new Event("refresh")); })
               .catch((e: unknown) => { this.message.textContent = explain(e); });
           },
-        }, "Cancel"));
+        }, t("lobby.cancel")));
       }
       return out;
     }
-    if (status === MatchStatus.ACTIVE) return [h("button", { class: "watch", "data-match": matchId, onclick: open }, seated ? "Play" : "Watch")];
-    return [h("button", { class: "replay", "data-match": matchId, onclick: () => navigate(`/replay/${matchId}`) }, "Replay")];
+    if (status === MatchStatus.ACTIVE) return [h("button", { class: "watch", "data-match": matchId, onclick: open }, seated ? t("lobby.play") : t("lobby.watch"))];
+    return [h("button", { class: "replay", "data-match": matchId, onclick: () => navigate(`/replay/${matchId}`) }, t("lobby.replay"))];
   }
 
   private async join(matchId: string): Promise<void> {
     this.message.textContent = "";
     const name = this.you.take();
     if (!name) {
-      this.message.textContent = "Type your name (above) before joining.";
+      this.message.textContent = t("lobby.nameBeforeJoin");
       return;
     }
     try {
@@ -287,8 +289,9 @@ class MatchList {
 }
 
 function statusName(status: MatchStatus): string {
-  const names: Record<number, string> = { [MatchStatus.WAITING]: "waiting", [MatchStatus.ACTIVE]: "playing", [MatchStatus.FINISHED]: "finished" };
-  return names[status] ?? "?";
+  if (status === MatchStatus.WAITING) return t("status.waiting");
+  if (status === MatchStatus.ACTIVE) return t("status.playing");
+  return status === MatchStatus.FINISHED ? t("status.finished") : "?";
 }
 
 /** The remote bots connected now (ListBots), refreshed with the list; listeners hear of changes. */
@@ -320,20 +323,20 @@ const REMOTE_PREFIX = "remote:";
 
 function renderForm(section: HTMLElement, bots: BuiltinBot[], remote: RemoteBots, status: HTMLElement, you: NameField): void {
   clear(section);
-  const game = h("select", { id: "game" }, h("option", { value: "pylos" }, "Pylos (2 players)"), h("option", { value: "kabaleo" }, "Kabaleo (2–4 players)"));
-  const seats = h("select", { id: "seats" }, [2, 3, 4].map((n) => h("option", { value: n }, `${n} players`)));
+  const game = h("select", { id: "game" }, h("option", { value: "pylos" }, t("form.pylos")), h("option", { value: "kabaleo" }, t("form.kabaleo")));
+  const seats = h("select", { id: "seats" }, [2, 3, 4].map((n) => h("option", { value: n }, t("options.players", { count: n }))));
   const variant = h("select", { id: "variant" },
-    h("option", { value: PylosVariant.STANDARD }, "standard"),
-    h("option", { value: PylosVariant.BEGINNER }, "beginner (no recovery)"),
-    h("option", { value: PylosVariant.ADVANCED }, "advanced (lines too)"));
-  const deal = h("select", { id: "deal" }, h("option", { value: KabaleoDeal.RANDOM }, "random deal"), h("option", { value: KabaleoDeal.EQUAL }, "equal deal"));
+    h("option", { value: PylosVariant.STANDARD }, t("variant.standard")),
+    h("option", { value: PylosVariant.BEGINNER }, t("variant.beginner")),
+    h("option", { value: PylosVariant.ADVANCED }, t("variant.advanced")));
+  const deal = h("select", { id: "deal" }, h("option", { value: KabaleoDeal.RANDOM }, t("options.randomDeal")), h("option", { value: KabaleoDeal.EQUAL }, t("options.equalDeal")));
   const lastStack = h("input", { id: "last-stack", type: "checkbox" });
   const clock = h("select", { id: "clock" },
-    h("option", { value: "none" }, "no clock"),
-    h("option", { value: "move30" }, "30 s per move"),
-    h("option", { value: "move10" }, "10 s per move"),
-    h("option", { value: "fischer5" }, "5 min + 3 s per move"),
-    h("option", { value: "fischer1" }, "1 min + 2 s per move"));
+    h("option", { value: "none" }, t("form.noClock")),
+    h("option", { value: "move30" }, t("clock.perMove", { limit: duration(30000) })),
+    h("option", { value: "move10" }, t("clock.perMove", { limit: duration(10000) })),
+    h("option", { value: "fischer5" }, t("clock.fischer", { base: duration(300000), increment: duration(3000) })),
+    h("option", { value: "fischer1" }, t("clock.fischer", { base: duration(60000), increment: duration(2000) })));
   const opponents = h("div", { class: "opponents" });
   const renderOpponents = (): void => {
     const chosen = [...opponents.querySelectorAll<HTMLSelectElement>("select.opponent")].map((s) => s.value);
@@ -345,20 +348,20 @@ function renderForm(section: HTMLElement, bots: BuiltinBot[], remote: RemoteBots
     const connected = remote.bots.filter((b) => !b.games.length || b.games.includes(g));
     for (let i = 1; i < n; i++) {
       const select = h("select", { class: "opponent", "data-index": i },
-        h("option", { value: "" }, "a person (open seat)"),
-        choices.length ? h("optgroup", { label: "built-in bots (run by the server)" },
-          choices.map((b) => h("option", { value: b.name, title: b.description }, `bot: ${b.name}`))) : null,
-        connected.length ? h("optgroup", { label: "connected remote bots" },
-          connected.map((b) => h("option", { value: REMOTE_PREFIX + b.name, title: `playing ${b.activeMatches} of at most ${b.maxMatches} matches` },
-            `remote: ${b.name}`))) : null);
+        h("option", { value: "" }, t("form.person")),
+        choices.length ? h("optgroup", { label: t("form.builtinBots") },
+          choices.map((b) => h("option", { value: b.name, title: b.description }, t("form.bot", { name: b.name })))) : null,
+        connected.length ? h("optgroup", { label: t("form.remoteBots") },
+          connected.map((b) => h("option", { value: REMOTE_PREFIX + b.name, title: t("form.remoteLoad", { active: b.activeMatches, max: b.maxMatches }) },
+            t("form.remote", { name: b.name })))) : null);
       const before = chosen[i - 1];
       if (before && [...select.options].some((o) => o.value === before)) select.value = before;
-      opponents.append(h("label", {}, `Seat for opponent ${i}: `, select));
+      opponents.append(h("label", {}, `${t("form.seatFor", { n: i })} `, select));
     }
   };
   remote.onChange(renderOpponents);
-  const kabaleoOnly = h("div", { class: "kabaleo-only" }, h("label", {}, "Players ", seats), h("label", {}, "Deal ", deal), h("label", {}, lastStack, " last-stack rule"));
-  const pylosOnly = h("div", { class: "pylos-only" }, h("label", {}, "Variant ", variant));
+  const kabaleoOnly = h("div", { class: "kabaleo-only" }, h("label", {}, `${t("form.players")} `, seats), h("label", {}, `${t("form.deal")} `, deal), h("label", {}, lastStack, ` ${t("options.lastStack")}`));
+  const pylosOnly = h("div", { class: "pylos-only" }, h("label", {}, `${t("form.variant")} `, variant));
   const sync = (): void => {
     kabaleoOnly.hidden = game.value !== "kabaleo";
     pylosOnly.hidden = game.value !== "pylos";
@@ -366,11 +369,11 @@ function renderForm(section: HTMLElement, bots: BuiltinBot[], remote: RemoteBots
   };
   game.addEventListener("change", sync);
   seats.addEventListener("change", renderOpponents);
-  const button = h("button", { id: "create", class: "primary" }, "Create and sit down");
+  const button = h("button", { id: "create", class: "primary" }, t("form.create"));
   button.addEventListener("click", () => void (async () => {
     const who = you.take();
     if (!who) {
-      status.textContent = "Type your name (above) before creating a match.";
+      status.textContent = t("lobby.nameBeforeCreate");
       return;
     }
     button.disabled = true;
@@ -399,18 +402,18 @@ function renderForm(section: HTMLElement, bots: BuiltinBot[], remote: RemoteBots
     } catch (error) {
       if (reasonOf(error) === "BAD_NAME") you.refuse(explain(error));
       status.textContent = made
-        ? `Match ${made} was created, but not every seat could be filled. ${explain(error)}`
-        : `The match was not created. ${explain(error)}`;
+        ? t("form.partly", { id: made, why: explain(error) })
+        : t("form.notCreated", { why: explain(error) });
     } finally {
       button.disabled = false;
     }
   })());
   section.append(
-    h("h2", {}, "New match"),
-    h("label", {}, "Game ", game),
+    h("h2", {}, t("form.title")),
+    h("label", {}, `${t("form.game")} `, game),
     pylosOnly,
     kabaleoOnly,
-    h("label", {}, "Clock ", clock),
+    h("label", {}, `${t("form.clock")} `, clock),
     opponents,
     button,
   );

@@ -15,8 +15,10 @@ import { KabaleoBoard, scoreOf, scoreText, swatch } from "./kabaleo.js";
 import { MoveEntry } from "./moveentry.js";
 import { PylosBoard } from "./pylos.js";
 import { backButton } from "./back.js";
-import { COLOUR_NAMES, culpritSeats, distinctNames, endingSentence, gameName, isDraw, pylosSide, resultHeadline, stateName } from "./text.js";
+import { colourName, culpritSeats, distinctNames, endingSentence, gameName, isDraw, pylosSide, resultHeadline, stateName } from "./text.js";
 import { seedMatches } from "./seedcheck.js";
+import { listAnd, t } from "./i18n.js";
+import { rulesLink } from "./rules.js";
 
 interface PlayedMove {
   seat: number;
@@ -61,16 +63,16 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
   let pending: { move: string; ply: number } | null = null;
   let stream: AbortController | null = null;
 
-  const title = h("h1", {}, "Match");
+  const title = h("h1", {}, t("match.title"));
   const connection = h("p", { class: "connection", role: "status", hidden: true });
   const seatsBox = h("div", { class: "seats" });
   const boardBox = h("div", { class: "board" });
   const message = h("p", { class: "message", role: "alert" });
   const hint = h("p", { class: "hint-line", role: "status" });
   // Scrollable, so reachable by keyboard (a tab stop) and named.
-  const moveList = h("ol", { class: "moves", tabindex: 0, "aria-label": "Moves played" });
+  const moveList = h("ol", { class: "moves", tabindex: 0, "aria-label": t("match.movesPlayed") });
   const pendingLine = h("p", { class: "pending-move", hidden: true });
-  const endBox = h("section", { class: "end", "aria-label": "Result" });
+  const endBox = h("section", { class: "end", "aria-label": t("match.result") });
   const entry = new MoveEntry();
   const entryBox = h("div", { class: "entry" });
   const actions = h("div", { class: "actions" });
@@ -79,12 +81,14 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
   const awayNote = h("p", { class: "hint away-note", role: "status", hidden: true });
   const claimButton = h("button", { class: "claim", hidden: true, onclick: () => void claim() });
   const dialog = h("dialog", { class: "confirm" });
+  // The rules of this match's game, once the server has said which game it is.
+  const rulesSlot = h("span", { class: "rules-slot" });
   root.append(
-    h("header", { class: "top" }, backButton(matchId), title),
+    h("header", { class: "top" }, backButton(matchId), title, rulesSlot),
     connection,
     h("div", { class: "game" },
       h("div", { class: "main" }, boardBox, pendingLine, hint, message, entryBox, endBox),
-      h("aside", { class: "side" }, seatsBox, actions, awayNote, claimButton, h("h2", {}, "Moves"), moveList)),
+      h("aside", { class: "side" }, seatsBox, actions, awayNote, claimButton, h("h2", {}, t("match.moves")), moveList)),
     dialog,
   );
   const pylos = new PylosBoard();
@@ -140,8 +144,8 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
       if (pending?.move !== move) return; // the stream has moved on since
       pending = null;
       message.textContent = unreachable(error)
-        ? `Your move ${move} did not reach the server; play it again once the connection is back.`
-        : `Your move ${move} was refused: ${explain(error)}`;
+        ? t("match.notReached", { move })
+        : t("match.refused", { move, why: explain(error) });
       pylos.unlock();
       renderPending();
       renderBoard();
@@ -151,17 +155,17 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
   function renderPending(): void {
     pendingLine.hidden = !pending;
     pendingLine.textContent = pending
-      ? `Your move ${pending.move} is on its way${lost ? " — it waits for the server to answer" : ""}…`
+      ? t(lost ? "match.onItsWayLost" : "match.onItsWay", { move: pending.move })
       : "";
   }
 
   function confirmResign(): void {
     clear(dialog);
     dialog.append(
-      h("p", {}, "Resign this game? It counts as a loss."),
+      h("p", {}, t("match.resignAsk")),
       h("div", { class: "buttons" },
-        h("button", { class: "danger confirm-resign", onclick: () => { dialog.close(); void resign(); } }, "Resign"),
-        h("button", { class: "keep", onclick: () => dialog.close() }, "Keep playing")),
+        h("button", { class: "danger confirm-resign", onclick: () => { dialog.close(); void resign(); } }, t("match.resign")),
+        h("button", { class: "keep", onclick: () => dialog.close() }, t("match.keepPlaying"))),
     );
     dialog.showModal();
   }
@@ -170,7 +174,7 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
     try {
       await api.resign({ matchId }, auth(ticket));
     } catch (error) {
-      message.textContent = `You have not resigned: ${explain(error)}`;
+      message.textContent = t("match.notResigned", { why: explain(error) });
     }
   }
 
@@ -194,22 +198,22 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
     clear(seatsBox);
     const game = summary?.config?.game ?? Game.UNSPECIFIED;
     const shown = shownNames();
-    seatsBox.append(h("h2", {}, "Players"), h("ul", { class: "plain" }, shown.map((name, index) => {
+    seatsBox.append(h("h2", {}, t("match.players")), h("ul", { class: "plain" }, shown.map((name, index) => {
       const seat = index + 1;
       const moving = turn?.seat === seat && !ended;
       const clock = clockOf(index, moving);
       return h("li", { class: `seat${moving ? " to-move" : ""}${seat === mySeat() ? " me" : ""}`, "data-seat": seat },
         game === Game.PYLOS ? h("span", { class: `side ${seat === 1 ? "light" : "dark"}` }) : null,
-        h("span", { class: "name" }, `${name || "open seat"}${seat === mySeat() ? " (you)" : ""}`),
+        h("span", { class: "name" }, `${name || t("match.openSeat")}${seat === mySeat() ? ` ${t("match.you")}` : ""}`),
         h("span", { class: "state" }, stateName(states[index] ?? SeatState.UNSPECIFIED, !!ended || summary?.status === MatchStatus.FINISHED)),
         clock.text ? h("span", {
           class: `clock${clock.low ? " low" : ""}${clock.stale ? " stale" : ""}`, "data-clock": seat,
-          title: clock.stale ? "stopped: the server is not answering, so this clock cannot be trusted" : null,
+          title: clock.stale ? t("match.clockStale") : null,
         }, clock.text) : null);
     })));
     if (summary?.status === MatchStatus.WAITING) {
       const open = names.filter((n) => !n).length;
-      seatsBox.append(h("p", { class: "hint" }, `Waiting for ${open} more player${open === 1 ? "" : "s"}. Share this page's address, or add a bot:`));
+      seatsBox.append(h("p", { class: "hint" }, t("match.waitingFor", { count: open })));
       const builtin = h("div", { class: "add-bots" });
       const remote = h("div", { class: "add-bots remote-bots" });
       seatsBox.append(builtin, remote);
@@ -225,13 +229,13 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
       if (creatorToken) void botService.listBots({}).then((r) => {
         const bots = r.bots.filter((b) => !b.games.length || b.games.includes(game));
         if (!bots.length) return;
-        remote.append(h("span", { class: "hint" }, "Connected bots: "), ...bots.map((b) => {
+        remote.append(h("span", { class: "hint" }, `${t("match.connectedBots")} `), ...bots.map((b) => {
           const busy = b.activeMatches >= (b.maxMatches || 1);
           return h("button", {
             class: "invite-bot", "data-bot": b.name, disabled: busy,
-            title: busy ? "busy: playing as many matches as it takes" : `a remote bot playing ${b.activeMatches} of at most ${b.maxMatches || 1} matches`,
+            title: busy ? t("match.botBusy") : t("match.botLoad", { active: b.activeMatches, max: b.maxMatches || 1 }),
             onclick: () => void botService.inviteBot({ matchId, botName: b.name }, asCreator(creatorToken)).then(refreshSummary).catch(refused),
-          }, `invite ${b.name}`);
+          }, t("match.invite", { name: b.name }));
         }));
       }).catch(() => undefined);
     }
@@ -248,7 +252,7 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
       if (s.seat === mySeat() || !since) return [];
       const state = states[s.seat - 1];
       if (state !== SeatState.DISCONNECTED && state !== SeatState.JOINED) return [];
-      return [{ seat: s.seat, name: shown[s.seat - 1] || `seat ${s.seat}`, awayMs: Math.max(0, serverNow - since) }];
+      return [{ seat: s.seat, name: shown[s.seat - 1] || t("match.seat", { seat: s.seat }), awayMs: Math.max(0, serverNow - since) }];
     });
   }
 
@@ -257,7 +261,7 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
       await api.claimAbandoned({ matchId }, auth(ticket));
       await refreshSummary();
     } catch (error) {
-      message.textContent = `The game was not claimed: ${explain(error)}`;
+      message.textContent = t("match.notClaimed", { why: explain(error) });
     }
   }
 
@@ -268,23 +272,23 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
     const due = away.filter((a) => a.awayMs >= after);
     const seconds = (ms: number): string => formatClock(Math.floor(ms / 1000) * 1000 + 1000 - 1);
     if (due.length) {
-      const who = due.map((a) => a.name).join(" and ");
-      claimButton.textContent = summary?.config?.game === Game.PYLOS ? `Claim the game: ${who} left` : `End the part of ${who}: away`;
+      const who = listAnd(due.map((a) => a.name));
+      claimButton.textContent = t(summary?.config?.game === Game.PYLOS ? "match.claimPylos" : "match.claimKabaleo", { who });
     }
     claimButton.hidden = !due.length;
     const longest = away.length ? away.reduce((a, b) => (b.awayMs > a.awayMs ? b : a)) : null;
     awayNote.hidden = !longest || !!due.length;
     if (longest && !due.length) {
-      awayNote.textContent = `${longest.name} is away (${seconds(longest.awayMs)}); the game can be claimed after ${formatClock(after)}.`;
+      awayNote.textContent = t("match.awayNote", { name: longest.name, time: seconds(longest.awayMs), after: formatClock(after) });
     }
   }
 
   function renderActions(): void {
     clear(actions);
     if (ticket && !ended && summary?.status === MatchStatus.ACTIVE) {
-      actions.append(h("button", { class: "resign danger", onclick: confirmResign }, "Resign…"));
+      actions.append(h("button", { class: "resign danger", onclick: confirmResign }, t("match.resignMenu")));
     }
-    if (!ticket && !ended) actions.append(h("p", { class: "hint spectating" }, "You are watching."));
+    if (!ticket && !ended) actions.append(h("p", { class: "hint spectating" }, t("match.watching")));
   }
 
   function renderMoves(): void {
@@ -292,9 +296,9 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
     const game = summary?.config?.game;
     const shown = shownNames();
     for (const m of moves) {
-      const who = game === Game.PYLOS ? pylosSide(m.seat) : shown[m.seat - 1] || `seat ${m.seat}`;
+      const who = game === Game.PYLOS ? pylosSide(m.seat) : shown[m.seat - 1] || t("match.seat", { seat: m.seat });
       moveList.append(h("li", { class: m.cancelled ? "cancelled" : "" }, `${who}: `, h("b", {}, m.move),
-        m.cancelled ? " — cancelled" : "", m.substituted ? " (played by the server)" : ""));
+        m.cancelled ? ` — ${t("match.cancelled")}` : "", m.substituted ? ` ${t("match.byServer")}` : ""));
     }
     moveList.scrollTop = moveList.scrollHeight;
   }
@@ -302,7 +306,7 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
   function renderBoard(): void {
     if (!view) {
       clear(boardBox);
-      boardBox.append(h("p", { class: "waiting" }, summary?.status === MatchStatus.WAITING ? "The game starts when every seat is taken." : "Loading…"));
+      boardBox.append(h("p", { class: "waiting" }, summary?.status === MatchStatus.WAITING ? t("match.startsWhenFull") : t("match.loading")));
       return;
     }
     // No move is offered while one is on its way.
@@ -324,13 +328,13 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
       kabaleo.update({ view, mySeat: mySeat(), names: shownNames(), legalMoves: legal, lastMove, cancelled, onMove: (m) => void submit(m) });
     }
     if (!ended) {
-      title.textContent = `${gameName(view.game)} — ${turn ? (turn.seat === mySeat() ? "your move" : `${who(turn.seat)} to move`) : ""}`;
+      title.textContent = !turn ? `${gameName(view.game)} — ` : turn.seat === mySeat() ? t("match.yourMove", { game: gameName(view.game) }) : t("match.toMove", { game: gameName(view.game), who: who(turn.seat) });
     }
   }
 
   function who(seat: number): string {
     const name = shownNames()[seat - 1];
-    return summary?.config?.game === Game.PYLOS ? `${pylosSide(seat)} (${name || "?"})` : name || `seat ${seat}`;
+    return summary?.config?.game === Game.PYLOS ? `${pylosSide(seat)} (${name || "?"})` : name || t("match.seat", { seat });
   }
 
   function renderEnd(): void {
@@ -339,9 +343,9 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
     const outcome: Outcome = ended.outcome;
     const draw = isDraw(outcome);
     const shown = shownNames();
-    title.textContent = `${gameName(summary?.config?.game ?? 0)} — game over`;
+    title.textContent = t("match.gameOver", { game: gameName(summary?.config?.game ?? 0) });
     // A draw has no ranks to show: every seat shares it.
-    const place = (index: number): string => (draw ? "draw" : String(outcome.ranks[index] ?? ""));
+    const place = (index: number): string => (draw ? t("match.drawPlace") : String(outcome.ranks[index] ?? ""));
     const rows: HTMLElement[] = [];
     const final = ended.view;
     if (final?.detail.case === "kabaleo") {
@@ -349,32 +353,34 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
       shown.forEach((name, index) => {
         const colour = k.objectives[index];
         rows.push(h("tr", { "data-seat": index + 1 }, h("td", { class: "rank" }, place(index)), h("td", {}, name),
-          h("td", {}, swatch(colour), ` ${COLOUR_NAMES[colour] ?? colour}`), h("td", {}, scoreText(scoreOf(k.stacks, colour)))));
+          h("td", {}, swatch(colour), ` ${colourName(colour)}`), h("td", {}, scoreText(scoreOf(k.stacks, colour)))));
       });
     } else {
       shown.forEach((name, index) => rows.push(h("tr", { "data-seat": index + 1 }, h("td", { class: "rank" }, place(index)), h("td", {}, `${name} (${pylosSide(index + 1)})`))));
     }
     if (!draw) rows.sort((a, b) => Number(a.firstChild?.textContent ?? 0) - Number(b.firstChild?.textContent ?? 0));
-    const seedLine = h("p", { class: "seed" }, "Checking the seed…");
+    const seedLine = h("p", { class: "seed" }, t("match.checkingSeed"));
     endBox.append(
       h("h2", { class: "result" }, resultHeadline(outcome, who)),
       h("p", { class: "why" }, endingSentence(outcome.termination, culpritSeats(outcome.termination, outcome, states).map(who))),
-      h("table", { class: "ranks" }, h("thead", {}, h("tr", {}, h("th", {}, draw ? "Result" : "Rank"), h("th", {}, "Player"),
-        final?.detail.case === "kabaleo" ? [h("th", {}, "Secret colour"), h("th", {}, "Score (stacks, covered, tallest covered)")] : [])), h("tbody", {}, rows)),
+      h("table", { class: "ranks" }, h("thead", {}, h("tr", {}, h("th", {}, draw ? t("match.result") : t("match.rank")), h("th", {}, t("match.player")),
+        final?.detail.case === "kabaleo" ? [h("th", {}, t("match.secretColour")), h("th", {}, t("match.score"))] : [])), h("tbody", {}, rows)),
       ...(final?.detail.case === "kabaleo" && final.detail.value.unheld.length
-        ? [h("p", {}, "Colours nobody held: ", final.detail.value.unheld.flatMap((c) => [swatch(c), ` ${COLOUR_NAMES[c] ?? c} `]))]
+        ? [h("p", {}, `${t("match.unheld")} `, final.detail.value.unheld.flatMap((c) => [swatch(c), ` ${colourName(c)} `]))]
         : []),
       seedLine,
-      h("p", {}, h("a", { href: `#/replay/${matchId}`, class: "to-replay" }, "Replay this match")),
+      h("p", {}, h("a", { href: `#/replay/${matchId}`, class: "to-replay" }, t("match.replayLink"))),
     );
     const ok = seedMatches(ended.revealedSeed, summary?.seedCommitment ?? "");
     seedLine.textContent = ok
-      ? `Seed check: the revealed seed ${ended.revealedSeed.slice(0, 16)}… matches the commitment published at the start.`
-      : "Seed check FAILED: the revealed seed does not match the published commitment.";
+      ? t("match.seedOk", { seed: ended.revealedSeed.slice(0, 16) })
+      : t("match.seedBad");
     seedLine.classList.add(ok ? "ok" : "bad");
   }
 
   function renderAll(): void {
+    const game = summary?.config?.game;
+    if (game && !rulesSlot.firstChild) rulesSlot.append(rulesLink(game === Game.PYLOS ? "pylos" : "kabaleo"));
     renderBanner();
     renderSeats();
     renderActions();
@@ -475,13 +481,13 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
         if (reason === "BAD_TOKEN" || reason === "MISSING_TOKEN") {
           forgetTicket(matchId);
           ticket = undefined;
-          message.textContent = "This browser's seat is no longer valid; you are watching.";
+          message.textContent = t("match.seatInvalid");
           summary = null;
           continue;
         }
         loseConnection(reason === "SERVER_SHUTTING_DOWN"
-          ? "The server is restarting — waiting for it to come back…"
-          : "Connection lost — waiting for the server…");
+          ? t("connection.restarting")
+          : t("connection.lost"));
         await new Promise((resolve) => window.setTimeout(resolve, delay));
         delay = Math.min(5000, delay * 2);
       }
@@ -492,7 +498,7 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
   const ticker = window.setInterval(() => {
     if (ended) return;
     const silent = Date.now() - lastHeard;
-    if (silent > SILENCE_MS && !lost) loseConnection("Connection lost — waiting for the server…");
+    if (silent > SILENCE_MS && !lost) loseConnection(t("connection.lost"));
     if (silent > REOPEN_MS && stream && !stream.signal.aborted) {
       lastHeard = Date.now() - SILENCE_MS; // the new stream gets its own time to answer
       stream.abort(); // a connection that died without a word: open the stream again

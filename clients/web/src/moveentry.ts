@@ -2,6 +2,7 @@
 // board. What is typed is read before it is sent: a garbled move or one that is not legal now is
 // answered under the field in words (never a raw error text), and nothing is sent.
 import { h } from "./dom.js";
+import { t } from "./i18n.js";
 import { parseMove } from "./pylos.js";
 
 export type MoveGame = "pylos" | "kabaleo";
@@ -9,23 +10,26 @@ export type MoveGame = "pylos" | "kabaleo";
 /** The move as the server writes it, or a sentence saying why it cannot be played now. */
 export function readMove(game: MoveGame, typed: string, legal: string[]): { move: string } | { error: string } {
   const text = typed.trim().replace(/\s+/g, "");
-  if (!text) return { error: "Type a move first." };
+  if (!text) return { error: t("entry.empty") };
   if (game === "pylos") {
     const move = parseMove(text.toLowerCase());
     if (!move) {
-      return { error: `“${typed.trim()}” is not a Pylos move: write 1c4 to place a ball, 1a1-2b2 to raise one, and add x1a1 for each ball taken back.` };
+      return { error: t("entry.notPylos", { typed: typed.trim() }) };
     }
-    if (!legal.length) return { error: "It is not your turn." };
+    if (!legal.length) return { error: t("reason.NOT_YOUR_TURN") };
     const same = legal.map(parseMove).find((m) => m && m.from === move.from && m.to === move.to
       && m.taken.length === move.taken.length && m.taken.every((t) => move.taken.includes(t)));
-    if (!same) return { error: `${move.text} is not a legal move now.${legal.some((m) => m.startsWith(`${move.to}x`) || m.includes(`-${move.to}x`)) ? " It completes a square: add the balls you take back (x…)." : ""}` };
+    if (!same) {
+      const square = legal.some((m) => m.startsWith(`${move.to}x`) || m.includes(`-${move.to}x`));
+      return { error: t(square ? "entry.illegalSquare" : "entry.illegal", { move: move.text }) };
+    }
     return { move: same.text };
   }
   const m = /^([a-z])(\d{1,2})$/i.exec(text);
-  if (!m) return { error: `“${typed.trim()}” is not a Kabaleo move: write a colour letter and a stack number, e.g. B7.` };
+  if (!m) return { error: t("entry.notKabaleo", { typed: typed.trim() }) };
   const move = `${m[1].toUpperCase()}${Number(m[2])}`;
-  if (!legal.length) return { error: "It is not your turn." };
-  if (!legal.includes(move)) return { error: `${move} is not a legal move now.` };
+  if (!legal.length) return { error: t("reason.NOT_YOUR_TURN") };
+  if (!legal.includes(move)) return { error: t("entry.illegal", { move }) };
   return { move };
 }
 
@@ -40,10 +44,10 @@ export class MoveEntry {
   });
   private readonly error = h("p", { id: "move-error", class: "move-error", role: "alert" });
   private readonly help = h("span", { id: "move-help", class: "hint" });
-  readonly element = h("form", { class: "move-entry", "aria-label": "Type a move" },
-    h("label", { for: "move-input" }, "Type a move "),
+  readonly element = h("form", { class: "move-entry", "aria-label": t("entry.label") },
+    h("label", { for: "move-input" }, `${t("entry.label")} `),
     this.input,
-    h("button", { type: "submit", class: "play-typed" }, "Play"),
+    h("button", { type: "submit", class: "play-typed" }, t("entry.play")),
     this.help,
     this.error);
 
@@ -72,6 +76,6 @@ export class MoveEntry {
     this.game = game;
     this.legal = legal;
     this.onMove = onMove;
-    this.help.textContent = game === "pylos" ? " e.g. 1c4, 1a1-2b2, 2b2x1a1" : " e.g. B7";
+    this.help.textContent = ` ${t("entry.example", { examples: game === "pylos" ? "1c4, 1a1-2b2, 2b2x1a1" : "B7" })}`;
   }
 }

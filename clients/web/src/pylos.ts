@@ -9,6 +9,8 @@
 // named in the rules' notation ("level 1 c4, empty").
 import { clear, h, svg } from "./dom.js";
 import type { GameView } from "./gen/ziggurat/v1/game_pb.js";
+import { t } from "./i18n.js";
+import { pylosSide } from "./text.js";
 
 const C = 64;
 /** Room around the pyramid for the bottom level's coordinates (letters above, numbers left). */
@@ -16,7 +18,6 @@ const PAD = 30;
 const R = C * 0.47;
 /** Balls higher up are drawn a little bigger, so the levels read at a glance. */
 const GROW = [1, 1, 1.06, 1.12, 1.18];
-export const KEYS_HELP = "Keys: arrows move between places on a level, Page Up and Page Down change level, Enter or Space plays, Escape cancels.";
 const COLS = "abcd";
 
 interface Move {
@@ -172,7 +173,7 @@ export class PylosBoard {
       return;
     }
     this.mode = { kind: "recover", from, to, picks: [] };
-    this.props?.onHint?.(this.squareWord(from, to) + " Take back one or two of your free balls: click them (or Enter).");
+    this.props?.onHint?.(t("pylos.takeBack", { done: this.squareWord(from, to) }));
     this.render();
   }
 
@@ -188,7 +189,7 @@ export class PylosBoard {
       return;
     }
     this.mode = { ...this.mode, picks };
-    this.props?.onHint?.("Take back a second ball, or press Done to keep it at one (Escape cancels).");
+    this.props?.onHint?.(t("pylos.second"));
     this.render();
   }
 
@@ -219,7 +220,7 @@ export class PylosBoard {
     }
     if (moves.some((m) => m.from === p)) {
       this.mode = { kind: "raise", from: p };
-      this.props.onHint?.("Now click a highlighted place above to raise this ball there (click it again, or Escape, to cancel).");
+      this.props.onHint?.(t("pylos.raiseHint"));
       this.render();
       return;
     }
@@ -231,7 +232,7 @@ export class PylosBoard {
     const board = boardOf(this.props?.view.detail.case === "pylos" ? this.props.view.detail.value.levels : []);
     if (from) board.set(from, ".");
     board.set(to, this.colour());
-    return squaresAt(board, to, this.colour()).length || !this.props?.lines ? "Square!" : "Line!";
+    return squaresAt(board, to, this.colour()).length || !this.props?.lines ? t("pylos.square") : t("pylos.line");
   }
 
   /** The keys of the board's roving focus (on the place `p` that has it). */
@@ -377,21 +378,24 @@ export class PylosBoard {
           else if (supported(board, p)) classes.push("empty");
           else continue; // nothing to draw: not yet supported
           shown.add(p);
+          // What can be done on the place (makes it actionable), then what it shows (does not).
           const actions: string[] = [];
-          if (targets.has(p)) { classes.push("target"); actions.push(mode.kind === "raise" ? "raise here" : "play here"); }
-          if (sources.has(p)) { classes.push("source"); actions.push("free: can be raised"); }
-          if (mode.kind === "raise" && mode.from === p) { classes.push("selected"); actions.push("picked to raise, Enter again to cancel"); }
+          const facts: string[] = [];
+          if (targets.has(p)) { classes.push("target"); actions.push(t(mode.kind === "raise" ? "pylos.raiseHere" : "pylos.playHere")); }
+          if (sources.has(p)) { classes.push("source"); actions.push(t("pylos.free")); }
+          if (mode.kind === "raise" && mode.from === p) { classes.push("selected"); actions.push(t("pylos.picked")); }
           if (mode.kind === "recover" && mode.to === p) classes.push("pending");
-          if (recoverable.has(p)) { classes.push("recoverable"); actions.push("can be taken back"); }
-          if (picked.has(p)) { classes.push("picked"); actions.push("taken back"); }
+          if (recoverable.has(p)) { classes.push("recoverable"); actions.push(t("pylos.canTake")); }
+          if (picked.has(p)) { classes.push("picked"); facts.push(t("pylos.taken")); }
           if (sending && sending.to === p && !leaving.has(p)) classes.push("sending");
           if (leaving.has(p)) classes.push("leaving");
-          if (last && last.to === p && !sending) { classes.push("last"); actions.push("last move"); }
+          if (last && last.to === p && !sending) { classes.push("last"); facts.push(t("pylos.lastMove")); }
           if (last && last.from === p && ball === ".") classes.push("last-from");
-          const owner = ball === "." ? "empty" : props.mySeat === 0 ? (ball === "L" ? "light ball" : "dark ball")
-            : ball === me ? "your ball" : "opponent's ball";
-          const label = [`level ${level} ${p.slice(1)}, ${owner}`, ...actions].join(", ");
-          const actionable = actions.some((a) => !["last move", "taken back"].includes(a));
+          const owner = ball === "." ? t("pylos.empty") : props.mySeat === 0 ? t(ball === "L" ? "pylos.lightBall" : "pylos.darkBall")
+            : t(ball === me ? "pylos.yourBall" : "pylos.theirBall");
+          // The order the words were always in: the actions, "taken back", then "last move".
+          const label = [t("pylos.place", { level, place: p.slice(1), what: owner }), ...actions, ...facts].join(", ");
+          const actionable = actions.length > 0;
           const circle = svg("circle", {
             cx, cy, r: ball === "." ? R * 0.62 : R * GROW[level],
             class: classes.join(" "), "data-place": p,
@@ -439,26 +443,26 @@ export class PylosBoard {
     const controls: HTMLElement[] = [];
     if (mode.kind === "recover") {
       const exact = moves.some((m) => m.from === mode.from && m.to === mode.to && sameSet(m.taken, mode.picks));
-      if (mode.picks.length) controls.push(h("button", { class: "done", disabled: !exact, onclick: () => this.finish() }, "Done (take back one)"));
-      controls.push(h("button", { class: "cancel", onclick: () => this.cancel() }, "Cancel"));
+      if (mode.picks.length) controls.push(h("button", { class: "done", disabled: !exact, onclick: () => this.finish() }, t("pylos.done")));
+      controls.push(h("button", { class: "cancel", onclick: () => this.cancel() }, t("pylos.cancel")));
     } else if (mode.kind === "raise") {
-      controls.push(h("button", { class: "cancel", onclick: () => this.cancel() }, "Cancel raise"));
+      controls.push(h("button", { class: "cancel", onclick: () => this.cancel() }, t("pylos.cancelRaise")));
     }
     const legend = h("p", { class: "levels-legend", "aria-hidden": "true" },
-      [1, 2, 3, 4].map((level) => h("span", { class: `level-chip level${level}` }, `level ${level}`)),
-      " — higher balls are bigger and carry their level's number");
+      [1, 2, 3, 4].map((level) => h("span", { class: `level-chip level${level}` }, t("pylos.level", { level }))),
+      ` — ${t("pylos.legend")}`);
     const pyramid = svg("svg", {
       viewBox: `0 0 ${size} ${size}`, class: "pyramid", role: "group",
-      "aria-label": `Pylos board${props.mySeat ? `, you play ${me === "L" ? "light" : "dark"}` : ""}`,
+      "aria-label": t(!props.mySeat ? "pylos.board" : me === "L" ? "pylos.boardLight" : "pylos.boardDark"),
       "aria-describedby": "pylos-keys",
     }, shapes);
     this.element.append(
       pyramid as unknown as Node,
       legend,
-      h("p", { class: "keys-help", id: "pylos-keys" }, KEYS_HELP),
+      h("p", { class: "keys-help", id: "pylos-keys" }, t("pylos.keys")),
       h("div", { class: "reserves" },
-        reserve("Light", detail.lightReserve, "light", props.mySeat === 1),
-        reserve("Dark", detail.darkReserve, "dark", props.mySeat === 2)),
+        reserve(pylosSide(1), detail.lightReserve, "light", props.mySeat === 1),
+        reserve(pylosSide(2), detail.darkReserve, "dark", props.mySeat === 2)),
       h("div", { class: "controls" }, controls),
     );
     const focused = this.element.querySelector<SVGElement>(`circle[data-place="${this.focusPlace}"]`)
@@ -473,7 +477,7 @@ export class PylosBoard {
 function reserve(label: string, count: number, colour: string, mine: boolean): HTMLElement {
   const dots = Array.from({ length: count }, () => h("span", { class: `dot ${colour}` }));
   return h("div", { class: `reserve ${colour}`, "data-reserve": colour },
-    h("span", { class: "label" }, `${label}${mine ? " (you)" : ""}: `, h("b", { class: "count" }, count)), h("span", { class: "dots" }, dots));
+    h("span", { class: "label" }, `${label}${mine ? ` ${t("match.you")}` : ""}: `, h("b", { class: "count" }, count)), h("span", { class: "dots" }, dots));
 }
 
 function sameSet(a: string[], b: string[]): boolean {

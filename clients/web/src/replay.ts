@@ -8,6 +8,8 @@ import { MatchStatus } from "./gen/ziggurat/v1/match_pb.js";
 import { KabaleoBoard } from "./kabaleo.js";
 import { PylosBoard } from "./pylos.js";
 import { backButton } from "./back.js";
+import { t } from "./i18n.js";
+import { rulesLink } from "./rules.js";
 import { culpritSeats, distinctNames, endingSentence, gameName, pylosSide, resultHeadline } from "./text.js";
 
 interface Frame {
@@ -20,12 +22,12 @@ interface Frame {
 export function showReplay(root: HTMLElement, matchId: string): () => void {
   clear(root);
   const abort = new AbortController();
-  const title = h("h1", {}, `Replay ${matchId}`);
+  const title = h("h1", {}, t("replay.title", { id: matchId }));
   const players = h("p", { class: "replay-players", id: "replay-players" });
   const boardBox = h("div", { class: "board" });
   const caption = h("p", { class: "caption", id: "replay-caption" });
   const position = h("span", { id: "replay-ply" });
-  const slider = h("input", { type: "range", min: 0, max: 0, value: 0, id: "replay-slider", "aria-label": "position in the game" });
+  const slider = h("input", { type: "range", min: 0, max: 0, value: 0, id: "replay-slider", "aria-label": t("replay.slider") });
   const message = h("p", { class: "message", role: "alert" });
   const moveList = h("ol", { class: "replay-moves", id: "replay-moves" });
   const frames: Frame[] = [];
@@ -41,11 +43,11 @@ export function showReplay(root: HTMLElement, matchId: string): () => void {
     render();
   };
   const controls = h("div", { class: "replay-controls" },
-    h("button", { id: "replay-first", onclick: () => go(0) }, "« First"),
-    h("button", { id: "replay-prev", onclick: () => go(index - 1) }, "◀ Back"),
+    h("button", { id: "replay-first", onclick: () => go(0) }, t("replay.first")),
+    h("button", { id: "replay-prev", onclick: () => go(index - 1) }, t("replay.back")),
     position,
-    h("button", { id: "replay-next", onclick: () => go(index + 1) }, "Next ▶"),
-    h("button", { id: "replay-last", onclick: () => go(frames.length - 1) }, "Last »"),
+    h("button", { id: "replay-next", onclick: () => go(index + 1) }, t("replay.next")),
+    h("button", { id: "replay-last", onclick: () => go(frames.length - 1) }, t("replay.last")),
     slider);
   slider.addEventListener("input", () => go(Number(slider.value)));
   // One key press, one move: the keys are ours everywhere on the page (the slider's own
@@ -66,20 +68,20 @@ export function showReplay(root: HTMLElement, matchId: string): () => void {
     players,
     h("div", { class: "replay" },
       h("div", { class: "replay-main" }, boardBox, caption, controls, message),
-      h("aside", { class: "side replay-side" }, h("h2", {}, "Moves"), moveList)),
+      h("aside", { class: "side replay-side" }, h("h2", {}, t("match.moves")), moveList)),
   );
 
   /** Who played seat `seat`'s moves, as the list and the caption say it. */
-  const who = (seat: number): string => (isPylos ? `${pylosSide(seat)} (${names[seat - 1] || "?"})` : names[seat - 1] || `seat ${seat}`);
+  const who = (seat: number): string => (isPylos ? `${pylosSide(seat)} (${names[seat - 1] || "?"})` : names[seat - 1] || t("match.seat", { seat }));
 
   function renderMoves(): void {
     clear(moveList);
     moveList.append(...frames.map((frame, ply) => h("li", { class: frame.cancelled ? "cancelled" : "" },
       h("button", { class: "ply", "data-ply": ply, onclick: () => go(ply) },
         ply === 0
-          ? h("span", { class: "what" }, "start")
+          ? h("span", { class: "what" }, t("replay.start"))
           : [h("span", { class: "n" }, `${ply}.`), " ", h("b", { class: "notation" }, frame.move), " ",
-            h("span", { class: "who" }, who(frame.seat)), frame.cancelled ? h("span", { class: "hint" }, " (cancelled)") : null]))));
+            h("span", { class: "who" }, who(frame.seat)), frame.cancelled ? h("span", { class: "hint" }, ` ${t("replay.cancelled")}`) : null]))));
   }
 
   function render(): void {
@@ -87,10 +89,10 @@ export function showReplay(root: HTMLElement, matchId: string): () => void {
     if (!frame) return;
     slider.max = String(frames.length - 1);
     slider.value = String(index);
-    position.textContent = `move ${index} of ${frames.length - 1}`;
+    position.textContent = t("replay.position", { index, total: frames.length - 1 });
     caption.textContent = index === 0
-      ? "The start."
-      : `${isPylos ? pylosSide(frame.seat) : who(frame.seat)} played ${frame.move}${frame.cancelled ? " — cancelled" : ""}.${index === frames.length - 1 ? ` ${outcomeText}` : ""}`;
+      ? t("replay.theStart")
+      : `${t(frame.cancelled ? "replay.playedCancelled" : "replay.played", { who: isPylos ? pylosSide(frame.seat) : who(frame.seat), move: frame.move })}${index === frames.length - 1 ? ` ${outcomeText}` : ""}`;
     for (const button of moveList.querySelectorAll<HTMLButtonElement>("button.ply")) {
       const here = Number(button.dataset.ply) === index;
       button.classList.toggle("current", here);
@@ -118,14 +120,15 @@ export function showReplay(root: HTMLElement, matchId: string): () => void {
       const match = (await api.getMatch({ matchId })).match;
       if (!match) return;
       if (match.status !== MatchStatus.FINISHED) {
-        message.textContent = "This match is still running: open it to watch it live.";
+        message.textContent = t("replay.running");
         return;
       }
       names = distinctNames(match.seats.map((s) => s.playerName));
       const states = match.seats.map((s) => s.state);
       isPylos = match.config?.game === 1;
-      title.textContent = `Replay: ${gameName(match.config?.game ?? 0)} ${matchId}`;
-      players.textContent = `Players: ${names.map((name, i) => `${isPylos ? `${pylosSide(i + 1)} ` : `${i + 1}. `}${name || "?"}`).join(" · ")}`;
+      title.textContent = t("replay.titleGame", { game: gameName(match.config?.game ?? 0), id: matchId });
+      title.after(rulesLink(isPylos ? "pylos" : "kabaleo"));
+      players.textContent = t("replay.players", { list: names.map((name, i) => `${isPylos ? `${pylosSide(i + 1)} ` : `${i + 1}. `}${name || "?"}`).join(" · ") });
       for await (const response of api.watchMatch({ matchId }, { signal: abort.signal })) {
         for (const event of response.events) {
           const kind = event.kind;
@@ -144,7 +147,7 @@ export function showReplay(root: HTMLElement, matchId: string): () => void {
             // The last position again, now with every secret revealed.
             frames[frames.length - 1] = { ...frames[frames.length - 1], view: kind.value.view };
             const o = kind.value.outcome;
-            if (o) outcomeText = `Game over: ${resultHeadline(o, who)}. ${endingSentence(o.termination, culpritSeats(o.termination, o, states).map(who))}`;
+            if (o) outcomeText = t("replay.gameOver", { headline: resultHeadline(o, who), why: endingSentence(o.termination, culpritSeats(o.termination, o, states).map(who)) });
           }
         }
       }

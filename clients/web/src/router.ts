@@ -1,16 +1,21 @@
 // Hash routes: #/ (lobby), #/match/ID (play or watch), #/replay/ID (step through a finished match),
 // #/tournament[/ID] (the live tournament page of a `ziggurat tournament run` server).
+import { t } from "./i18n.js";
+
 export type Route =
   | { name: "lobby" }
   | { name: "match"; id: string }
   | { name: "replay"; id: string }
-  | { name: "tournament"; id: string };
+  | { name: "tournament"; id: string }
+  | { name: "rules"; id: string };
 
 export function currentRoute(): Route {
   const path = window.location.hash.replace(/^#/, "") || "/";
   const match = /^\/(match|replay|tournament)\/([A-Za-z0-9_-]{1,64})$/.exec(path);
   if (match) return { name: match[1] as "match" | "replay" | "tournament", id: match[2] };
   if (path === "/tournament") return { name: "tournament", id: "" };
+  const rules = /^\/rules\/(pylos|kabaleo)$/.exec(path);
+  if (rules) return { name: "rules", id: rules[1] };
   return { name: "lobby" };
 }
 
@@ -43,7 +48,7 @@ export function rememberBack(id: string, path: string): void {
 /** Where the back button of game `id` goes, and its words. */
 export function backOf(id: string): { path: string; label: string } {
   const path = readBack()[id];
-  return path ? { path, label: "← Tournament" } : { path: "/", label: "← Lobby" };
+  return path ? { path, label: t("back.tournament") } : { path: "/", label: t("back.lobby") };
 }
 
 function readBack(): Record<string, string> {

@@ -1,6 +1,7 @@
 // Words shown to people: game names, seat colours, seat states, how a game ended.
 import { Game, KabaleoDeal, PylosVariant, Termination, type GameConfig, type Outcome } from "./gen/ziggurat/v1/game_pb.js";
 import { SeatState, type TimeControl } from "./gen/ziggurat/v1/match_pb.js";
+import { listAnd, t, type Key } from "./i18n.js";
 
 export function gameName(game: Game): string {
   return game === Game.PYLOS ? "Pylos" : game === Game.KABALEO ? "Kabaleo" : "?";
@@ -8,19 +9,19 @@ export function gameName(game: Game): string {
 
 /** Pylos seat 1 plays the light balls, seat 2 the dark ones. */
 export function pylosSide(seat: number): string {
-  return seat === 1 ? "Light" : "Dark";
+  return seat === 1 ? t("side.light") : t("side.dark");
 }
 
-const STATES: Record<number, string> = {
-  [SeatState.OPEN]: "open",
-  [SeatState.JOINED]: "joined",
-  [SeatState.CONNECTED]: "online",
-  [SeatState.DISCONNECTED]: "away",
-  [SeatState.TIMED_OUT]: "timed out",
-  [SeatState.SUBSTITUTED]: "substituted",
-  [SeatState.RESIGNED]: "resigned",
-  [SeatState.ILLEGAL_MOVES]: "forfeited (illegal moves)",
-  [SeatState.ABANDONED]: "left (claimed)",
+const STATES: Record<number, Key> = {
+  [SeatState.OPEN]: "state.open",
+  [SeatState.JOINED]: "state.joined",
+  [SeatState.CONNECTED]: "state.online",
+  [SeatState.DISCONNECTED]: "state.away",
+  [SeatState.TIMED_OUT]: "state.timedOut",
+  [SeatState.SUBSTITUTED]: "state.substituted",
+  [SeatState.RESIGNED]: "state.resigned",
+  [SeatState.ILLEGAL_MOVES]: "state.illegal",
+  [SeatState.ABANDONED]: "state.abandoned",
 };
 
 /** Whether someone is there now: words about a connection, not about the game. */
@@ -33,7 +34,8 @@ const PRESENCE = new Set([SeatState.JOINED, SeatState.CONNECTED, SeatState.DISCO
  */
 export function stateName(state: SeatState, finished = false): string {
   if (finished && PRESENCE.has(state)) return "";
-  return STATES[state] ?? "";
+  const key = STATES[state];
+  return key ? t(key) : "";
 }
 
 /** True when a seat is taken and its player (or bot) has a stream open now. */
@@ -42,17 +44,17 @@ export function isHere(state: SeatState): boolean {
 }
 
 export function seatLabel(game: Game, seat: number, name: string, state: SeatState, finished = false): string {
-  const who = name || "open";
+  const who = name || t("state.open");
   const side = game === Game.PYLOS ? ` (${pylosSide(seat)})` : "";
   const words = state === SeatState.OPEN ? "" : stateName(state, finished);
   return `${seat}. ${who}${side}${words ? ` – ${words}` : ""}`;
 }
 
-const VARIANTS: Record<number, string> = {
-  [PylosVariant.UNSPECIFIED]: "standard",
-  [PylosVariant.STANDARD]: "standard",
-  [PylosVariant.BEGINNER]: "beginner (no recovery)",
-  [PylosVariant.ADVANCED]: "advanced (lines too)",
+const VARIANTS: Record<number, Key> = {
+  [PylosVariant.UNSPECIFIED]: "variant.standard",
+  [PylosVariant.STANDARD]: "variant.standard",
+  [PylosVariant.BEGINNER]: "variant.beginner",
+  [PylosVariant.ADVANCED]: "variant.advanced",
 };
 
 /** A match's game options in words: "advanced (lines too)", "3 players, equal deal, last-stack rule". */
@@ -60,45 +62,45 @@ export function optionsText(config: GameConfig | undefined): string {
   if (!config) return "";
   if (config.options.case === "pylos" || config.game === Game.PYLOS) {
     const variant = config.options.case === "pylos" ? config.options.value.variant : PylosVariant.UNSPECIFIED;
-    return VARIANTS[variant] ?? "standard";
+    return t(VARIANTS[variant] ?? "variant.standard");
   }
   const k = config.options.case === "kabaleo" ? config.options.value : undefined;
-  const deal = k?.deal === KabaleoDeal.EQUAL ? "equal deal" : "random deal";
-  return [`${config.seats} players`, deal, k?.lastStack ? "last-stack rule" : ""].filter(Boolean).join(", ");
+  const deal = k?.deal === KabaleoDeal.EQUAL ? t("options.equalDeal") : t("options.randomDeal");
+  return [t("options.players", { count: config.seats }), deal, k?.lastStack ? t("options.lastStack") : ""].filter(Boolean).join(", ");
 }
 
-function duration(ms: number): string {
-  if (ms % 60000 === 0) return `${ms / 60000} min`;
-  return `${Number((ms / 1000).toFixed(1))} s`;
+export function duration(ms: number): string {
+  if (ms % 60000 === 0) return t("duration.min", { n: ms / 60000 });
+  return t("duration.s", { n: Number((ms / 1000).toFixed(1)) });
 }
 
 /** A match's clock in words: "untimed", "30 s per move", "5 min + 3 s per move". */
 export function clockText(tc: TimeControl | undefined): string {
   const parts: string[] = [];
-  if (tc?.baseMs) parts.push(tc.incrementMs ? `${duration(tc.baseMs)} + ${duration(tc.incrementMs)} per move` : `${duration(tc.baseMs)} each`);
+  if (tc?.baseMs) parts.push(tc.incrementMs ? t("clock.fischer", { base: duration(tc.baseMs), increment: duration(tc.incrementMs) }) : t("clock.each", { base: duration(tc.baseMs) }));
   // No clock chosen: the server still ends a move after its limit for untimed matches
   // (`ziggurat serve --untimed-move-limit`, an hour by default), so that an abandoned match ends.
-  if (tc?.perMoveMs && !tc.baseMs && tc.perMoveMs >= 30 * 60000) return `untimed (${duration(tc.perMoveMs)} per move at most)`;
-  if (tc?.perMoveMs) parts.push(`${duration(tc.perMoveMs)} per move${parts.length ? " at most" : ""}`);
-  return parts.length ? parts.join(", ") : "untimed";
+  if (tc?.perMoveMs && !tc.baseMs && tc.perMoveMs >= 30 * 60000) return t("clock.untimedAtMost", { limit: duration(tc.perMoveMs) });
+  if (tc?.perMoveMs) parts.push(t(parts.length ? "clock.perMoveAtMost" : "clock.perMove", { limit: duration(tc.perMoveMs) }));
+  return parts.length ? parts.join(", ") : t("clock.untimed");
 }
 
-const TERMINATIONS: Record<number, string> = {
-  [Termination.NORMAL]: "every piece was placed",
-  [Termination.PYRAMID_COMPLETE]: "the top ball was placed",
-  [Termination.NO_LEGAL_MOVE]: "the player to move could not move",
-  [Termination.REPETITION]: "the same position occurred a third time",
-  [Termination.MOVE_LIMIT]: "the move limit was reached",
-  [Termination.RESIGNATION]: "resignation",
-  [Termination.TIMEOUT]: "time ran out",
-  [Termination.ABORTED]: "the match was aborted",
-  [Termination.ILLEGAL_MOVE]: "too many illegal moves",
-  [Termination.ABANDONED]: "a player left and the game was claimed",
+const TERMINATIONS: Record<number, Key> = {
+  [Termination.NORMAL]: "term.normal",
+  [Termination.PYRAMID_COMPLETE]: "term.pyramid",
+  [Termination.NO_LEGAL_MOVE]: "term.noMove",
+  [Termination.REPETITION]: "term.repetition",
+  [Termination.MOVE_LIMIT]: "term.moveLimit",
+  [Termination.RESIGNATION]: "term.resignation",
+  [Termination.TIMEOUT]: "term.timeout",
+  [Termination.ABORTED]: "term.aborted",
+  [Termination.ILLEGAL_MOVE]: "term.illegal",
+  [Termination.ABANDONED]: "term.abandoned",
 };
 
 /** A short label of how a game ended, for lists (the tournament page): "resignation". */
 export function terminationText(termination: Termination): string {
-  return TERMINATIONS[termination] ?? "unknown";
+  return t(TERMINATIONS[termination] ?? "term.unknown");
 }
 
 /**
@@ -106,19 +108,19 @@ export function terminationText(termination: Termination): string {
  * seats (as shown) that resigned, ran out of time or played too many illegal moves, if known.
  */
 export function endingSentence(termination: Termination, culprits: string[]): string {
-  const someone = culprits.length ? culprits.join(" and ") : "a player";
+  const who = culprits.length ? listAnd(culprits) : t("end.someone");
   switch (termination) {
-    case Termination.NORMAL: return "The game ended when every piece was placed.";
-    case Termination.PYRAMID_COMPLETE: return "The game ended when the top ball was placed.";
-    case Termination.NO_LEGAL_MOVE: return "The game ended when the player to move could not move.";
-    case Termination.REPETITION: return "The game ended in a draw when the same position occurred for the third time.";
-    case Termination.MOVE_LIMIT: return "The game ended when the move limit was reached.";
-    case Termination.RESIGNATION: return `The game ended when ${someone} resigned.`;
-    case Termination.TIMEOUT: return `The game ended when ${someone} ran out of time.`;
-    case Termination.ABORTED: return "The match was aborted before the game ended.";
-    case Termination.ILLEGAL_MOVE: return `The game ended when ${someone} tried too many illegal moves.`;
-    case Termination.ABANDONED: return `The game ended when ${someone} left and the game was claimed.`;
-    default: return "The game ended.";
+    case Termination.NORMAL: return t("end.normal");
+    case Termination.PYRAMID_COMPLETE: return t("end.pyramid");
+    case Termination.NO_LEGAL_MOVE: return t("end.noMove");
+    case Termination.REPETITION: return t("end.repetition");
+    case Termination.MOVE_LIMIT: return t("end.moveLimit");
+    case Termination.RESIGNATION: return t("end.resignation", { who });
+    case Termination.TIMEOUT: return t("end.timeout", { who });
+    case Termination.ABORTED: return t("end.aborted");
+    case Termination.ILLEGAL_MOVE: return t("end.illegal", { who });
+    case Termination.ABANDONED: return t("end.abandoned", { who });
+    default: return t("end.other");
   }
 }
 
@@ -129,10 +131,10 @@ export function isDraw(outcome: Outcome): boolean {
 
 /** The headline of a result: "Light (Ada) wins", "Draw", "Shared win: …", "No winner". */
 export function resultHeadline(outcome: Outcome, who: (seat: number) => string): string {
-  if (isDraw(outcome)) return "Draw";
+  if (isDraw(outcome)) return t("result.draw");
   const winners = outcome.winners.map(who);
-  if (winners.length === 1) return `${winners[0]} wins`;
-  return winners.length ? `Shared win: ${winners.join(", ")}` : "No winner";
+  if (winners.length === 1) return t("result.wins", { who: winners[0] });
+  return winners.length ? t("result.shared", { who: winners.join(", ") }) : t("result.none");
 }
 
 /** The seats a termination blames, from their states (resigned, timed out), else the loser of two. */
@@ -157,8 +159,14 @@ export function distinctNames(names: string[]): string[] {
   return names.map((name, index) => {
     if (!name || (count.get(name) ?? 0) < 2) return name;
     const bot = / \(bot\)$/.exec(name);
-    return bot ? `${name.slice(0, bot.index)} (bot, seat ${index + 1})` : `${name} (seat ${index + 1})`;
+    return bot ? t("names.botSeat", { name: name.slice(0, bot.index), seat: index + 1 }) : t("names.seat", { name, seat: index + 1 });
   });
 }
 
-export const COLOUR_NAMES: Record<string, string> = { R: "red", Y: "yellow", G: "green", B: "blue", O: "orange", P: "pink" };
+const COLOURS: Record<string, Key> = { R: "colour.R", Y: "colour.Y", G: "colour.G", B: "colour.B", O: "colour.O", P: "colour.P" };
+
+/** A Kabaleo colour's name from its letter ("B": "blue"), or the letter when unknown. */
+export function colourName(letter: string): string {
+  const key = COLOURS[letter];
+  return key ? t(key) : letter;
+}

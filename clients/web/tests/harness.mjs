@@ -172,3 +172,13 @@ export async function loadSecrecy() {
   await build({ entryPoints: [join(here, "secrecy.ts")], bundle: true, platform: "node", format: "esm", outfile, logLevel: "warning", preserveSymlinks: true });
   return import(outfile);
 }
+
+/** The message catalogues (src/locales/*.ts) and i18n.ts's format and pickLanguage, bundled
+ * for node: { en, ro, hu, eu, format, pickLanguage }. */
+export async function loadCatalogues() {
+  const { build } = await import("esbuild");
+  const entry = ["en", "ro", "hu", "eu"].map((l) => `export { ${l} } from './src/locales/${l}.ts';`).join(" ")
+    + " export { format, pickLanguage } from './src/i18n.ts';";
+  const out = await build({ stdin: { contents: entry, resolveDir: join(here, ".."), loader: "ts" }, bundle: true, write: false, format: "esm", platform: "node", logLevel: "warning" });
+  return import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0].text).toString("base64")}`);
+}
