@@ -40,6 +40,7 @@ def repair(text: str) -> str:
 
 
 def main(seeds: Path) -> None:
+    """Write the rules texts the web port serves: English from docs/rules, the seeds repaired."""
     for game in ("pylos", "kabaleo"):
         (WEB / "public" / f"rules-{game}-en.txt").write_bytes((DOCS / f"{game}.md").read_bytes())
     for seed, name in SEEDS.items():

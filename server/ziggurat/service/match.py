@@ -748,9 +748,10 @@ class Match:
             self._joined_since[joined.seat] = time.monotonic()
         # Seat.away_since_ms is the log's time where the log has one (the same after a restart).
         for event in events:
-            if isinstance(event, SeatJoined) or (isinstance(event, PresenceChanged) and not event.connected):
-                if not self._connections[event.seat]:
-                    self._away_wall_ms[event.seat] = now
+            if not isinstance(event, (SeatJoined, PresenceChanged)) or self._connections[event.seat]:
+                continue
+            if isinstance(event, SeatJoined) or not event.connected:
+                self._away_wall_ms[event.seat] = now
         if not events:
             return
         seq = self.last_seq
