@@ -55,11 +55,12 @@ def language_from_environment(environ: Mapping[str, str] | None = None) -> str:
 
 
 def plural_category(language: str, count: int) -> str:
-    """The CLDR plural category of a whole ``count`` (Romanian: 1 one, 0 and 2-19 (mod 100) few)."""
+    """The CLDR plural category of a whole ``count`` (Romanian: 1 is one; 0, and 1-19 modulo 100
+    otherwise, are few)."""
     if language == "ro":
         if count == 1:
             return "one"
-        return "few" if count == 0 or 2 <= count % 100 <= 19 else "other"
+        return "few" if count == 0 or 1 <= count % 100 <= 19 else "other"
     return "one" if count == 1 else "other"
 
 
