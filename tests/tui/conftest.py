@@ -9,6 +9,7 @@ import pytest
 from tests.service.conftest import RunningServer, client, server_process
 from ziggurat.bots.house import HouseBots
 from ziggurat.service.server import ServeOptions, ZigguratServer
+from ziggurat.tui.i18n import set_language
 
 __all__ = ["client", "server", "server_process"]
 
@@ -31,3 +32,12 @@ def seat_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
     directory = tmp_path / "state"
     monkeypatch.setenv("ZIGGURAT_STATE_DIR", str(directory))
     yield directory
+
+
+@pytest.fixture(autouse=True)
+def english() -> Iterator[None]:
+    """Every TUI test starts in English and leaves English behind: the language is one per
+    process, and a test that opened the app in Romanian must not change the next test's words."""
+    set_language("en")
+    yield
+    set_language("en")

@@ -341,7 +341,7 @@ async def test_typed_address_is_used(server: RunningServer) -> None:
     app = ZigguratApp(discover_servers=nothing)
     async with app.run_test(size=SIZE) as pilot:
         servers: ServerScreen = await screen_of(pilot, ServerScreen)
-        await until(pilot, lambda: "0 server(s) found" in text_of(servers, "#scan-status"))
+        await until(pilot, lambda: "0 servers found" in text_of(servers, "#scan-status"))
         servers.query_one("#address", Input).focus()
         await pilot.press(*server.address, "enter")
         lobby: LobbyScreen = await screen_of(pilot, LobbyScreen)

@@ -32,6 +32,7 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--name", type=_name, default=_default_name(), help="your player name (default: your login)"
     )
+    terminal_ui.add_language_argument(parser)
     add_tls_arguments(parser)
     parser.set_defaults(handler=_play)
 
@@ -64,4 +65,6 @@ def _play(args: argparse.Namespace) -> int:
     except TlsOptionError as error:
         print(f"error: {error}", file=sys.stderr)
         return exits.USAGE
-    return run_app(ZigguratApp(server=args.server, player_name=args.name, tls=tls))
+    return run_app(
+        ZigguratApp(server=args.server, player_name=args.name, tls=tls, language=terminal_ui.language(args))
+    )

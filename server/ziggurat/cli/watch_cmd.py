@@ -27,6 +27,7 @@ def register(commands: Any) -> None:
     )
     parser.add_argument("match_id", help="the match to watch")
     parser.add_argument("--server", metavar="HOST:PORT", help="connect here instead of searching the LAN")
+    terminal_ui.add_language_argument(parser)
     add_tls_arguments(parser)
     parser.set_defaults(handler=_watch)
 
@@ -51,7 +52,11 @@ def _watch(args: argparse.Namespace) -> int:
         except WatchError as error:
             print(f"ziggurat watch: {error}", file=sys.stderr)
             return exits.FAILED
-    return run_app(ZigguratApp(server=args.server, watch_match=args.match_id, tls=tls))
+    return run_app(
+        ZigguratApp(
+            server=args.server, watch_match=args.match_id, tls=tls, language=terminal_ui.language(args)
+        )
+    )
 
 
 async def _check(address: str, match_id: str, tls: Tls) -> None:

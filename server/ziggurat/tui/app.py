@@ -17,6 +17,7 @@ from ziggurat.cli import exits
 from ziggurat.cli.tls_options import Tls
 from ziggurat.tui.discovery import ServerInfo, discover
 from ziggurat.tui.game import GameScreen
+from ziggurat.tui.i18n import set_language, translate_bindings
 from ziggurat.tui.lobby import LobbyScreen
 from ziggurat.tui.seats import SeatStore
 from ziggurat.tui.servers import Discover, ServerScreen
@@ -29,7 +30,7 @@ class ZigguratApp(App[None]):
 
     TITLE = "ziggurat"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+q", "quit", "Quit"),
+        Binding("ctrl+q", "quit", "app.quit"),
         # Ctrl-C ends the program, as in every other command (textual's own binding only
         # hints at Ctrl+Q); priority: also when a text box, which would copy, has the focus.
         Binding("ctrl+c", "interrupt", show=False, priority=True),
@@ -56,10 +57,14 @@ class ZigguratApp(App[None]):
         discover_servers: Discover | None = None,
         seats: SeatStore | None = None,
         tls: Tls | None = None,
+        language: str = "en",
     ) -> None:
         """``tls``: how to speak to ``server`` (``--tls``/``--ca``); a server found on the LAN
-        that says it speaks TLS is spoken to with TLS, trusting ``tls``'s CA if one was given."""
+        that says it speaks TLS is spoken to with TLS, trusting ``tls``'s CA if one was given.
+        ``language``: the screens' language (``en``, ``ro``, ``hu``, ``eu``), for the whole process."""
+        set_language(language)
         super().__init__()
+        translate_bindings(self)
         self.tls = tls or Tls(enabled=False, root=None)
         self.server_address = server
         self.player_name = player_name

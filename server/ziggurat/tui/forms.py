@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ziggurat.tui.i18n import t
 from ziggurat.v1 import game_pb2, match_pb2
 
 VARIANTS = {
@@ -44,23 +45,23 @@ def _number(text: str, field: str) -> float:
     try:
         value = float(text or "0")
     except ValueError:
-        raise FormError(f"{field}: {text!r} is not a number") from None
+        raise FormError(t("form.notNumber", field=field, text=text)) from None
     if value < 0:
-        raise FormError(f"{field} cannot be negative")
+        raise FormError(t("form.negative", field=field))
     return value
 
 
 def parse_form(form: MatchForm) -> tuple[game_pb2.GameConfig, match_pb2.TimeControl]:
     """The configuration and time control the form describes."""
-    seats = int(_number(form.seats, "seats"))
+    seats = int(_number(form.seats, t("form.seats")))
     if not seats:  # the server refuses 0 (INVALID_CONFIG): say it here, beside the field
-        raise FormError("seats: 2 for Pylos, 2 to 4 for Kabaleo")
+        raise FormError(t("form.seatsRange", field=t("form.seats")))
     if form.game == "pylos":
         config = game_pb2.GameConfig(
             game=game_pb2.GAME_PYLOS,
             seats=seats,
             pylos=game_pb2.PylosConfig(
-                variant=VARIANTS[form.variant], max_moves=int(_number(form.max_moves, "max moves"))
+                variant=VARIANTS[form.variant], max_moves=int(_number(form.max_moves, t("form.maxMoves")))
             ),
         )
     elif form.game == "kabaleo":
@@ -72,9 +73,9 @@ def parse_form(form: MatchForm) -> tuple[game_pb2.GameConfig, match_pb2.TimeCont
     else:
         raise FormError(f"unknown game {form.game!r}")
     time_control = match_pb2.TimeControl(
-        per_move_ms=round(_number(form.per_move, "per move") * 1000),
-        base_ms=round(_number(form.base, "clock base") * 1000),
-        increment_ms=round(_number(form.increment, "increment") * 1000),
+        per_move_ms=round(_number(form.per_move, t("form.perMove")) * 1000),
+        base_ms=round(_number(form.base, t("form.base")) * 1000),
+        increment_ms=round(_number(form.increment, t("form.increment")) * 1000),
         on_timeout=POLICIES[form.on_timeout],
     )
     return config, time_control
@@ -84,18 +85,19 @@ def describe_time_control(tc: match_pb2.TimeControl) -> str:
     """``untimed``, ``10s/move`` or ``5m+2s``."""
     parts = []
     if tc.per_move_ms:
-        parts.append(f"{tc.per_move_ms / 1000:g}s/move")
+        parts.append(t("clock.perMove", seconds=f"{tc.per_move_ms / 1000:g}"))
     if tc.base_ms:
         parts.append(f"{tc.base_ms / 60000:g}m+{tc.increment_ms / 1000:g}s")
-    return " ".join(parts) or "untimed"
+    return " ".join(parts) or t("clock.untimed")
 
 
 def describe_match(match: match_pb2.Match) -> str:
     """One line of the lobby: status, game, seats taken, players, clock, id."""
     game = {game_pb2.GAME_PYLOS: "Pylos", game_pb2.GAME_KABALEO: "Kabaleo"}.get(match.config.game, "?")
     taken = [s for s in match.seats if s.state != match_pb2.SEAT_STATE_OPEN]
-    names = ", ".join(s.player_name for s in taken) or "nobody yet"
-    status = "open   " if match.status == match_pb2.MATCH_STATUS_WAITING else "running"
-    seats = f"{len(taken)}/{match.config.seats} seats"
+    names = ", ".join(s.player_name for s in taken) or t("lobby.nobody")
+    words = (t("lobby.open"), t("lobby.running"))
+    status = words[match.status != match_pb2.MATCH_STATUS_WAITING].ljust(max(map(len, words)))
+    seats = t("lobby.seats", taken=len(taken), total=match.config.seats)
     clock = describe_time_control(match.time_control)
     return f"{status} {game:<7} {seats}  {clock:<10} {names}  [{match.match_id}]"

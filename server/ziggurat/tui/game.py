@@ -24,6 +24,7 @@ from textual.widgets import Button, Footer, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ziggurat.tui import kabaleo_board, pylos_board, render
+from ziggurat.tui.i18n import t, translate_bindings
 from ziggurat.tui.model import MatchState
 from ziggurat.tui.recovery import DONE, Recovery, bases, with_recovery
 from ziggurat_client.client import MatchHandle, ZigguratClient, ZigguratError
@@ -36,8 +37,8 @@ class ConfirmResign(ModalScreen[bool]):
     """Asks "Resign this game?": y or the Resign button confirms; n, Esc or Keep playing cancels."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("y", "answer(True)", "Resign"),
-        Binding("n,escape", "answer(False)", "Keep playing"),
+        Binding("y", "answer(True)", "game.resign"),
+        Binding("n,escape", "answer(False)", "game.keepPlaying"),
     ]
 
     DEFAULT_CSS = """
@@ -46,13 +47,17 @@ class ConfirmResign(ModalScreen[bool]):
     #confirm Horizontal { height: auto; margin-top: 1; }
     """
 
+    def __init__(self) -> None:
+        super().__init__()
+        translate_bindings(self)
+
     def compose(self) -> ComposeResult:
         """The question and two buttons (keep playing is the default)."""
         with Vertical(id="confirm"):
-            yield Label("Resign this game? It counts as a loss.")
+            yield Label(t("game.resignAsk"))
             with Horizontal():
-                yield Button("Keep playing (n)", id="keep", variant="primary")
-                yield Button("Resign (y)", id="resign", variant="error")
+                yield Button(f"{t('game.keepPlaying')} (n)", id="keep", variant="primary")
+                yield Button(f"{t('game.resign')} (y)", id="resign", variant="error")
 
     def on_mount(self) -> None:
         """Keep playing has the focus: a stray Enter never resigns."""
@@ -75,9 +80,9 @@ class GameScreen(Screen[None]):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "leave", "Back"),
-        Binding("ctrl+r", "resign", "Resign…"),
-        Binding("ctrl+t", "claim", "Claim"),
+        Binding("escape", "leave", "game.back"),
+        Binding("ctrl+r", "resign", "game.resignMenu"),
+        Binding("ctrl+t", "claim", "game.claim"),
     ]
 
     DEFAULT_CSS = """
@@ -101,6 +106,7 @@ class GameScreen(Screen[None]):
         self, client: ZigguratClient, match_id: str, handle: MatchHandle | None = None, *, notice: str = ""
     ) -> None:
         super().__init__()
+        translate_bindings(self)
         self.client = client
         self.handle = handle
         self.state = MatchState(match_id, my_seat=handle.seat if handle else 0)
@@ -125,7 +131,7 @@ class GameScreen(Screen[None]):
                     yield Static(id="history")
         if self.handle is not None:
             with Horizontal(id="entry"):
-                yield Input(placeholder="type a move, Enter plays it", id="move-input", compact=True)
+                yield Input(placeholder=t("game.moveInput"), id="move-input", compact=True)
                 yield Static(id="message")
         else:
             yield Static(id="message")  # a spectator's line: connection trouble
@@ -166,7 +172,7 @@ class GameScreen(Screen[None]):
                 if error.code not in RETRYABLE:
                     self.show_message(f"{error.reason or error.code.name}: {error.message}", error=True)
                     return
-                self.show_message("connection lost; reconnecting…", error=True)
+                self.show_message(t("game.reconnecting"), error=True)
             if self.state.ended is None:
                 await asyncio.sleep(delay)
                 delay = min(5.0, delay * 2)
@@ -202,9 +208,9 @@ class GameScreen(Screen[None]):
             not state.my_turn or self.recovery.base not in bases(state.legal_moves)
         ):
             self.recovery = None  # the turn is over (or another began): nothing is half-chosen
-        game = state.game.capitalize() or "Match"
-        role = f"you are seat {state.my_seat}" if state.my_seat else "spectating"
-        self.query_one("#title", Static).update(f"{game} · match {state.match_id} · {role}")
+        game = state.game.capitalize() or t("game.match")
+        role = t("game.youAreSeat", seat=state.my_seat) if state.my_seat else t("game.spectating")
+        self.query_one("#title", Static).update(t("game.title", game=game, id=state.match_id, role=role))
         board = self.query_one("#board", Static)
         facts = self.query_one("#facts", Static)
         if state.view is not None and state.game == "pylos":
@@ -220,14 +226,14 @@ class GameScreen(Screen[None]):
             board.update(kabaleo_board.stacks(state.view))
             facts.update(render.kabaleo_hands(state))
         else:
-            board.update(Text(f"Waiting for players to join match {state.match_id}", style="italic"))
+            board.update(Text(t("game.waitingJoin", id=state.match_id), style="italic"))
             facts.update("")
         self.query_one("#status", Static).update(render.status(state))
         self.query_one("#result", Static).update(render.result(state))
         history = self.query_one("#history", Static)
         history.update(render.history(state, limit=len(state.history)))
         pane = self.query_one("#history-pane", VerticalScroll)
-        pane.border_title = f"moves played ({len(state.history)})"
+        pane.border_title = t("game.movesPlayed", count=len(state.history))
         pane.scroll_end(animate=False)
         if self.handle is not None:
             self.query_one("#moves", OptionList).display = state.ended is None  # room for the result
@@ -240,16 +246,16 @@ class GameScreen(Screen[None]):
         if self.recovery is not None:
             choices = self.recovery.choices(legal)
             options = [Option(_choice_label(ball), id=ball) for ball in choices]
-            title = "take back (type it or click)"
+            title = t("game.takeBackTitle")
         elif self.state.game == "pylos":
             options = [
-                Option(f"{base}  + take back" if with_recovery(base, legal) else base, id=base)
+                Option(t("game.withTakeBack", move=base) if with_recovery(base, legal) else base, id=base)
                 for base in render.move_order(tuple(bases(legal)))
             ]
-            title = f"legal moves ({len(options)})" if options else "moves"
+            title = t("game.legalMoves", count=len(options)) if options else t("game.moves")
         else:
             options = [Option(move, id=move) for move in render.move_order(legal)]
-            title = f"legal moves ({len(options)})" if options else "moves"
+            title = t("game.legalMoves", count=len(options)) if options else t("game.moves")
         shown = tuple((option.id, str(option.prompt)) for option in options)
         if shown != self._shown_moves:
             self._shown_moves = shown
@@ -314,7 +320,7 @@ class GameScreen(Screen[None]):
         """Esc: drop a recovery being chosen; otherwise back to where we came from (the lobby)."""
         if self.recovery is not None:
             self.recovery = None
-            self.show_message("recovery dropped: play a move")
+            self.show_message(t("game.recoveryDropped"))
             self.redraw()
             return
         self.workers.cancel_group(self, "follow")
@@ -332,10 +338,11 @@ class GameScreen(Screen[None]):
             await self.client.submit_move(self.handle, move, ply=ply)
         except ZigguratError as error:
             self.show_message(
-                f"✗ {move} refused: {error.reason or error.code.name}: {error.message}", error=True
+                t("game.refused", move=move, why=f"{error.reason or error.code.name}: {error.message}"),
+                error=True,
             )
         else:
-            self.show_message(f"✓ played {move}")
+            self.show_message(t("game.played", move=move))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """A spectator holds no seat: Resign and Claim are neither offered (in the footer) nor run."""
@@ -359,7 +366,7 @@ class GameScreen(Screen[None]):
         try:
             await self.client.resign(self.handle)
         except ZigguratError as error:
-            self.show_message(f"resign refused: {error.reason}: {error.message}", error=True)
+            self.show_message(t("game.resignRefused", why=f"{error.reason}: {error.message}"), error=True)
 
     def action_claim(self) -> None:
         """Ctrl+T: claim the match against the seats that left (ClaimAbandoned); the server says
@@ -374,11 +381,11 @@ class GameScreen(Screen[None]):
         try:
             seats = await self.client.claim_abandoned(self.handle)
         except ZigguratError as error:
-            self.show_message(f"not claimed: {error.message}", error=True)
+            self.show_message(t("game.notClaimed", why=error.message), error=True)
         else:
-            gone = ", ".join(f"seat {seat}" for seat in seats)
-            self.show_message(f"✓ claimed: {gone} left the game")
+            gone = ", ".join(t("game.seat", seat=seat) for seat in seats)
+            self.show_message(t("game.claimed", seats=gone))
 
 
 def _choice_label(ball: str) -> str:
-    return "done: take back no second ball" if ball == DONE else f"take back {ball}"
+    return t("game.done") if ball == DONE else t("game.takeBack", ball=ball)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from ziggurat.rules.kabaleo_model import score_key
+from ziggurat.tui.i18n import t
 from ziggurat.v1 import game_pb2
 
 # Background colours for Kabaleo letters (text drawn black on them).
@@ -23,7 +24,6 @@ COLOURS = {
     "O": "dark_orange",
     "P": "hot_pink",
 }
-COLOUR_NAMES = {"R": "red", "Y": "yellow", "G": "green", "B": "blue", "O": "orange", "P": "pink"}
 COLUMNS = 3  # stacks drawn in three columns: 24 stacks take 8 lines, which fits 80x24
 
 
@@ -43,7 +43,7 @@ def stacks(view: game_pb2.GameView, columns: int = COLUMNS) -> Text:
     rows = -(-len(board) // columns) if board else 0
     width = max((len(stack) for stack in board), default=1)
     last = view.kabaleo.last_stack
-    out = Text("stacks, base first; underlined: last move\n", style="dim")
+    out = Text(t("kabaleo.stacksNote") + "\n", style="dim")
     for row in range(rows):
         for column in range(columns):
             index = column * rows + row
@@ -66,7 +66,9 @@ def stacks(view: game_pb2.GameView, columns: int = COLUMNS) -> Text:
 def describe_key(key: tuple[int, int, int], *, short: bool = False) -> str:
     """``5 stacks, 3 covered, tallest covered 4``: the score key in words (``short``: ``tallest 4``)."""
     shown, covered, tallest = key
-    return f"{shown} stacks, {covered} covered, tallest{'' if short else ' covered'} {tallest}"
+    return t(
+        "kabaleo.scoreShort" if short else "kabaleo.score", count=shown, covered=covered, tallest=tallest
+    )
 
 
 def own_score(view: game_pb2.GameView, seat: int) -> Text:
@@ -75,9 +77,9 @@ def own_score(view: game_pb2.GameView, seat: int) -> Text:
     if not seat or seat > len(objectives) or objectives[seat - 1] not in COLOURS:
         return Text()
     mine = objectives[seat - 1]
-    out = Text("Your secret colour: ", style="bold")
+    out = Text(t("kabaleo.secret"), style="bold")
     out.append_text(colour_letter(mine))
-    out.append(f" ({COLOUR_NAMES[mine]})\nYour score: ")
+    out.append(f" ({t('colour.' + mine)})\n" + t("kabaleo.yourScore"))
     out.append(describe_key(score_key(list(view.kabaleo.stacks), mine), short=True), style="bold")
     return out
 

@@ -19,6 +19,7 @@ from textual.widgets.option_list import Option
 
 from ziggurat.tui.forms import FormError, MatchForm, describe_match, parse_form
 from ziggurat.tui.game import GameScreen
+from ziggurat.tui.i18n import t, translate_bindings
 from ziggurat.tui.opponents import GAME_NAMES, Opponent, opponents, parse_key, seat_bot
 from ziggurat.tui.seats import SeatStore
 from ziggurat.v1 import match_pb2
@@ -37,8 +38,8 @@ class LobbyScreen(Screen[None]):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("f5", "refresh", "Refresh"),
-        Binding("escape", "app.quit", "Quit"),
+        Binding("f5", "refresh", "lobby.refresh"),
+        Binding("escape", "app.quit", "app.quit"),
     ]
 
     DEFAULT_CSS = """
@@ -59,6 +60,7 @@ class LobbyScreen(Screen[None]):
         self, client: ZigguratClient, player_name: str, *, seats: SeatStore | None = None, server: str = ""
     ) -> None:
         super().__init__()
+        translate_bindings(self)
         self.client = client
         self.player_name = player_name
         self.matches: dict[str, match_pb2.Match] = {}
@@ -69,52 +71,65 @@ class LobbyScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         """Match list left; the create form and the bot chooser right."""
-        yield Static(f"ziggurat · {self.client.address} · playing as {self.player_name}", id="title")
+        yield Static(t("lobby.title", address=self.client.address, name=self.player_name), id="title")
         with Horizontal(id="lobby"):
             with Vertical(id="matches-pane"):
                 yield OptionList(id="matches")
                 yield Static(id="lobby-message")
             with Vertical(id="side"):
                 with Vertical(id="create"):
-                    yield _row("Game", _select([("Pylos", "pylos"), ("Kabaleo", "kabaleo")], "game"))
+                    yield _row(t("form.game"), _select([("Pylos", "pylos"), ("Kabaleo", "kabaleo")], "game"))
                     yield _row(
-                        "Seats", Input("2", id="seats", restrict=r"[0-9]*", compact=True), only="kabaleo"
+                        t("form.seats"),
+                        Input("2", id="seats", restrict=r"[0-9]*", compact=True),
+                        only="kabaleo",
                     )
                     yield _row(
-                        "Pylos variant",
-                        _select([(v, v) for v in ("standard", "beginner", "advanced")], "variant"),
+                        t("form.variant"),
+                        _select(
+                            [(t(f"variant.{v}"), v) for v in ("standard", "beginner", "advanced")], "variant"
+                        ),
                         only="pylos",
                     )
                     yield _row(
-                        "Max moves",
+                        t("form.maxMoves"),
                         Input("0", id="max-moves", restrict=r"[0-9]*", compact=True),
                         only="pylos",
                     )
                     yield _row(
-                        "Kabaleo deal",
-                        _select([("random", "random"), ("equal", "equal")], "deal"),
+                        t("form.deal"),
+                        _select([(t(f"deal.{d}"), d) for d in ("random", "equal")], "deal"),
                         only="kabaleo",
                     )
-                    yield Checkbox("last-stack rule", id="last-stack", compact=True, classes="only-kabaleo")
-                    yield _row("Per move (s)", Input("0", id="per-move", restrict=r"[0-9.]*", compact=True))
-                    yield _row("Clock base (s)", Input("0", id="base", restrict=r"[0-9.]*", compact=True))
-                    yield _row("Increment (s)", Input("0", id="increment", restrict=r"[0-9.]*", compact=True))
-                    yield _row(
-                        "On timeout", _select([("forfeit", "forfeit"), ("random move", "random")], "timeout")
+                    yield Checkbox(
+                        t("options.lastStack"), id="last-stack", compact=True, classes="only-kabaleo"
                     )
-                    yield _row("Opponents", _select([("people", PEOPLE)], "opponents"))
-                    yield Button("Create and join", id="create-button", variant="primary", compact=True)
+                    yield _row(
+                        t("form.perMove"), Input("0", id="per-move", restrict=r"[0-9.]*", compact=True)
+                    )
+                    yield _row(t("form.base"), Input("0", id="base", restrict=r"[0-9.]*", compact=True))
+                    yield _row(
+                        t("form.increment"), Input("0", id="increment", restrict=r"[0-9.]*", compact=True)
+                    )
+                    yield _row(
+                        t("form.onTimeout"),
+                        _select(
+                            [(t("timeout.forfeit"), "forfeit"), (t("timeout.random"), "random")], "timeout"
+                        ),
+                    )
+                    yield _row(t("form.opponents"), _select([(t("form.people"), PEOPLE)], "opponents"))
+                    yield Button(t("form.create"), id="create-button", variant="primary", compact=True)
                 with Vertical(id="bots"):
-                    yield Select([], id="bot", prompt="no bot available", compact=True)
-                    yield Button("Seat this bot", id="add-bot", compact=True)
+                    yield Select([], id="bot", prompt=t("bots.none"), compact=True)
+                    yield Button(t("bots.seat"), id="add-bot", compact=True)
         yield Footer()
 
     def on_mount(self) -> None:
         """List the matches (and the bots) now and every few seconds."""
         self._show_fields_of(str(self.query_one("#game", Select).value))
-        self.matches_list.border_title = "matches · Enter: join or watch"
-        self.query_one("#create").border_title = "new match"
-        self.query_one("#bots").border_title = "bot for the highlighted match"
+        self.matches_list.border_title = t("lobby.matches")
+        self.query_one("#create").border_title = t("form.title")
+        self.query_one("#bots").border_title = t("bots.title")
         self.action_refresh()
         self.set_interval(REFRESH_SECONDS, self.action_refresh)
 
@@ -130,7 +145,7 @@ class LobbyScreen(Screen[None]):
             waiting = await self.client.list_matches(match_pb2.MATCH_STATUS_WAITING)
             active = await self.client.list_matches(match_pb2.MATCH_STATUS_ACTIVE)
         except ZigguratError as error:
-            self.say(f"cannot list matches: {error.reason or error.code.name}: {error.message}")
+            self.say(t("lobby.cannotList", why=f"{error.reason or error.code.name}: {error.message}"))
             return
         self.matches = {m.match_id: m for m in [*waiting, *active]}
         try:
@@ -141,7 +156,7 @@ class LobbyScreen(Screen[None]):
         listing.clear_options()
         listing.add_options(Option(describe_match(m), id=m.match_id) for m in self.matches.values())
         if not self.matches:
-            listing.add_option(Option("no open match: create one →", id="", disabled=True))
+            listing.add_option(Option(t("lobby.noMatches"), id="", disabled=True))
         if highlighted in self.matches:
             listing.highlighted = listing.get_option_index(highlighted)
         await self._refresh_bots()
@@ -174,7 +189,9 @@ class LobbyScreen(Screen[None]):
             return  # not composed yet (a change at start-up): filled when the bots are known
         keep = chooser.value
         game = GAME_NAMES.get(str(self.query_one("#game", Select).value), 0)
-        choices = [("people", PEOPLE)] + [(bot.label, bot.key) for bot in self.opponents if bot.plays(game)]
+        choices = [(t("form.people"), PEOPLE)] + [
+            (bot.label, bot.key) for bot in self.opponents if bot.plays(game)
+        ]
         chooser.set_options(choices)
         chooser.value = keep if any(value == keep for _, value in choices) else PEOPLE
 
@@ -201,7 +218,7 @@ class LobbyScreen(Screen[None]):
         try:
             handle = await self.client.join(match_id, self.player_name)
         except ZigguratError as error:
-            self.say(f"cannot join: {error.reason or error.code.name}: {error.message}")
+            self.say(t("lobby.cannotJoin", why=f"{error.reason or error.code.name}: {error.message}"))
             return
         self.seats.save(self.server, handle)
         notice = ""
@@ -209,8 +226,10 @@ class LobbyScreen(Screen[None]):
             try:
                 await seat_bot(self.client, match_id, key)
             except ZigguratError as error:
-                notice = (
-                    f"bot {parse_key(key)[1]} not seated: {error.reason or error.code.name}: {error.message}"
+                notice = t(
+                    "bots.notSeated",
+                    name=parse_key(key)[1],
+                    why=f"{error.reason or error.code.name}: {error.message}",
                 )
                 break
         self.app.push_screen(GameScreen(self.client, match_id, handle, notice=notice))
@@ -222,12 +241,12 @@ class LobbyScreen(Screen[None]):
         try:
             config, time_control = parse_form(self._form())
         except FormError as error:
-            self.say(f"cannot create: {error}")
+            self.say(t("lobby.cannotCreate", why=error))
             return
         try:
             match = await self.client.create_match(config, time_control=time_control)
         except ZigguratError as error:
-            self.say(f"cannot create: {error.reason or error.code.name}: {error.message}")
+            self.say(t("lobby.cannotCreate", why=f"{error.reason or error.code.name}: {error.message}"))
             return
         opponent = str(self.query_one("#opponents", Select).value)
         self.join(match.match_id, (opponent,) * (config.seats - 1) if opponent != PEOPLE else ())
@@ -240,18 +259,20 @@ class LobbyScreen(Screen[None]):
         option = self.matches_list.highlighted_option
         match = self.matches.get(option.id or "") if option is not None else None
         if key == Select.BLANK:
-            self.say("no bot to seat: this server has no built-in bot and no remote bot is connected")
+            self.say(t("bots.noneToSeat"))
             return
         if match is None or match.status != match_pb2.MATCH_STATUS_WAITING:
-            self.say("highlight an open match in the list first")
+            self.say(t("bots.highlight"))
             return
         name = parse_key(str(key))[1]
         try:
             seat = await seat_bot(self.client, match.match_id, str(key))
         except ZigguratError as error:
-            self.say(f"cannot seat {name}: {error.reason or error.code.name}: {error.message}")
+            self.say(
+                t("bots.cannotSeat", name=name, why=f"{error.reason or error.code.name}: {error.message}")
+            )
             return
-        self.say(f"{name} took seat {seat} of match {match.match_id}")
+        self.say(t("bots.seated", name=name, seat=seat, match=match.match_id))
         self.action_refresh()
 
     def _form(self) -> MatchForm:

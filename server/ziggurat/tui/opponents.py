@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ziggurat.tui.i18n import t
 from ziggurat.v1 import bot_service_pb2, game_pb2, match_service_pb2
 from ziggurat_client.client import ZigguratClient
 
@@ -34,7 +35,7 @@ class Opponent:
     @property
     def label(self) -> str:
         """What the person reads: ``greedy`` for the server's own, ``ann (remote)`` otherwise."""
-        return self.name if self.kind == BUILTIN else f"{self.name} (remote)"
+        return self.name if self.kind == BUILTIN else t("bots.remote", name=self.name)
 
     def plays(self, game: int) -> bool:
         """Whether it plays ``game`` (a remote bot that named no game plays all)."""

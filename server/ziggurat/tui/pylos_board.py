@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
+from ziggurat.tui.i18n import t
 from ziggurat.v1 import game_pb2
 
 LEVEL_WIDTH = 14  # columns per drawn level: "Level 1" and a 4x4 grid with labels, plus a gap
@@ -126,7 +127,10 @@ def _level(  # noqa: PLR0917 - one drawing's inputs, all positional at its one c
     picks: set[str],
 ) -> list[Text]:
     size = 5 - number
-    lines = [Text(f"Level {number}", style="bold"), Text("   " + " ".join("abcd"[:size]), style="dim")]
+    lines = [
+        Text(t("pylos.level", level=number), style="bold"),
+        Text("   " + " ".join("abcd"[:size]), style="dim"),
+    ]
     cells = levels[number - 1]
     for r in range(size):
         line = Text(f"{r + 1:>2} ", style="dim")
@@ -175,23 +179,23 @@ def _supported(levels: Sequence[str], number: int, c: int, r: int) -> bool:
 def summary(view: game_pb2.GameView) -> Text:
     """The reserve balls (still in hand) of both sides and the squares of one colour on the board."""
     out = Text()
-    out.append("Reserve balls: ", style="bold")
+    out.append(t("pylos.reserve"), style="bold")
     out.append("L", style=BALL_STYLE["L"])
     out.append(f" {view.pylos.light_reserve}  ")
     out.append("D", style=BALL_STYLE["D"])
     out.append(f" {view.pylos.dark_reserve}")
     found = squares(levels_of(view))
-    out.append("\nMarks: ", style="bold")
+    out.append("\n" + t("pylos.marks"), style="bold")
     out.append("L", style=LAST_STYLE)
-    out.append(" last move  ")
+    out.append(f" {t('pylos.lastMove')}  ")
     out.append("L", style=SQUARE_STYLE["L"])
     out.append("D", style=SQUARE_STYLE["D"])
-    out.append(" square  ")
+    out.append(f" {t('pylos.square')}  ")
     out.append("L", style=PICK_STYLE)
-    out.append(" take back")
-    out.append("\nSquares: ", style="bold")
+    out.append(f" {t('pylos.takeBack')}")
+    out.append("\n" + t("pylos.squares"), style="bold")
     if not found:
-        out.append("none", style="dim")
+        out.append(t("pylos.none"), style="dim")
     for index, square in enumerate(found):
         if index:
             out.append(", ")

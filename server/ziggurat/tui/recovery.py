@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ziggurat.tui.i18n import t
+
 DONE = "done"  # the choice "take back no second ball"
 
 
@@ -61,5 +63,5 @@ class Recovery:
     def prompt(self) -> str:
         """What the player is asked now."""
         if not self.picked:
-            return f"{self.base} completes a square: pick a ball of yours to take back"
-        return f"{self.base}, taking back {self.picked[0]}: pick a second ball, or {DONE}"
+            return t("recovery.first", move=self.base)
+        return t("recovery.second", move=self.base, ball=self.picked[0], done=DONE)

@@ -11,45 +11,47 @@ import re
 
 from rich.text import Text
 
+from ziggurat.tui.i18n import t
 from ziggurat.tui.kabaleo_board import colour_letter, own_score, seat_scores
 from ziggurat.tui.model import MatchState
 from ziggurat.v1 import game_pb2, match_pb2
 
+# How a game ended (catalogue keys).
 TERMINATIONS = {
-    game_pb2.TERMINATION_NORMAL: "every piece placed",
-    game_pb2.TERMINATION_PYRAMID_COMPLETE: "pyramid complete",
-    game_pb2.TERMINATION_NO_LEGAL_MOVE: "no legal move",
-    game_pb2.TERMINATION_REPETITION: "third repetition",
-    game_pb2.TERMINATION_MOVE_LIMIT: "move limit",
-    game_pb2.TERMINATION_RESIGNATION: "resignation",
-    game_pb2.TERMINATION_TIMEOUT: "timeout",
-    game_pb2.TERMINATION_ABORTED: "aborted",
-    game_pb2.TERMINATION_ILLEGAL_MOVE: "too many illegal moves",
-    game_pb2.TERMINATION_ABANDONED: "a player left: claimed",
+    game_pb2.TERMINATION_NORMAL: "term.normal",
+    game_pb2.TERMINATION_PYRAMID_COMPLETE: "term.pyramid",
+    game_pb2.TERMINATION_NO_LEGAL_MOVE: "term.noMove",
+    game_pb2.TERMINATION_REPETITION: "term.repetition",
+    game_pb2.TERMINATION_MOVE_LIMIT: "term.moveLimit",
+    game_pb2.TERMINATION_RESIGNATION: "term.resignation",
+    game_pb2.TERMINATION_TIMEOUT: "term.timeout",
+    game_pb2.TERMINATION_ABORTED: "term.aborted",
+    game_pb2.TERMINATION_ILLEGAL_MOVE: "term.illegal",
+    game_pb2.TERMINATION_ABANDONED: "term.abandoned",
 }
 
 
-# A seat's state in words. Presence (whether the seat's program is connected) only while the
+# A seat's state in words (catalogue keys). Presence (whether the seat's program is connected) only while the
 # match runs; what put a seat out of the game stays after the end, since it explains the result.
 PRESENCE = {
-    match_pb2.SEAT_STATE_JOINED: "not connected yet",
-    match_pb2.SEAT_STATE_CONNECTED: "online",
-    match_pb2.SEAT_STATE_DISCONNECTED: "away",
-    match_pb2.SEAT_STATE_SUBSTITUTED: "out of time: the server moves",
+    match_pb2.SEAT_STATE_JOINED: "state.joined",
+    match_pb2.SEAT_STATE_CONNECTED: "state.online",
+    match_pb2.SEAT_STATE_DISCONNECTED: "state.away",
+    match_pb2.SEAT_STATE_SUBSTITUTED: "state.substituted",
 }
 OUT = {
-    match_pb2.SEAT_STATE_TIMED_OUT: "timed out",
-    match_pb2.SEAT_STATE_RESIGNED: "resigned",
-    match_pb2.SEAT_STATE_ILLEGAL_MOVES: "out: illegal moves",
-    match_pb2.SEAT_STATE_ABANDONED: "left (claimed)",
+    match_pb2.SEAT_STATE_TIMED_OUT: "state.timedOut",
+    match_pb2.SEAT_STATE_RESIGNED: "state.resigned",
+    match_pb2.SEAT_STATE_ILLEGAL_MOVES: "state.illegal",
+    match_pb2.SEAT_STATE_ABANDONED: "state.abandoned",
 }
 
 
 def seat_state_words(state: match_pb2.SeatState.ValueType, *, finished: bool) -> str:
     """``online``, ``away``, ``timed out``…; "" for presence once the match is over."""
     if state in OUT:
-        return OUT[state]
-    return "" if finished else PRESENCE.get(state, "")
+        return t(OUT[state])
+    return "" if finished or state not in PRESENCE else t(PRESENCE[state])
 
 
 def format_ms(ms: int) -> str:
@@ -83,16 +85,16 @@ def final_scores(state: MatchState) -> Text:
     view, outcome = state.ended.view, state.ended.outcome
     keys = {seat: (letter, key) for seat, letter, key in seat_scores(view)}
     forfeited = set(view.kabaleo.forfeited_seats)
-    out = Text("Scores: stacks · covered · tallest covered\n", style="bold")
+    out = Text(t("render.scores") + "\n", style="bold")
     for seat, rank in sorted(enumerate(outcome.ranks, start=1), key=lambda pair: (pair[1], pair[0])):
         letter, (shown, covered, tallest) = keys.get(seat, ("?", (0, 0, 0)))
         out.append(f"{rank}. {seat_label(state, seat)[:20]:<20} ")
         out.append_text(colour_letter(letter))
         out.append(f" {shown:>2} · {covered} · {tallest}")
-        out.append(" out\n" if seat in forfeited else "\n")
+        out.append(f" {t('render.out')}\n" if seat in forfeited else "\n")
     if forfeited:
-        out.append("out: forfeited, ranked last\n", style="dim")
-    out.append("Nobody held: ")
+        out.append(t("render.outNote") + "\n", style="dim")
+    out.append(t("render.unheld"))
     for letter in view.kabaleo.unheld:
         out.append_text(colour_letter(letter))
         out.append(" ")
@@ -108,11 +110,11 @@ def move_order(moves: tuple[str, ...]) -> list[str]:
 def seat_label(state: MatchState, seat: int) -> str:
     """``Seat 2 alice`` (``(you)`` for the viewer's own seat)."""
     name = state.seats[seat].player_name if seat in state.seats else ""
-    you = " (you)" if seat == state.my_seat else ""
+    you = f" {t('render.you')}" if seat == state.my_seat else ""
     side = ""
     if state.game == "pylos":
         side = " L" if seat == 1 else " D"
-    return f"Seat {seat}{side} {name}{you}".rstrip()
+    return f"{t('render.seat', seat=seat)}{side} {name}{you}".rstrip()
 
 
 def status(state: MatchState, now_ms: int | None = None) -> Text:
@@ -120,23 +122,25 @@ def status(state: MatchState, now_ms: int | None = None) -> Text:
     out = Text()
     view = state.view
     if state.ended is not None:
-        out.append("Game over", style="bold")
+        out.append(t("render.gameOver"), style="bold")
     elif view is None or not (state.turn_seat or view.to_move):
-        out.append("Waiting for players…", style="italic")
+        out.append(t("render.waiting"), style="italic")
     else:
         seat = state.turn_seat or view.to_move
-        who = "Your turn" if seat == state.my_seat else f"{seat_label(state, seat)} to move"
+        who = (
+            t("render.yourTurn") if seat == state.my_seat else t("render.toMove", who=seat_label(state, seat))
+        )
         out.append(who, style="bold green" if seat == state.my_seat else "bold")
-        out.append(f" · ply {view.ply}")
+        out.append(f" · {t('render.ply', ply=view.ply)}")
     out.append_text(clocks(state, now_ms))
     if state.last_move is not None:
         move = state.last_move
-        out.append(f"\nLast move: {seat_label(state, move.seat)} played ")
+        out.append("\n" + t("render.lastMove", who=seat_label(state, move.seat)))
         out.append(move.move, style="bold")
         if state.history and state.history[-1].cancelled:
-            out.append(" ✕ cancelled", style="red")
+            out.append(f" ✕ {t('render.cancelled')}", style="red")
         if move.substituted:
-            out.append(" (played by the server)", style="italic")
+            out.append(f" {t('render.byServer')}", style="italic")
     return out
 
 
@@ -168,15 +172,15 @@ def result(state: MatchState) -> Text:
     out = Text()
     if ended is None:
         return out
-    reason = TERMINATIONS.get(ended.outcome.termination, "ended")
-    out.append(f"Result ({reason})\n", style="bold")
+    reason = t(TERMINATIONS.get(ended.outcome.termination, "term.unknown"))
+    out.append(t("render.result", reason=reason) + "\n", style="bold")
     ranked = sorted(enumerate(ended.outcome.ranks, start=1), key=lambda pair: (pair[1], pair[0]))
     for seat, rank in ranked:
-        mark = "  winner" if seat in ended.outcome.winners else ""
+        mark = f"  {t('render.winner')}" if seat in ended.outcome.winners else ""
         out.append(f"  {rank}. {seat_label(state, seat)}{mark}\n")
     verified = state.seed_verified()
     out.append(
-        "seed verified" if verified else "SEED MISMATCH: the set-up does not match the commitment",
+        t("render.seedOk") if verified else t("render.seedBad"),
         style="bold green" if verified else "bold red",
     )
     return out
@@ -188,14 +192,14 @@ def history(state: MatchState, limit: int = 12) -> Text:
     start = max(0, len(state.history) - limit)
     for number, played in enumerate(state.history[start:], start + 1):
         seat = state.seats.get(played.seat)
-        who = seat.player_name if seat is not None and seat.player_name else f"seat {played.seat}"
+        who = seat.player_name if seat is not None and seat.player_name else t("game.seat", seat=played.seat)
         if state.game == "pylos":
-            who = ("Light" if played.seat == 1 else "Dark") + f" ({who})"
+            who = t("render.light" if played.seat == 1 else "render.dark") + f" ({who})"
         text.append(f"{number:>3}. {who}: ")
         text.append(played.move, style="bold")
         if played.cancelled:
-            text.append(f" ✕ cancelled: both {played.move[:1]} leave", style="red")
+            text.append(f" ✕ {t('render.bothLeave', colour=played.move[:1])}", style="red")
         if played.substituted:
-            text.append(" (by the server)", style="italic")
+            text.append(f" {t('render.historyByServer')}", style="italic")
         text.append("\n")
     return text

@@ -18,6 +18,7 @@ from textual.widgets import Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ziggurat.tui.discovery import ServerInfo
+from ziggurat.tui.i18n import t, translate_bindings
 
 Discover = Callable[[], Awaitable[list[ServerInfo]]]
 DEFAULT_PORT = 50051
@@ -41,8 +42,8 @@ class ServerScreen(Screen[str]):
     """Dismisses with the chosen ``host:port``."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("f5", "scan", "Scan again"),
-        Binding("escape", "app.quit", "Quit"),
+        Binding("f5", "scan", "servers.scan"),
+        Binding("escape", "app.quit", "app.quit"),
     ]
 
     DEFAULT_CSS = """
@@ -52,31 +53,32 @@ class ServerScreen(Screen[str]):
 
     def __init__(self, discover: Discover) -> None:
         super().__init__()
+        translate_bindings(self)
         self.discover = discover
         self.found: list[ServerInfo] = []
 
     def compose(self) -> ComposeResult:
         """Found servers, a status line and the address input."""
-        yield Static("ziggurat · choose a server", id="title")
+        yield Static(t("servers.title"), id="title")
         yield OptionList(id="servers")
         yield Static(id="scan-status")
-        yield Input(placeholder="or type an address (host:port) and press Enter", id="address")
+        yield Input(placeholder=t("servers.address"), id="address")
         yield Footer()
 
     def on_mount(self) -> None:
         """Start browsing at once."""
-        self.query_one("#servers", OptionList).border_title = "servers on the LAN"
+        self.query_one("#servers", OptionList).border_title = t("servers.list")
         self.action_scan()
 
     @work(exclusive=True, group="scan")
     async def action_scan(self) -> None:
         """Browse the LAN once and list what answered."""
         status = self.query_one("#scan-status", Static)
-        status.update("searching the LAN (mDNS _ziggurat._tcp)…")
+        status.update(t("servers.searching"))
         try:
             self.found = await self.discover()
         except OSError as error:
-            status.update(f"LAN search failed: {error}; type an address instead")
+            status.update(t("servers.failed", error=error))
             return
         listing = self.query_one("#servers", OptionList)
         listing.clear_options()
@@ -86,7 +88,7 @@ class ServerScreen(Screen[str]):
             listing.add_option(
                 Option(f"{server.name}  {server.address}  api {server.api}  {games}{tls}", id=server.address)
             )
-        status.update(f"{len(self.found)} server(s) found · F5 to search again")
+        status.update(t("servers.found", count=len(self.found)))
         if self.found:
             listing.highlighted = 0
             listing.focus()
