@@ -24,9 +24,9 @@ SIZE = (80, 24)
 
 @pytest.fixture
 async def address(tmp_path: Path) -> AsyncIterator[str]:
-    """A server whose absent seats may be claimed after 1 s."""
+    """A server whose absent seats may be claimed after 3 s (time enough to press too soon)."""
     options = ServeOptions(
-        host="127.0.0.1", port=0, db_path=str(tmp_path / "z.db"), grace_seconds=0.5, claim_after_s=1.0
+        host="127.0.0.1", port=0, db_path=str(tmp_path / "z.db"), grace_seconds=0.5, claim_after_s=3.0
     )
     server = ZigguratServer(options)
     port = await server.start()
@@ -49,9 +49,9 @@ async def test_ctrl_t_claims_a_game_whose_opponent_never_came(address: str) -> N
             assert "Claim" in str(app.active_bindings["ctrl+t"].binding.description)
             await pilot.press("ctrl+t")  # too soon: the server says how long to wait
             await until(pilot, lambda: "not claimed" in text_of(game, "#message"))
-            assert "it can be claimed after 1 s" in text_of(game, "#message")
+            assert "it can be claimed after 3 s" in text_of(game, "#message")
             assert game.state.ended is None
-            await asyncio.sleep(1.1)
+            await asyncio.sleep(3.1)
             await pilot.press("ctrl+t")
             await until(pilot, lambda: game.state.ended is not None)
             await pilot.pause()
