@@ -9,7 +9,7 @@ import { callApi, launchBrowser, pageWithSeat, shot, startServer } from "./harne
 let server;
 let chrome;
 before(async () => {
-  server = await startServer({ extra: ["--claim-after", "3"] });
+  server = await startServer({ extra: ["--claim-after", "8"] });
   chrome = await launchBrowser();
 });
 after(async () => {
@@ -22,7 +22,7 @@ test("an opponent who never came is claimed from the page after --claim-after", 
     config: { game: "GAME_PYLOS", seats: 2 }, seatAssignment: "SEAT_ASSIGNMENT_CHOSEN",
   });
   const matchId = created.match.matchId;
-  assert.equal(created.match.claimAfterMs, 3000);
+  assert.equal(created.match.claimAfterMs, 8000);
   const ada = await callApi(server, "JoinMatch", { matchId, playerName: "Ada", seat: 1 });
   await callApi(server, "JoinMatch", { matchId, playerName: "Bea", seat: 2 }); // Bea never opens a stream
   const page = await pageWithSeat(chrome, { width: 1000, height: 800 }, { matchId, seat: 1, token: ada.token, name: "Ada" });
@@ -32,11 +32,11 @@ test("an opponent who never came is claimed from the page after --claim-after", 
   await page.waitForSelector("svg.pyramid");
   // First the note, counting; no button yet.
   await page.waitForSelector(".away-note:not([hidden])");
-  assert.match(await page.textContent(".away-note"), /^Bea is away \(\d+\.\d s\); the game can be claimed after 3\.0 s\.$/);
+  assert.match(await page.textContent(".away-note"), /^Bea is away \(\d+\.\d s\); the game can be claimed after 8\.0 s\.$/);
   assert.equal(await page.isHidden("button.claim"), true);
   await shot(page, "claim-waiting");
   // Then the button, which the keyboard reaches too.
-  await page.waitForSelector("button.claim:not([hidden])", { timeout: 15_000 });
+  await page.waitForSelector("button.claim:not([hidden])", { timeout: 30_000 });
   assert.equal(await page.textContent("button.claim"), "Claim the game: Bea left");
   assert.equal(await page.isHidden(".away-note"), true);
   await assertAccessible(page, "claim button");
@@ -60,7 +60,7 @@ test("a spectator is offered no claim", { timeout: 60_000 }, async () => {
   const page = await pageWithSeat(chrome, { width: 1000, height: 800 }, null);
   await page.goto(`${server.url}#/match/${matchId}`);
   await page.waitForSelector("svg.pyramid");
-  await new Promise((resolve) => setTimeout(resolve, 3500));
+  await new Promise((resolve) => setTimeout(resolve, 8500));
   assert.equal(await page.isHidden("button.claim"), true);
   assert.equal(await page.isHidden(".away-note"), true);
   await page.close();
