@@ -101,7 +101,9 @@ test("the lobby, a Pylos game, a Kabaleo game and the end screen in each languag
     await page.goto(`${server.url}#/`);
     await page.waitForSelector("table.list tr[data-match]");
     await switchTo(page, lang);
-    await page.waitForFunction((words) => document.body.innerText.includes(words), say(lang, "form.title"));
+    // The seats' section is drawn once the seats' matches are read: wait for every heading.
+    const headings = ["form.title", "lobby.matches", "lobby.yourName", "form.create", "lobby.yourSeats"].map((key) => say(lang, key));
+    await page.waitForFunction((words) => words.every((w) => document.body.innerText.includes(w)), headings);
     const lobby = await page.textContent("body");
     for (const key of ["lobby.matches", "lobby.yourName", "form.create", "lobby.yourSeats"]) assert.ok(lobby.includes(say(lang, key)), `${lang} lobby: ${key}`);
     await page.waitForSelector("td.match-status");
