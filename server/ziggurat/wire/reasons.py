@@ -68,6 +68,7 @@ class Reason(enum.Enum):
     BOT_NOT_CONNECTED = (_PRECONDITION, "the named bot is not connected")
     BOT_GAME = (_PRECONDITION, "the named bot does not play that game")
     BOT_BUSY = (_PRECONDITION, "the named bot already plays its maximum number of matches")
+    REGISTRATION_CLOSED = (_PRECONDITION, "this arena takes no self-registrations (docs/arena.md)")
     MATCH_ELSEWHERE = (
         _PRECONDITION,
         "another worker process owns the match: call again at ErrorInfo metadata address (docs/scaling.md)",
@@ -75,6 +76,8 @@ class Reason(enum.Enum):
     # Other statuses.
     MATCH_NOT_FOUND = (grpc.StatusCode.NOT_FOUND, "there is no match with that id")
     TOURNAMENT_NOT_FOUND = (grpc.StatusCode.NOT_FOUND, "this server runs no tournament with that id")
+    ENTRANT_NOT_FOUND = (grpc.StatusCode.NOT_FOUND, "this server runs no arena with an entrant of that name")
+    NAME_TAKEN = (grpc.StatusCode.ALREADY_EXISTS, "the arena has an entrant of that name, or of one that reads alike")
     MISSING_TOKEN = (grpc.StatusCode.UNAUTHENTICATED, "the call needs a token and none was sent")
     ADMIN_DISABLED = (
         grpc.StatusCode.PERMISSION_DENIED,

@@ -63,9 +63,12 @@ class MatchServiceStub:
     BOT_NOT_CONNECTED (FAILED_PRECONDITION): the named bot is not connected.
     BOT_GAME (FAILED_PRECONDITION): the named bot does not play that game.
     BOT_BUSY (FAILED_PRECONDITION): the named bot already plays its maximum number of matches.
+    REGISTRATION_CLOSED (FAILED_PRECONDITION): this arena takes no self-registrations (docs/arena.md).
     MATCH_ELSEWHERE (FAILED_PRECONDITION): another worker process owns the match: call again at ErrorInfo metadata address (docs/scaling.md).
     MATCH_NOT_FOUND (NOT_FOUND): there is no match with that id.
     TOURNAMENT_NOT_FOUND (NOT_FOUND): this server runs no tournament with that id.
+    ENTRANT_NOT_FOUND (NOT_FOUND): this server runs no arena with an entrant of that name.
+    NAME_TAKEN (ALREADY_EXISTS): the arena has an entrant of that name, or of one that reads alike.
     MISSING_TOKEN (UNAUTHENTICATED): the call needs a token and none was sent.
     ADMIN_DISABLED (PERMISSION_DENIED): the server has no operator token (--admin-token-file).
     BAD_TOKEN (PERMISSION_DENIED): the token gives no right here (forged, or another match's).
@@ -199,9 +202,12 @@ class MatchServiceServicer:
     BOT_NOT_CONNECTED (FAILED_PRECONDITION): the named bot is not connected.
     BOT_GAME (FAILED_PRECONDITION): the named bot does not play that game.
     BOT_BUSY (FAILED_PRECONDITION): the named bot already plays its maximum number of matches.
+    REGISTRATION_CLOSED (FAILED_PRECONDITION): this arena takes no self-registrations (docs/arena.md).
     MATCH_ELSEWHERE (FAILED_PRECONDITION): another worker process owns the match: call again at ErrorInfo metadata address (docs/scaling.md).
     MATCH_NOT_FOUND (NOT_FOUND): there is no match with that id.
     TOURNAMENT_NOT_FOUND (NOT_FOUND): this server runs no tournament with that id.
+    ENTRANT_NOT_FOUND (NOT_FOUND): this server runs no arena with an entrant of that name.
+    NAME_TAKEN (ALREADY_EXISTS): the arena has an entrant of that name, or of one that reads alike.
     MISSING_TOKEN (UNAUTHENTICATED): the call needs a token and none was sent.
     ADMIN_DISABLED (PERMISSION_DENIED): the server has no operator token (--admin-token-file).
     BAD_TOKEN (PERMISSION_DENIED): the token gives no right here (forged, or another match's).
@@ -446,9 +452,12 @@ class MatchService:
     BOT_NOT_CONNECTED (FAILED_PRECONDITION): the named bot is not connected.
     BOT_GAME (FAILED_PRECONDITION): the named bot does not play that game.
     BOT_BUSY (FAILED_PRECONDITION): the named bot already plays its maximum number of matches.
+    REGISTRATION_CLOSED (FAILED_PRECONDITION): this arena takes no self-registrations (docs/arena.md).
     MATCH_ELSEWHERE (FAILED_PRECONDITION): another worker process owns the match: call again at ErrorInfo metadata address (docs/scaling.md).
     MATCH_NOT_FOUND (NOT_FOUND): there is no match with that id.
     TOURNAMENT_NOT_FOUND (NOT_FOUND): this server runs no tournament with that id.
+    ENTRANT_NOT_FOUND (NOT_FOUND): this server runs no arena with an entrant of that name.
+    NAME_TAKEN (ALREADY_EXISTS): the arena has an entrant of that name, or of one that reads alike.
     MISSING_TOKEN (UNAUTHENTICATED): the call needs a token and none was sent.
     ADMIN_DISABLED (PERMISSION_DENIED): the server has no operator token (--admin-token-file).
     BAD_TOKEN (PERMISSION_DENIED): the token gives no right here (forged, or another match's).
