@@ -37,6 +37,8 @@ from ziggurat.service.match import Match, hash_token
 from ziggurat.service.server import ExtraService, ServeOptions, ZigguratServer
 from ziggurat.service.timecontrol import TimeControl
 from ziggurat.v1 import admin_service_pb2, bot_service_pb2, game_pb2, match_service_pb2
+from ziggurat.v1 import arena_service_pb2 as apb
+from ziggurat.v1 import arena_service_pb2_grpc as agrpc
 from ziggurat.v1 import tournament_service_pb2 as tpb
 from ziggurat.v1 import tournament_service_pb2_grpc as tgrpc
 from ziggurat.web.connect import method_infos
@@ -47,11 +49,13 @@ REASON = "NOT_ALLOWED_IN_COMPETITION"
 BOT_NAME = "house/greedy"
 BOT_TOKEN = "a-bot-token-the-organiser-issued"
 TOURNAMENT = tpb.DESCRIPTOR.services_by_name["TournamentService"]
+ARENA = apb.DESCRIPTOR.services_by_name["ArenaService"]
 SERVICES: list[ServiceDescriptor] = [
     match_service_pb2.DESCRIPTOR.services_by_name["MatchService"],
     bot_service_pb2.DESCRIPTOR.services_by_name["BotService"],
     admin_service_pb2.DESCRIPTOR.services_by_name["AdminService"],
     TOURNAMENT,
+    ARENA,
     health_pb2.DESCRIPTOR.services_by_name["Health"],
     reflection_pb2.DESCRIPTOR.services_by_name["ServerReflection"],
 ]
@@ -66,6 +70,22 @@ class _Tournaments(tgrpc.TournamentServiceServicer):
 
     async def GetTournament(self, request: Any, context: Any) -> tpb.GetTournamentResponse:
         return tpb.GetTournamentResponse()
+
+
+class _Arena(agrpc.ArenaServiceServicer):
+    """A stand-in ArenaService: the policy, not the service, is under test here."""
+
+    async def GetArena(self, request: Any, context: Any) -> apb.GetArenaResponse:
+        return apb.GetArenaResponse()
+
+    async def GetEntrant(self, request: Any, context: Any) -> apb.GetEntrantResponse:
+        return apb.GetEntrantResponse()
+
+    async def ListArenaGames(self, request: Any, context: Any) -> apb.ListArenaGamesResponse:
+        return apb.ListArenaGamesResponse()
+
+    async def RegisterEntrant(self, request: Any, context: Any) -> apb.RegisterEntrantResponse:
+        return apb.RegisterEntrantResponse()
 
 
 @dataclass
@@ -106,6 +126,7 @@ async def competing(tmp_path: Path) -> AsyncIterator[Competing]:
     server.add_service(
         ExtraService(TOURNAMENT, _Tournaments(), tgrpc.add_TournamentServiceServicer_to_server)
     )
+    server.add_service(ExtraService(ARENA, _Arena(), agrpc.add_ArenaServiceServicer_to_server))
     port = await server.start()
     server.preregister_bot(BOT_NAME, hash_token(BOT_TOKEN))
     target, own = _finished_match(server)

@@ -46,6 +46,11 @@ COMMANDS: tuple[Command, ...] = (
         "run headless tournaments (round robin, gauntlet, Swiss, duplicate Kabaleo deals)",
         "ziggurat.cli.tournament_cmd",
     ),
+    Command(
+        "arena",
+        "run a standing arena: bots connect any time, are paired by rating, a lasting ladder",
+        "ziggurat.cli.arena_cmd",
+    ),
     Command("replay", "play back exported games (JSONL) in the terminal", "ziggurat.cli.replay_cmd"),
     Command(
         "tls",

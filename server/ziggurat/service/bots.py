@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
+import re
 import sqlite3
 import time
 from collections.abc import Iterable
@@ -105,6 +106,7 @@ class BotConnection:
 
 log = logging.getLogger("ziggurat.bots")
 
+VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,31}")
 REGISTRATIONS_PER_ADDRESS = (1 / 6, 10.0)  # new names per second from one address, burst
 REGISTRATIONS_PER_SERVER = (2.0, 100.0)  # new names per second on the whole server, burst
 
@@ -129,6 +131,8 @@ class BotRegistry:
         self.max_pending = max_pending
         self.invitation_ttl_s = invitation_ttl_s
         self.connected: dict[str, BotConnection] = {}
+        # An arena's entrants connect as NAME@VERSION with NAME's token (_version_of).
+        self.versioned = False
         self._arrived: asyncio.Event | None = None
         self._per_address = RateLimiter(*REGISTRATIONS_PER_ADDRESS)
         self._per_server = RateLimiter(*REGISTRATIONS_PER_SERVER)
@@ -137,6 +141,26 @@ class BotRegistry:
             # mapping) are stored again under today's key, so that their holders keep them.
             for name in store.rekey_bots(_stored_key):
                 log.warning("remote-bot name %r dropped: it reads as a name registered before it", name)
+
+    def _version_of(self, shown: str, key: str, digest: str) -> str | None:
+        """On an arena: ``NAME@VERSION`` is a version of entrant ``NAME`` and connects with NAME's
+        token; the first connection registers the versioned name under that token. None when
+        NAME is not registered (then the name is new, as any other) or the version is malformed."""
+        base, _, version = shown.partition("@")
+        base_hash = self.store.bot_token_hash(bot_key(base))
+        if base_hash is None or not VERSION.fullmatch(version):
+            if base_hash is not None:
+                raise errors.invalid(
+                    "BAD_NAME", "a version is 1-32 letters, digits, '.', '_' or '-' after the '@'"
+                )
+            return None
+        if not hmac.compare_digest(base_hash, digest):
+            raise errors.permission_denied("BAD_TOKEN", f"the bot name {base!r} is registered with another token")
+        try:
+            self.store.register_bot(key, base_hash, int(time.time() * 1000))
+        except StoreUnavailableError as error:
+            raise store_unavailable(error) from None
+        return base_hash
 
     def preregister(self, name: str, token_hash: str) -> None:
         """Bind ``name`` to the hash of a token the organiser issued (replacing any earlier holder)."""
@@ -156,6 +180,8 @@ class BotRegistry:
         key = bot_key(name)
         digest = hash_token(token)
         known = self.store.bot_token_hash(key)
+        if known is None and self.versioned and "@" in shown:
+            known = self._version_of(shown, key, digest)
         if known is None:
             if not (self._per_address.allow(peer) and self._per_server.allow("")):
                 raise errors.exhausted("RATE_LIMITED", "too many new bot names registered; try again later")

@@ -91,6 +91,7 @@ _MATCH = "/ziggurat.v1.MatchService/"
 _BOT = "/ziggurat.v1.BotService/"
 _ADMIN = "/ziggurat.v1.AdminService/"
 _TOURNAMENT = "/ziggurat.v1.TournamentService/"
+_ARENA = "/ziggurat.v1.ArenaService/"
 _HEALTH = "/grpc.health.v1.Health/"
 _REFLECTION = "/grpc.reflection.v1alpha.ServerReflection/"
 
@@ -131,6 +132,12 @@ POLICY: Mapping[str, Mapping[Listener, Rule]] = {
     # The live page's service.
     _TOURNAMENT + "ListTournaments": _row(Rule.REFUSED, Rule.AUDIENCE, Rule.AUDIENCE),
     _TOURNAMENT + "GetTournament": _row(Rule.REFUSED, Rule.AUDIENCE, Rule.AUDIENCE),
+    # A standing arena's ladder (docs/arena.md): public reads, and self-registration (the
+    # servicer applies the arena's policy and rate limits; no token: an entrant has none yet).
+    _ARENA + "GetArena": _row(Rule.REFUSED, Rule.AUDIENCE, Rule.AUDIENCE),
+    _ARENA + "GetEntrant": _row(Rule.REFUSED, Rule.AUDIENCE, Rule.AUDIENCE),
+    _ARENA + "ListArenaGames": _row(Rule.REFUSED, Rule.AUDIENCE, Rule.AUDIENCE),
+    _ARENA + "RegisterEntrant": _row(Rule.REFUSED, Rule.AUDIENCE, Rule.AUDIENCE),
     # Plumbing: health checks for everyone (not the list of services), on the socket with a
     # seat token; reflection (the schema, public anyway) for the ports.
     _HEALTH + "Check": _row(Rule.ANY_SEAT, Rule.OPEN, Rule.NOT_SERVED),
@@ -152,6 +159,9 @@ _READS = frozenset(
         _MATCH + "ListMatches",
         _TOURNAMENT + "ListTournaments",
         _TOURNAMENT + "GetTournament",
+        _ARENA + "GetArena",
+        _ARENA + "GetEntrant",
+        _ARENA + "ListArenaGames",
         _HEALTH + "Check",
         _HEALTH + "Watch",
     }
@@ -184,6 +194,8 @@ class Competition:
     def __init__(self, store: Store) -> None:
         self.store = store
         self._bot_keys: set[str] = set()
+        # An arena's entrants connect as NAME or NAME@VERSION under NAME's token.
+        self.versioned = False
         # Reads with a token, per credential: a program polling its match in a loop would take
         # the server's time from every other seat's moves (and their clocks).
         self._reads = RateLimiter(*READS_PER_CREDENTIAL)
@@ -191,6 +203,11 @@ class Competition:
     def allow_bot(self, name: str) -> None:
         """Let ``name`` connect with ConnectBot (the tournament registered it with its token)."""
         self._bot_keys.add(bot_key(name))
+
+    def _entrant_of(self, name: str) -> str:
+        """The registered name a ConnectBot name stands for: itself, or on an arena (versioned
+        names) the part before ``@`` of ``NAME@VERSION`` (:mod:`ziggurat.arena`)."""
+        return name.partition("@")[0] if self.versioned else name
 
     def check(
         self, method: str, listener: Listener, token: str | None, request: Any
@@ -231,7 +248,7 @@ class Competition:
             )
         if rule == Rule.REGISTERED_BOT:
             name = getattr(request, "name", "")
-            if isinstance(name, str) and bot_key(name) in self._bot_keys:
+            if isinstance(name, str) and bot_key(self._entrant_of(name)) in self._bot_keys:
                 return None
             return _refusal(
                 f"{call}: a competition server registers no new bot names; only the tournament's "
