@@ -91,14 +91,20 @@ def load_arena_config(path: str | Path) -> ArenaConfig:
         raise ArenaConfigError(f"{path}: cannot read: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ArenaConfigError(f"{path}: not valid TOML: {exc}") from None
-    try:
-        return parse_arena_config(data, path.resolve().parent)
-    except ConfigError as exc:
-        raise ArenaConfigError(str(exc)) from None
+    return parse_arena_config(data, path.resolve().parent)
 
 
 def parse_arena_config(data: dict[str, Any], base_dir: Path) -> ArenaConfig:
     """Validate an already-parsed TOML document; ``base_dir`` anchors relative paths."""
+    try:
+        return _parse(data, base_dir)
+    except ArenaConfigError:
+        raise
+    except ConfigError as exc:
+        raise ArenaConfigError(str(exc)) from None
+
+
+def _parse(data: dict[str, Any], base_dir: Path) -> ArenaConfig:
     top = _Table(data, "")
     name = top.string("name")
     database = Path(top.string("database", "arena.db"))

@@ -11,6 +11,8 @@ The rule, each pairing round, per ladder (:func:`pair`):
    the closest table: the highest match quality, OpenSkill's draw probability of the whole
    table (``Ladder.quality``), the longest waiting on a tie. Lines it met in its last
    ``repeat_window`` games are skipped while any other free line is left.
+   Greedy picks can leave the last two free lines to meet again: such a two-seat table is
+   swapped with another when both new pairings are fresh.
 4. **Seats.** The table sits by how often each line had seat 1 (the first move, light in
    Pylos), fewest first, so seats even out over time.
 
@@ -55,9 +57,7 @@ def pair(
             break
         size = min(fitting, key=lambda s: (ladder.games_by_size.get(s, 0), -s))
         anchor = pool.pop(0)
-        recent: set[str] = set()
-        for opponents in list(ladder.line(anchor).recent)[-repeat_window:] if repeat_window else []:
-            recent |= opponents
+        recent = _recent(ladder, anchor, repeat_window) if repeat_window else set()
         table = [anchor]
         while len(table) < size:
             fresh = [n for n in pool if n not in recent]
@@ -65,9 +65,40 @@ def pair(
             best = max(choices, key=lambda n: (ladder.quality([*table, n]), -waited[n], n))
             pool.remove(best)
             table.append(best)
-        table.sort(key=lambda n: (_first_share(ladder, n), waited[n], n))
         tables.append(tuple(table))
-    return tables
+    if repeat_window:
+        _untangle(ladder, tables, repeat_window)
+    return [tuple(sorted(t, key=lambda n: (_first_share(ladder, n), waited[n], n))) for t in tables]
+
+
+def _recent(ladder: Ladder, name: str, window: int) -> set[str]:
+    met: set[str] = set()
+    for opponents in list(ladder.line(name).recent)[-window:]:
+        met |= opponents
+    return met
+
+
+def _untangle(ladder: Ladder, tables: list[tuple[str, ...]], window: int) -> None:
+    """Two-seat tables only: a pairing repeated within the window is swapped with another
+    table when both new pairings are fresh (the greedy picks can leave the last two free
+    lines to meet again while a swap would avoid it)."""
+    for i in range(len(tables)):
+        if len(tables[i]) != 2:
+            continue
+        a, b = tables[i]
+        if b not in _recent(ladder, a, window):
+            continue
+        for j, other in enumerate(tables):
+            if len(other) != 2 or j == i:
+                continue
+            c, d = other
+            for x, y in (((a, c), (b, d)), ((a, d), (b, c))):
+                if x[1] not in _recent(ladder, x[0], window) and y[1] not in _recent(ladder, y[0], window):
+                    tables[i], tables[j] = x, y
+                    break
+            else:
+                continue
+            break
 
 
 def _first_share(ladder: Ladder, name: str) -> float:
