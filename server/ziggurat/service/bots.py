@@ -155,7 +155,9 @@ class BotRegistry:
                 )
             return None
         if not hmac.compare_digest(base_hash, digest):
-            raise errors.permission_denied("BAD_TOKEN", f"the bot name {base!r} is registered with another token")
+            raise errors.permission_denied(
+                "BAD_TOKEN", f"the bot name {base!r} is registered with another token"
+            )
         try:
             self.store.register_bot(key, base_hash, int(time.time() * 1000))
         except StoreUnavailableError as error:

@@ -77,7 +77,10 @@ class Reason(enum.Enum):
     MATCH_NOT_FOUND = (grpc.StatusCode.NOT_FOUND, "there is no match with that id")
     TOURNAMENT_NOT_FOUND = (grpc.StatusCode.NOT_FOUND, "this server runs no tournament with that id")
     ENTRANT_NOT_FOUND = (grpc.StatusCode.NOT_FOUND, "this server runs no arena with an entrant of that name")
-    NAME_TAKEN = (grpc.StatusCode.ALREADY_EXISTS, "the arena has an entrant of that name, or of one that reads alike")
+    NAME_TAKEN = (
+        grpc.StatusCode.ALREADY_EXISTS,
+        "the arena has an entrant of that name, or of one that reads alike",
+    )
     MISSING_TOKEN = (grpc.StatusCode.UNAUTHENTICATED, "the call needs a token and none was sent")
     ADMIN_DISABLED = (
         grpc.StatusCode.PERMISSION_DENIED,
