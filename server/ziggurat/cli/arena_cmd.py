@@ -309,7 +309,10 @@ def _token(args: argparse.Namespace) -> int:
         print("error: an entrant's name is 1-32 letters, digits, '.', '_' or '-'", file=sys.stderr)
         return exits.USAGE
     token = secrets.token_urlsafe(24)
-    print(f"# give {args.entrant} this token (it is shown once): {token}")
+    # The token on standard error, the lines for the arena's file on standard output: so
+    # `ziggurat arena token alice >> arena.toml` keeps the secret out of the file.
+    print(f"{args.entrant}'s token (give it to {args.entrant}; it is shown once): {token}", file=sys.stderr)
+    print()
     print("[[entrant]]")
     print(f'name = "{args.entrant}"')
     print(f'token_sha256 = "{hash_token(token)}"')
