@@ -477,7 +477,15 @@ class ArenaRunner:
         ladder = self.state.ladders.setdefault(live.game, Ladder(live.game))
         while self._commit_rating(ladder, live.number, live.seats, result) is None and self._pending(live):
             await asyncio.sleep(RATE_RETRY_SECONDS)
+        self._end(live)
+
+    def _end(self, live: LiveGame) -> None:
+        """The game is over for the arena: its lines are free from now (the pairing delay a
+        game records runs from here, or from the round that first saw a line connected)."""
         self.state.live.pop(live.number, None)
+        now = time.monotonic()
+        for line in live.seats:
+            self._free_since.setdefault(line, now)
 
     def _pending(self, live: LiveGame) -> bool:
         """The game is still playing in the database (a refused rating is tried again)."""
@@ -491,7 +499,7 @@ class ArenaRunner:
         assert self.store is not None
         with contextlib.suppress(sqlite3.Error):
             self.store.void(live.number, why)
-        self.state.live.pop(live.number, None)
+        self._end(live)
         log.info("game %d is void: %s", live.number, why)
 
     def _commit_rating(
