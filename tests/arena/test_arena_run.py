@@ -287,3 +287,56 @@ async def test_kill_9_mid_arena_keeps_ratings_and_records_and_the_arena_carries_
     assert len(match_ids) == len(set(match_ids))
     orders = sorted(g.rated_order for g in games if g.status == "rated")
     assert orders == list(range(1, len(orders) + 1))
+
+
+async def test_a_kabaleo_ladder_seats_tables_of_each_size_and_shows_no_secret(tmp_path: Path) -> None:
+    path = tmp_path / "kabaleo.toml"
+    entrants = "".join(f'\n[[entrant]]\nname = "k{i}"\nbuiltin = "random"\n' for i in range(4))
+    path.write_text(
+        f"""
+name = "Kabaleo arena"
+database = "k.db"
+[server]
+listen = "127.0.0.1:0"
+[time_control]
+base_ms = 20000
+increment_ms = 100
+[pairing]
+max_games = 2
+interval_seconds = 0.1
+stop_grace_seconds = 20
+[[ladder]]
+game = "kabaleo"
+tables = [3, 4]
+{entrants}"""
+    )
+    arena = start_arena(path)
+    try:
+        await wait_for(
+            lambda: {len(g.seats) for g in arena.games() if g.status == "rated"} >= {3, 4},
+            90,
+            "tables of 3 and 4",
+        )
+        async with grpc.aio.insecure_channel(arena.address) as channel:
+            matches = mgrpc.MatchServiceStub(channel)
+
+            async def a_live_game_hides_its_secrets() -> bool:
+                """A live game on the ladder shows no ranks; its match, read as anyone reads it,
+                hides every objective, the unheld colours and the seed while it is played."""
+                shown = (await arena.stub(channel).GetArena(apb.GetArenaRequest())).arena
+                for game in shown.live_games:
+                    assert not game.ranks and not game.rating_changes and not game.rated_order
+                    if not game.match_id:
+                        continue
+                    answer = await matches.GetMatch(match_service_pb2.GetMatchRequest(match_id=game.match_id))
+                    if answer.match.status == 2:  # active
+                        kabaleo = answer.match.view.kabaleo
+                        assert set(kabaleo.objectives) == {"?"} and set(kabaleo.unheld) == {"?"}
+                        assert not answer.match.revealed_seed
+                        return True
+                return False
+
+            await wait_for(a_live_game_hides_its_secrets, 60, "an active game to read")
+        assert await _verify_rated(arena) >= 2
+    finally:
+        assert arena.stop() == 0
