@@ -101,16 +101,16 @@ def now_ms() -> int:
 class ArenaStore:
     """The arena tables of one database file."""
 
-    def __init__(self, path: str | Path, *, readonly: bool = False) -> None:
+    def __init__(self, path: str | Path, *, readonly: bool = False, busy_timeout_ms: int = 5000) -> None:
         if readonly:
             uri = f"file:{Path(path).resolve()}?mode=ro"
             self._db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
-            self._db.execute("PRAGMA busy_timeout=5000")
+            self._db.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
             return
         private_files(str(path))  # the same file as the match tables: private (0600)
         self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA busy_timeout=5000")
+        self._db.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
         self._db.executescript(SCHEMA)
 
     def close(self) -> None:
