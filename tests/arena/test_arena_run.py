@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -338,5 +340,35 @@ tables = [3, 4]
 
             await wait_for(a_live_game_hides_its_secrets, 60, "an active game to read")
         assert await _verify_rated(arena) >= 2
+    finally:
+        assert arena.stop() == 0
+
+
+WRAPPER = """
+import os, sys
+print("server", os.environ["ZIGGURAT_SERVER"], flush=True)
+try:
+    open(sys.argv[1], "rb").read(1)
+    print("database readable", flush=True)
+except OSError:
+    print("database hidden", flush=True)
+os.execv(sys.executable, [sys.executable, "-m", "ziggurat.cli.main", "bot", "greedy", "--remote"])
+"""
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+async def test_a_submitted_program_entrant_plays_confined(tmp_path: Path) -> None:
+    """A program the operator runs (Kaggle's way) is launched in a sandbox of its own: it reaches
+    the server through the socket bound into it, cannot read the arena's database, and plays."""
+    (tmp_path / "entry.py").write_text(WRAPPER)
+    program = [sys.executable, str(tmp_path / "entry.py"), str(tmp_path / "arena.db")]
+    extra = f'\n[[entrant]]\nname = "submitted"\ncommand = {json.dumps(program)}\n'
+    arena = start_arena(_config(tmp_path, extra=extra))
+    try:
+        await wait_for(lambda: len(_starts_with(arena, "submitted")) >= 2, 90, "two games of the program")
+        assert await _verify_rated(arena) >= 2
+        log = (tmp_path / "arena-logs" / "submitted.log").read_text()
+        assert "server unix:" in log and "database hidden" in log, log
+        assert "database readable" not in log
     finally:
         assert arena.stop() == 0

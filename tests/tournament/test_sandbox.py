@@ -7,6 +7,8 @@ import os
 import re
 import shutil
 import socket
+import sqlite3
+import sys
 import uuid
 from pathlib import Path
 
@@ -397,3 +399,34 @@ def test_no_control_group_refuses_to_start_unless_opted_out(monkeypatch: pytest.
     confined = opted_out.confine(["true"], cwd=None, env={}, label="no-cgroup")
     assert confined.cgroup is None and confined.argv[0] == "prlimit"
     confined.close_now()
+
+
+def test_scanning_the_server_s_own_database_keeps_its_locks(tmp_path: Path) -> None:
+    """The database scan must not drop this process's SQLite locks (POSIX locks belong to the
+    process: closing any descriptor of the file drops them all). Were the server's shared lock
+    dropped, the next connection of another process to close would believe itself the last,
+    checkpoint and delete the WAL under the live server (which then died of SIGBUS)."""
+    path = tmp_path / "live.db"
+    server = sqlite3.connect(path, isolation_level=None)
+    server.execute("PRAGMA journal_mode=WAL")
+    server.execute("CREATE TABLE matches (x)")
+    server.execute("INSERT INTO matches VALUES (1)")
+    wal = path.with_name("live.db-wal")
+
+    def another_process_reads_and_closes() -> None:
+        script = (
+            "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+            "c.execute('SELECT * FROM matches'); c.close()"
+        )
+        processes.run([sys.executable, "-c", script, str(path)], check=True)
+
+    another_process_reads_and_closes()
+    assert wal.exists()  # the server's connection is open: its WAL stays
+    assert Sandbox(SandboxPolicy(cgroups=False)).databases([tmp_path]) == [
+        path,
+        wal,
+        path.with_name("live.db-shm"),
+    ]
+    another_process_reads_and_closes()
+    assert wal.exists()  # and still does after the scan
+    server.close()

@@ -17,10 +17,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ziggurat.bots import BOTS, GAMES_OF
+from ziggurat.bots import BOTS
 from ziggurat.rules.registry import GAMES
 from ziggurat.service.timecontrol import TimeControl
-from ziggurat.tournament.config import ConfigError, _bot_options, _server, _Table, _time_control
+from ziggurat.tournament.config import (
+    ConfigError,
+    _bot_options,
+    _sandbox,
+    _server,
+    _Table,
+    _time_control,
+)
+from ziggurat.tournament.sandbox import SandboxPolicy
 
 Registration = Literal["closed", "open", "approval"]
 REGISTRATIONS: tuple[Registration, ...] = ("closed", "open", "approval")
@@ -46,13 +54,19 @@ class LadderConfig:
 
 @dataclass(frozen=True)
 class EntrantConfig:
-    """An entrant the operator declared: a remote bot (``token_sha256``) or a built-in the arena
-    launches and keeps running (``builtin``, with its ``options``)."""
+    """An entrant the operator declared: a remote bot (``token_sha256``), a built-in the arena
+    launches and keeps running (``builtin``, with its ``options``), or a submitted program the
+    arena launches, keeps running and confines as tournaments confine theirs (``command``, with
+    its ``cwd``, ``env`` and ``read_only`` paths)."""
 
     name: str
     token_sha256: str = ""
     builtin: str | None = None
     options: tuple[tuple[str, str | int | float | bool], ...] = ()
+    argv: tuple[str, ...] = ()
+    cwd: Path | None = None
+    env: tuple[tuple[str, str], ...] = ()
+    read_only: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -74,6 +88,7 @@ class ArenaConfig:
     registrations_per_hour: int = 5  # from one address
     max_entrants: int = 1000
     stop_grace_s: float = 600.0  # on stop, how long games in progress get to end before they are void
+    sandbox: SandboxPolicy = field(default_factory=SandboxPolicy)  # for ``command`` entrants
     base_dir: Path = field(default=Path("."))
 
     def entrant(self, name: str) -> EntrantConfig | None:
@@ -112,7 +127,8 @@ def _parse(data: dict[str, Any], base_dir: Path) -> ArenaConfig:
         database = base_dir / database
     server = _server(top.sub("server"))
     ladders = _ladders(top.raw("ladder"))
-    entrants = _entrants(top.raw("entrant"))
+    entrants = _entrants(top.raw("entrant"), base_dir)
+    sandbox = _sandbox(top.sub("sandbox"))
     time_control = _time_control(top.sub("time_control")) if top.has("time_control") else DEFAULT_TIME_CONTROL
     pairing = top.sub("pairing")
     values: dict[str, Any] = {}
@@ -151,6 +167,7 @@ def _parse(data: dict[str, Any], base_dir: Path) -> ArenaConfig:
         ladders=ladders,
         entrants=entrants,
         time_control=time_control,
+        sandbox=sandbox,
         base_dir=base_dir,
         **values,
     )
@@ -181,7 +198,7 @@ def _ladders(raw: object) -> tuple[LadderConfig, ...]:
     return tuple(out)
 
 
-def _entrants(raw: object) -> tuple[EntrantConfig, ...]:
+def _entrants(raw: object, base_dir: Path) -> tuple[EntrantConfig, ...]:
     if raw is None:
         return ()
     if not isinstance(raw, list):
@@ -204,6 +221,9 @@ def _entrants(raw: object) -> tuple[EntrantConfig, ...]:
             t.done()
             out.append(EntrantConfig(name, builtin=builtin, options=tuple(sorted(options.items()))))
             continue
+        if t.has("command"):
+            out.append(_program(t, name, base_dir))
+            continue
         token = t.string("token_sha256")
         if not SHA256_HEX.fullmatch(token):
             raise ArenaConfigError(
@@ -215,6 +235,20 @@ def _entrants(raw: object) -> tuple[EntrantConfig, ...]:
     return tuple(out)
 
 
-def builtin_games(builtin: str) -> frozenset[str]:
-    """The games a built-in bot plays."""
-    return frozenset(GAMES_OF[builtin])
+def _program(t: _Table, name: str, base_dir: Path) -> EntrantConfig:
+    """A ``command`` entrant: paths as a tournament's programs (argv[0] with a '/' and ``cwd``
+    relative to the file; ``cwd`` defaults to the file's directory)."""
+    argv = list(t.strings("command"))
+    if "/" in argv[0] and not Path(argv[0]).is_absolute():
+        argv[0] = str((base_dir / argv[0]).resolve())
+    cwd = (base_dir / t.string("cwd")).resolve() if t.has("cwd") else base_dir
+    read_only = tuple((base_dir / p).resolve() for p in t.strings("read_only")) if t.has("read_only") else ()
+    env: list[tuple[str, str]] = []
+    env_table = t.sub("env")
+    if env_table is not None:
+        for key, value in env_table.data.items():
+            if not isinstance(value, str):
+                raise ArenaConfigError(f"{env_table.key(key)}: must be a string")
+            env.append((key, value))
+    t.done()
+    return EntrantConfig(name, argv=tuple(argv), cwd=cwd, env=tuple(env), read_only=read_only)

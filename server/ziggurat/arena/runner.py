@@ -21,13 +21,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import secrets
+import shutil
 import signal
 import sqlite3
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -42,7 +46,8 @@ from ziggurat.service.botnames import bot_key
 from ziggurat.service.match import hash_token
 from ziggurat.service.server import ExtraService, ServeOptions, ZigguratServer
 from ziggurat.tournament.games import GameHost, Seating, ShutdownError, game_result, play_game
-from ziggurat.tournament.runner import _Launched
+from ziggurat.tournament.runner import SOCKET_NAME, _confine_launch, _Launched
+from ziggurat.tournament.sandbox import Confinement, Sandbox, named_paths
 from ziggurat.tournament.schedule import GameSpec
 from ziggurat.v1 import arena_service_pb2, arena_service_pb2_grpc
 from ziggurat.wire.errors import ApiError
@@ -170,7 +175,43 @@ class ArenaRunner:
         self._stop.set()
 
     async def run(self) -> int:
-        """Run until stopped; the exit code (0)."""
+        """Run until stopped; the exit code (0).
+
+        Raises SandboxUnavailable (before anything is written) when ``command`` entrants need a
+        sandbox this machine cannot make.
+        """
+        config = self.config
+        sandbox: Sandbox | None = None
+        socket_dir: Path | None = None
+        if config.sandbox.enabled and any(e.argv for e in config.entrants):
+            # a short path (sun_path holds 108 bytes), readable by the sandboxes' users
+            socket_dir = Path(tempfile.mkdtemp(prefix="ziggurat-a-"))
+            socket_dir.chmod(0o755)
+            db = config.database.resolve()
+            hidden = [
+                db,
+                db.with_name(db.name + "-wal"),
+                db.with_name(db.name + "-shm"),
+                self.log_dir.resolve(),
+            ]
+            sandbox = Sandbox(config.sandbox, hidden=hidden, socket_dir=socket_dir, name="arena")
+            try:
+                sandbox.check()
+                for entrant in config.entrants:
+                    sandbox.refuse_databases(entrant.name, entrant.read_only)
+            except BaseException:
+                shutil.rmtree(socket_dir, ignore_errors=True)
+                sandbox.close()
+                raise
+        try:
+            return await self._run(sandbox, socket_dir)
+        finally:
+            if socket_dir is not None:
+                shutil.rmtree(socket_dir, ignore_errors=True)
+            if sandbox is not None:
+                sandbox.close()
+
+    async def _run(self, sandbox: Sandbox | None, socket_dir: Path | None) -> int:
         config = self.config
         host, port = config.listen.rsplit(":", 1)
         server = ZigguratServer(
@@ -183,6 +224,7 @@ class ArenaRunner:
                 grace_seconds=SERVER_GRACE_SECONDS,
                 http_port=config.http_port,
                 competition=True,  # an entrant's credential plays its own seats and nothing else
+                unix_socket=str(socket_dir / SOCKET_NAME) if socket_dir is not None else None,
             )
         )
         from ziggurat.arena.servicer import ArenaServicer
@@ -195,6 +237,8 @@ class ArenaRunner:
         )
         bound = await server.start()
         self.server = server
+        if socket_dir is not None:
+            (socket_dir / SOCKET_NAME).chmod(0o777)  # sandboxes run as users of their own
         assert server.competition is not None
         server.competition.versioned = True
         server.bots.versioned = True
@@ -214,7 +258,8 @@ class ArenaRunner:
                 page_host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
                 self.page_url = f"{server.options.web_scheme}://{page_host}:{server.http_port}/#/arena"
                 self._say(f"arena {config.name!r}: ladder page {self.page_url}")
-            self._launch_builtins()
+            program_address = f"unix:{socket_dir / SOCKET_NAME}" if socket_dir is not None else self.address
+            self._launch_entrants(sandbox, program_address)
             game_host = GameHost(
                 manager=server.manager,
                 bots=server.bots,
@@ -257,7 +302,7 @@ class ArenaRunner:
         for entrant in self.config.entrants:
             key = bot_key(entrant.name)
             declared.add(key)
-            if entrant.builtin is not None:
+            if entrant.builtin is not None or entrant.argv:  # the arena launches it: a token of this run
                 token = secrets.token_urlsafe(24)
                 self._builtin_tokens[entrant.name] = token
                 self.store.upsert_declared(key, entrant.name, hash_token(token))
@@ -286,33 +331,64 @@ class ArenaRunner:
         self.state.entrant_names = {row.key: row.name for row in rows}
         self.state.versions = self.store.versions()
 
-    def _launch_builtins(self) -> None:
-        """Built-in entrants: a `ziggurat bot NAME --remote` process each, kept running."""
+    def _launch_entrants(self, sandbox: Sandbox | None, program_address: str) -> None:
+        """Built-in entrants (a `ziggurat bot NAME --remote` process each) and program entrants
+        (confined in a sandbox of their own, as a tournament's ``keep_alive`` programs are),
+        kept running: relaunched when they exit."""
         for entrant in self.config.entrants:
-            if entrant.builtin is None:
+            if entrant.builtin is None and not entrant.argv:
                 continue
-            argv = [sys.executable, "-m", "ziggurat.cli.main", "bot", entrant.builtin, "--remote"]
-            argv += ["--server", self.address, "--max-matches", str(self.config.games_per_entrant)]
-            for key, value in entrant.options:
-                argv += ["--bot-option", f"{key}={value}"]
-            env = {
-                **os.environ,
+            bot_env = {
                 "ZIGGURAT_BOT_NAME": entrant.name,
                 "ZIGGURAT_BOT_TOKEN": self._builtin_tokens[entrant.name],
-                "ZIGGURAT_PARENT_PID": str(os.getpid()),
             }
+            confine: Callable[[dict[str, str]], Confinement] | None = None
+            cwd: str | None = None
+            if entrant.builtin is not None:
+                argv = [sys.executable, "-m", "ziggurat.cli.main", "bot", entrant.builtin, "--remote"]
+                argv += ["--server", self.address, "--max-matches", str(self.config.games_per_entrant)]
+                for key, value in entrant.options:
+                    argv += ["--bot-option", f"{key}={value}"]
+                env = {**os.environ, **bot_env, "ZIGGURAT_PARENT_PID": str(os.getpid())}
+            else:
+                argv = list(entrant.argv)
+                cwd = str(entrant.cwd) if entrant.cwd else None
+                program_env = {**dict(entrant.env), **bot_env, "ZIGGURAT_SERVER": program_address}
+                if sandbox is not None:
+                    env = {}
+                    confine = functools.partial(
+                        _confine_launch,
+                        sandbox,
+                        argv,
+                        cwd=cwd,
+                        env=program_env,
+                        label=f"arena-{entrant.name}",
+                        read_only=entrant.read_only,
+                        hide=self._foreign_paths(entrant.name),
+                    )
+                else:  # the operator turned the sandbox off: programs it trusts
+                    env = {**os.environ, **program_env, "ZIGGURAT_PARENT_PID": str(os.getpid())}
             launched = _Launched(
                 entrant.name,
                 argv,
                 env,
-                None,
+                cwd,
                 self.log_dir / f"{entrant.name}.log",
                 exits=self._exits,
                 bot_name=entrant.name,
+                confine=confine,
             )
             self.log_dir.mkdir(parents=True, exist_ok=True)
             launched.start()
             self._launched.append(launched)
+
+    def _foreign_paths(self, name: str) -> tuple[Path, ...]:
+        """The files of every other program entrant: this one's sandbox hides them."""
+        out: list[Path] = []
+        for other in self.config.entrants:
+            if other.name != name and other.argv:
+                out += named_paths(other.argv, other.cwd, other.read_only)
+        return tuple(dict.fromkeys(out))
 
     # Recovery ----------------------------------------------------------------------------
     def _recover(self, server: ZigguratServer) -> None:

@@ -104,10 +104,12 @@ def _run(args: argparse.Namespace) -> int:
     except StartupError as error:
         print(f"error: {error}", file=sys.stderr)
         return exits.FAILED
+    from ziggurat.tournament.sandbox import SandboxUnavailable
+
     runner = ArenaRunner(config)
     try:
         return asyncio.run(runner.run())
-    except StartupError as error:
+    except (StartupError, SandboxUnavailable) as error:
         print(f"error: {error}", file=sys.stderr)
         return exits.FAILED
     except KeyboardInterrupt:

@@ -67,7 +67,6 @@ CGROUP_HINT = (
     "cgroups = false to run sandboxes without their total memory, process and CPU caps "
     "(only for programs you trust)"
 )
-SQLITE_HEADER = b"SQLite format 3\x00"
 OUR_TABLES = frozenset({"matches", "events", "seat_tokens", "tournaments", "tournament_games"})
 SCAN_LIMIT = 20_000  # entries of one visible directory tree looked at for databases
 MEMORY_POLL_SECONDS = 0.2
@@ -434,12 +433,16 @@ def _python_paths(executable: Path) -> list[Path]:
 
 
 def _is_our_database(path: Path) -> bool:
-    """An SQLite file with ziggurat's tables (or one that cannot be read: it may be, so it is)."""
-    try:
-        with path.open("rb") as handle:
-            if handle.read(16) != SQLITE_HEADER:
-                return False
-    except OSError:
+    """An SQLite file with ziggurat's tables (or one that cannot be read: it may be, so it is).
+
+    The file is read through SQLite only, never opened and closed by hand: POSIX record locks
+    belong to the process, and closing *any* descriptor of a file drops every lock the process
+    holds on it. A scan that met the server's own live database (a program's directory holding
+    it) dropped the server's WAL locks that way; another process opening the database then
+    believed itself alone, reset the ``-shm`` file, and the server died of SIGBUS on its mapping.
+    SQLite keeps the descriptors of a file it has locked open until the locks are released.
+    """
+    if not path.is_file():
         return False
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
@@ -447,6 +450,8 @@ def _is_our_database(path: Path) -> bool:
             names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         finally:
             conn.close()
+    except sqlite3.DatabaseError as error:  # "file is not a database": not ours; else it may be
+        return "not a database" not in str(error)
     except sqlite3.Error:
         return True
     return bool(names & OUR_TABLES)
