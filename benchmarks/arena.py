@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import random
 import resource
 import subprocess
 import sys
@@ -88,8 +89,10 @@ def run_arena(args: argparse.Namespace, directory: Path) -> tuple[float, float, 
         while time.monotonic() < deadline and process.poll() is None:
             time.sleep(1.0)
             elapsed = time.monotonic() - started
-            print(f"\r  arena: {elapsed:5.0f} s of {args.minutes * 60:.0f}", end="", flush=True)
-        print()
+            if sys.stdout.isatty():
+                print(f"\r  arena: {elapsed:5.0f} s of {args.minutes * 60:.0f}", end="", flush=True)
+        if sys.stdout.isatty():
+            print()
         subprocess.run(
             [sys.executable, "-m", "ziggurat.cli.main", "arena", "stop", str(config)],
             check=True,
@@ -175,6 +178,8 @@ def main() -> None:
             pairings = [(_level(g.seats[0]), _level(g.seats[1])) for g in rated_games]
         finally:
             store.close()
+        # in a random order, so that however far the baseline gets its mix of levels is the arena's
+        random.Random(1).shuffle(pairings)
         print(f"  baseline: the same {len(pairings)} pairings in-process for {args.baseline_seconds:g} s")
         base_games, base_cpu = baseline(pairings or [("random", "random")], args.baseline_seconds, args)
     cores = cpu / wall if wall else float("nan")
