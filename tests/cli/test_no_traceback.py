@@ -47,6 +47,14 @@ builtin = "random"
 name = "b"
 builtin = "random"
 """
+GOOD_ARENA = b"""name = "a"
+database = "a.db"
+[[ladder]]
+game = "pylos"
+[[entrant]]
+name = "g"
+builtin = "greedy"
+"""
 RECORD = (
     '{"index": 0, "round": 1, "game": "pylos", "options": {}, "seats": ["a", "b"], '
     '"revealed_seed": "%s", "commitment": "x", "moves": [], "termination": "normal", '
@@ -91,6 +99,23 @@ OFFLINE = {
     "play with an empty name": _case(
         "play --name= --server 127.0.0.1:9", USAGE, "a player name cannot be empty"
     ),
+    "arena toml syntax error": _case(
+        "arena run {tmp}/a.toml", USAGE, "a.toml: not valid TOML", {"a.toml": b"name =\n"}
+    ),
+    "arena toml unknown key": _case(
+        "arena run {tmp}/a.toml", USAGE, "bogus: unknown key", {"a.toml": b"bogus = 1\n" + GOOD_ARENA}
+    ),
+    "arena toml not utf-8": _case(
+        "arena run {tmp}/a.toml", USAGE, "not UTF-8", {"a.toml": b"name = '\xff\xfe'\n"}
+    ),
+    "arena toml missing": _case("arena run {tmp}/none.toml", USAGE, "cannot read"),
+    "arena db directory missing": _case(
+        "arena run {tmp}/a.toml", USAGE, "does not exist", {"a.toml": GOOD_ARENA.replace(b"a.db", b"no/a.db")}
+    ),
+    "arena standings before it ran": _case(
+        "arena standings {tmp}/a.toml", FAILED, "the arena has not run yet", {"a.toml": GOOD_ARENA}
+    ),
+    "arena token bad name": _case("arena token a/b", USAGE, "an entrant's name is 1-32"),
     "tournament toml syntax error": _case(
         "tournament run {tmp}/t.toml --db {tmp}/t.db",
         USAGE,
@@ -423,6 +448,13 @@ def _tournament(tmp: Path, server: ServerProcess) -> tuple[list[str], str]:
     return _ziggurat("tournament", "run", str(tmp / "t.toml"), "--db", str(tmp / "t.db")), "Finished game"
 
 
+def _arena(tmp: Path, server: ServerProcess) -> tuple[list[str], str]:
+    """An arena of two built-in bots playing games, stopped by Ctrl-C mid-game (it lets the games
+    end, as `arena stop` does, and says 130)."""
+    (tmp / "a.toml").write_bytes(GOOD_ARENA + b'[[entrant]]\nname = "r"\nbuiltin = "random"\n')
+    return _ziggurat("arena", "run", str(tmp / "a.toml"), "--log-level", "info"), "game 2:"
+
+
 def _created_match(server: ServerProcess) -> str:
     with SyncClient(server.address) as client:
         return str(client.create_match(game_config("pylos")).match_id)
@@ -466,6 +498,7 @@ SIGINT_CASES: dict[str, Callable[[Path, ServerProcess], tuple[list[str], str]]] 
     ),
     "play": lambda tmp, server: (_ziggurat("play", "--server", server.address), "\x1b["),
     "tournament run": _tournament,
+    "arena run": _arena,
 }
 
 

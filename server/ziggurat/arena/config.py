@@ -106,6 +106,8 @@ def load_arena_config(path: str | Path) -> ArenaConfig:
         raise ArenaConfigError(f"{path}: cannot read: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ArenaConfigError(f"{path}: not valid TOML: {exc}") from None
+    except UnicodeDecodeError:
+        raise ArenaConfigError(f"{path}: not UTF-8 text (TOML must be)") from None
     return parse_arena_config(data, path.resolve().parent)
 
 

@@ -168,10 +168,13 @@ class ArenaRunner:
         self._exits: dict[str, int] = {}
         self._free_since: dict[str, float] = {}
         self._stop = asyncio.Event()
+        self.interrupted = False  # stopped by Ctrl-C (SIGINT)
         self._builtin_tokens: dict[str, str] = {}
 
-    def request_stop(self) -> None:
+    def request_stop(self, signum: int | None = None) -> None:
         """Stop pairing; the games in progress are played to their end (``stop_grace_s``)."""
+        if signum == signal.SIGINT:
+            self.interrupted = True
         self._stop.set()
 
     async def run(self) -> int:
@@ -246,7 +249,7 @@ class ArenaRunner:
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(signum, self.request_stop)
+                loop.add_signal_handler(signum, self.request_stop, signum)
         client = ZigguratClient(self.address)
         try:
             store.set_control("stop", None)  # a stop asked of an earlier run is done

@@ -101,19 +101,22 @@ def _run(args: argparse.Namespace) -> int:
     try:
         DatabaseOwner.check_free(config.database)
         check_database_path(str(config.database))
-    except StartupError as error:
+    except StartupError as error:  # a database directory missing, or another process's database
         print(f"error: {error}", file=sys.stderr)
-        return exits.FAILED
+        return exits.USAGE
     from ziggurat.tournament.sandbox import SandboxUnavailable
 
     runner = ArenaRunner(config)
     try:
-        return asyncio.run(runner.run())
+        code = asyncio.run(runner.run())
     except (StartupError, SandboxUnavailable) as error:
         print(f"error: {error}", file=sys.stderr)
         return exits.FAILED
     except KeyboardInterrupt:
         return exits.INTERRUPTED
+    # Ctrl-C stops the arena as cleanly as `arena stop` and SIGTERM do, and says so as every
+    # command does: 130 (the README's exit codes)
+    return exits.INTERRUPTED if runner.interrupted else code
 
 
 def _store(config: Any) -> Any:
