@@ -155,6 +155,15 @@ async def test_entrants_versions_controls_and_least_privilege(tmp_path: Path) ->
         assert all(start <= switched for start in _starts_with(arena, "alice"))
         ladder = (await arena.arena()).ladders[0]
         states = {(line.entrant, line.version): line.state for line in ladder.standings}
+        async with grpc.aio.insecure_channel(arena.address) as channel:
+            profile = (await arena.stub(channel).GetEntrant(apb.GetEntrantRequest(name="alice@2"))).entrant
+        assert profile.name == "alice" and [(x.version, x.game) for x in profile.lines] == [
+            ("2", game_pb2.GAME_PYLOS),
+            ("", game_pb2.GAME_PYLOS),
+        ]
+        orders = [point.rated_order for point in profile.history]
+        assert orders == sorted(orders) and len(set(orders)) == len(orders) >= 5
+        assert {point.version for point in profile.history} == {"", "2"}
         assert states[("alice", "")] == apb.ENTRANT_STATE_SUPERSEDED
         assert states[("alice", "2")] == apb.ENTRANT_STATE_ACTIVE
         assert [line.rank for line in ladder.standings if line.state != apb.ENTRANT_STATE_ACTIVE] == [0] * (

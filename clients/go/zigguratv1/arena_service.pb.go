@@ -752,7 +752,9 @@ type LadderLine struct {
 	// Games it plays now on this ladder.
 	Playing uint32 `protobuf:"varint,11,opt,name=playing,proto3" json:"playing,omitempty"`
 	// When its last rated game ended (Unix ms; 0 = none).
-	LastGameMs    int64 `protobuf:"varint,12,opt,name=last_game_ms,json=lastGameMs,proto3" json:"last_game_ms,omitempty"`
+	LastGameMs int64 `protobuf:"varint,12,opt,name=last_game_ms,json=lastGameMs,proto3" json:"last_game_ms,omitempty"`
+	// The game of the ladder this line is on.
+	Game          Game `protobuf:"varint,13,opt,name=game,proto3,enum=ziggurat.v1.Game" json:"game,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -871,13 +873,20 @@ func (x *LadderLine) GetLastGameMs() int64 {
 	return 0
 }
 
+func (x *LadderLine) GetGame() Game {
+	if x != nil {
+		return x.Game
+	}
+	return Game_GAME_UNSPECIFIED
+}
+
 // An entrant with every line it has.
 type EntrantProfile struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// One per (game, version), newest version first.
 	Lines []*LadderLine `protobuf:"bytes,2,rep,name=lines,proto3" json:"lines,omitempty"`
-	// Every rating change of every line, oldest first.
+	// Every rating change of every line, in the order the ratings were updated (rated_order).
 	History []*RatingPoint `protobuf:"bytes,3,rep,name=history,proto3" json:"history,omitempty"`
 	// Its newest games (at most 50), newest first.
 	RecentGames   []*ArenaGame `protobuf:"bytes,4,rep,name=recent_games,json=recentGames,proto3" json:"recent_games,omitempty"`
@@ -950,6 +959,8 @@ type RatingPoint struct {
 	Version string                 `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
 	// The game's number (ArenaGame.number).
 	GameNumber uint64 `protobuf:"varint,3,opt,name=game_number,json=gameNumber,proto3" json:"game_number,omitempty"`
+	// Its place in the order ratings were updated (ArenaGame.rated_order).
+	RatedOrder uint64 `protobuf:"varint,8,opt,name=rated_order,json=ratedOrder,proto3" json:"rated_order,omitempty"`
 	// When the game ended (Unix ms).
 	TimeMs        int64   `protobuf:"varint,4,opt,name=time_ms,json=timeMs,proto3" json:"time_ms,omitempty"`
 	Mu            float64 `protobuf:"fixed64,5,opt,name=mu,proto3" json:"mu,omitempty"`
@@ -1006,6 +1017,13 @@ func (x *RatingPoint) GetVersion() string {
 func (x *RatingPoint) GetGameNumber() uint64 {
 	if x != nil {
 		return x.GameNumber
+	}
+	return 0
+}
+
+func (x *RatingPoint) GetRatedOrder() uint64 {
+	if x != nil {
+		return x.RatedOrder
 	}
 	return 0
 }
@@ -1205,7 +1223,7 @@ const file_ziggurat_v1_arena_service_proto_rawDesc = "" +
 	"\x04game\x18\x01 \x01(\x0e2\x11.ziggurat.v1.GameR\x04game\x12\x1f\n" +
 	"\vtable_sizes\x18\x02 \x03(\rR\n" +
 	"tableSizes\x125\n" +
-	"\tstandings\x18\x03 \x03(\v2\x17.ziggurat.v1.LadderLineR\tstandings\"\xc7\x02\n" +
+	"\tstandings\x18\x03 \x03(\v2\x17.ziggurat.v1.LadderLineR\tstandings\"\xee\x02\n" +
 	"\n" +
 	"LadderLine\x12\x12\n" +
 	"\x04rank\x18\x01 \x01(\rR\x04rank\x12\x18\n" +
@@ -1221,17 +1239,20 @@ const file_ziggurat_v1_arena_service_proto_rawDesc = "" +
 	" \x01(\bR\tconnected\x12\x18\n" +
 	"\aplaying\x18\v \x01(\rR\aplaying\x12 \n" +
 	"\flast_game_ms\x18\f \x01(\x03R\n" +
-	"lastGameMs\"\xc2\x01\n" +
+	"lastGameMs\x12%\n" +
+	"\x04game\x18\r \x01(\x0e2\x11.ziggurat.v1.GameR\x04game\"\xc2\x01\n" +
 	"\x0eEntrantProfile\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12-\n" +
 	"\x05lines\x18\x02 \x03(\v2\x17.ziggurat.v1.LadderLineR\x05lines\x122\n" +
 	"\ahistory\x18\x03 \x03(\v2\x18.ziggurat.v1.RatingPointR\ahistory\x129\n" +
-	"\frecent_games\x18\x04 \x03(\v2\x16.ziggurat.v1.ArenaGameR\vrecentGames\"\xc6\x01\n" +
+	"\frecent_games\x18\x04 \x03(\v2\x16.ziggurat.v1.ArenaGameR\vrecentGames\"\xe7\x01\n" +
 	"\vRatingPoint\x12%\n" +
 	"\x04game\x18\x01 \x01(\x0e2\x11.ziggurat.v1.GameR\x04game\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x1f\n" +
 	"\vgame_number\x18\x03 \x01(\x04R\n" +
-	"gameNumber\x12\x17\n" +
+	"gameNumber\x12\x1f\n" +
+	"\vrated_order\x18\b \x01(\x04R\n" +
+	"ratedOrder\x12\x17\n" +
 	"\atime_ms\x18\x04 \x01(\x03R\x06timeMs\x12\x0e\n" +
 	"\x02mu\x18\x05 \x01(\x01R\x02mu\x12\x14\n" +
 	"\x05sigma\x18\x06 \x01(\x01R\x05sigma\x12\x16\n" +
@@ -1319,26 +1340,27 @@ var file_ziggurat_v1_arena_service_proto_depIdxs = []int32{
 	17, // 6: ziggurat.v1.Ladder.game:type_name -> ziggurat.v1.Game
 	13, // 7: ziggurat.v1.Ladder.standings:type_name -> ziggurat.v1.LadderLine
 	1,  // 8: ziggurat.v1.LadderLine.state:type_name -> ziggurat.v1.EntrantState
-	13, // 9: ziggurat.v1.EntrantProfile.lines:type_name -> ziggurat.v1.LadderLine
-	15, // 10: ziggurat.v1.EntrantProfile.history:type_name -> ziggurat.v1.RatingPoint
-	16, // 11: ziggurat.v1.EntrantProfile.recent_games:type_name -> ziggurat.v1.ArenaGame
-	17, // 12: ziggurat.v1.RatingPoint.game:type_name -> ziggurat.v1.Game
-	17, // 13: ziggurat.v1.ArenaGame.game:type_name -> ziggurat.v1.Game
-	2,  // 14: ziggurat.v1.ArenaGame.status:type_name -> ziggurat.v1.ArenaGameStatus
-	18, // 15: ziggurat.v1.ArenaGame.termination:type_name -> ziggurat.v1.Termination
-	3,  // 16: ziggurat.v1.ArenaService.GetArena:input_type -> ziggurat.v1.GetArenaRequest
-	5,  // 17: ziggurat.v1.ArenaService.GetEntrant:input_type -> ziggurat.v1.GetEntrantRequest
-	7,  // 18: ziggurat.v1.ArenaService.ListArenaGames:input_type -> ziggurat.v1.ListArenaGamesRequest
-	9,  // 19: ziggurat.v1.ArenaService.RegisterEntrant:input_type -> ziggurat.v1.RegisterEntrantRequest
-	4,  // 20: ziggurat.v1.ArenaService.GetArena:output_type -> ziggurat.v1.GetArenaResponse
-	6,  // 21: ziggurat.v1.ArenaService.GetEntrant:output_type -> ziggurat.v1.GetEntrantResponse
-	8,  // 22: ziggurat.v1.ArenaService.ListArenaGames:output_type -> ziggurat.v1.ListArenaGamesResponse
-	10, // 23: ziggurat.v1.ArenaService.RegisterEntrant:output_type -> ziggurat.v1.RegisterEntrantResponse
-	20, // [20:24] is the sub-list for method output_type
-	16, // [16:20] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	17, // 9: ziggurat.v1.LadderLine.game:type_name -> ziggurat.v1.Game
+	13, // 10: ziggurat.v1.EntrantProfile.lines:type_name -> ziggurat.v1.LadderLine
+	15, // 11: ziggurat.v1.EntrantProfile.history:type_name -> ziggurat.v1.RatingPoint
+	16, // 12: ziggurat.v1.EntrantProfile.recent_games:type_name -> ziggurat.v1.ArenaGame
+	17, // 13: ziggurat.v1.RatingPoint.game:type_name -> ziggurat.v1.Game
+	17, // 14: ziggurat.v1.ArenaGame.game:type_name -> ziggurat.v1.Game
+	2,  // 15: ziggurat.v1.ArenaGame.status:type_name -> ziggurat.v1.ArenaGameStatus
+	18, // 16: ziggurat.v1.ArenaGame.termination:type_name -> ziggurat.v1.Termination
+	3,  // 17: ziggurat.v1.ArenaService.GetArena:input_type -> ziggurat.v1.GetArenaRequest
+	5,  // 18: ziggurat.v1.ArenaService.GetEntrant:input_type -> ziggurat.v1.GetEntrantRequest
+	7,  // 19: ziggurat.v1.ArenaService.ListArenaGames:input_type -> ziggurat.v1.ListArenaGamesRequest
+	9,  // 20: ziggurat.v1.ArenaService.RegisterEntrant:input_type -> ziggurat.v1.RegisterEntrantRequest
+	4,  // 21: ziggurat.v1.ArenaService.GetArena:output_type -> ziggurat.v1.GetArenaResponse
+	6,  // 22: ziggurat.v1.ArenaService.GetEntrant:output_type -> ziggurat.v1.GetEntrantResponse
+	8,  // 23: ziggurat.v1.ArenaService.ListArenaGames:output_type -> ziggurat.v1.ListArenaGamesResponse
+	10, // 24: ziggurat.v1.ArenaService.RegisterEntrant:output_type -> ziggurat.v1.RegisterEntrantResponse
+	21, // [21:25] is the sub-list for method output_type
+	17, // [17:21] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_ziggurat_v1_arena_service_proto_init() }

@@ -84,8 +84,8 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
                 if line in ladder.lines or version == versions[-1]:
                     profile.lines.append(self._line(ladder, line, rank=0))
         games = [g for g in self.store.games() if any(state.line_entrant(s) == key for s in g.seats)]
-        for row in reversed(games):
-            if row.status != "rated" or row.ratings is None:
+        for row in sorted((g for g in games if g.status == "rated"), key=lambda g: g.rated_order or 0):
+            if row.ratings is None:
                 continue
             for seat, line in enumerate(row.seats):
                 if state.line_entrant(line) != key:
@@ -95,6 +95,7 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
                     game=GAME_ENUMS[row.game],
                     version=line.partition("@")[2],
                     game_number=row.number,
+                    rated_order=row.rated_order or 0,
                     time_ms=row.end_ms or 0,
                     mu=mu,
                     sigma=sigma,
@@ -232,6 +233,7 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
             connected=name in state.connected,
             playing=sum(name in g.seats for g in state.live.values() if g.game == ladder.game),
             last_game_ms=line.last_game_ms,
+            game=GAME_ENUMS[ladder.game],
         )
 
 

@@ -379,6 +379,7 @@ class LadderLine(_message.Message):
     CONNECTED_FIELD_NUMBER: _builtins.int
     PLAYING_FIELD_NUMBER: _builtins.int
     LAST_GAME_MS_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
     """1 = best among active lines; 0 for lines that are not active."""
     entrant: _builtins.str
@@ -403,6 +404,8 @@ class LadderLine(_message.Message):
     """Games it plays now on this ladder."""
     last_game_ms: _builtins.int
     """When its last rated game ended (Unix ms; 0 = none)."""
+    game: _game_pb2.Game.ValueType
+    """The game of the ladder this line is on."""
     def __init__(
         self,
         *,
@@ -418,10 +421,11 @@ class LadderLine(_message.Message):
         connected: _builtins.bool = ...,
         playing: _builtins.int = ...,
         last_game_ms: _builtins.int = ...,
+        game: _game_pb2.Game.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["connected", b"connected", "entrant", b"entrant", "games", b"games", "last_game_ms", b"last_game_ms", "mu", b"mu", "playing", b"playing", "rank", b"rank", "rating", b"rating", "sigma", b"sigma", "state", b"state", "version", b"version", "wins", b"wins"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["connected", b"connected", "entrant", b"entrant", "game", b"game", "games", b"games", "last_game_ms", b"last_game_ms", "mu", b"mu", "playing", b"playing", "rank", b"rank", "rating", b"rating", "sigma", b"sigma", "state", b"state", "version", b"version", "wins", b"wins"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -444,7 +448,7 @@ class EntrantProfile(_message.Message):
 
     @_builtins.property
     def history(self) -> _containers.RepeatedCompositeFieldContainer[Global___RatingPoint]:
-        """Every rating change of every line, oldest first."""
+        """Every rating change of every line, in the order the ratings were updated (rated_order)."""
 
     @_builtins.property
     def recent_games(self) -> _containers.RepeatedCompositeFieldContainer[Global___ArenaGame]:
@@ -475,6 +479,7 @@ class RatingPoint(_message.Message):
     GAME_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
     GAME_NUMBER_FIELD_NUMBER: _builtins.int
+    RATED_ORDER_FIELD_NUMBER: _builtins.int
     TIME_MS_FIELD_NUMBER: _builtins.int
     MU_FIELD_NUMBER: _builtins.int
     SIGMA_FIELD_NUMBER: _builtins.int
@@ -483,6 +488,8 @@ class RatingPoint(_message.Message):
     version: _builtins.str
     game_number: _builtins.int
     """The game's number (ArenaGame.number)."""
+    rated_order: _builtins.int
+    """Its place in the order ratings were updated (ArenaGame.rated_order)."""
     time_ms: _builtins.int
     """When the game ended (Unix ms)."""
     mu: _builtins.float
@@ -494,6 +501,7 @@ class RatingPoint(_message.Message):
         game: _game_pb2.Game.ValueType = ...,
         version: _builtins.str = ...,
         game_number: _builtins.int = ...,
+        rated_order: _builtins.int = ...,
         time_ms: _builtins.int = ...,
         mu: _builtins.float = ...,
         sigma: _builtins.float = ...,
@@ -501,7 +509,7 @@ class RatingPoint(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "game_number", b"game_number", "mu", b"mu", "rating", b"rating", "sigma", b"sigma", "time_ms", b"time_ms", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "game_number", b"game_number", "mu", b"mu", "rated_order", b"rated_order", "rating", b"rating", "sigma", b"sigma", "time_ms", b"time_ms", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
