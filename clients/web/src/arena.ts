@@ -121,10 +121,10 @@ export function showArena(root: HTMLElement): () => void {
   const title = h("h1", {}, t("arena.title"));
   const view = pageParts(h("button", { class: "back", onclick: () => navigate("/") }, t("back.lobby")), title);
   const progress = h("p", { class: "progress", id: "a-status" }, t("arena.looking"));
-  const laddersBox = h("div", { class: "col wide ladders" });
+  const laddersBox = h("div", { class: "ladders" });
   const liveBox = h("section", { class: "live-games" });
   const recentBox = h("section", { class: "recent-games" });
-  view.content.append(progress, h("div", { class: "arena-grid" }, laddersBox, h("div", { class: "col" }, liveBox, recentBox)));
+  view.content.append(progress, h("div", { class: "arena-grid" }, h("div", { class: "col wide" }, laddersBox, recentBox), h("div", { class: "col" }, liveBox)));
   root.append(view.header, view.connection, view.content, view.status);
   let shownArena = "";
   let shownGames = "";
@@ -311,7 +311,11 @@ interface Series {
   colour: string;
 }
 
-/** One series per (game, version), points in game-number order. */
+/**
+ * One series per (game, version), points in the order the ratings changed: by when each game
+ * ended (a game is rated as it ends). Not by game number: a long game seated early is rated
+ * after shorter ones seated later, and the line's rating now is the one after the last to end.
+ */
 function seriesOf(history: RatingPoint[]): Series[] {
   const byLine = new Map<string, RatingPoint[]>();
   for (const point of history) {
@@ -320,9 +324,21 @@ function seriesOf(history: RatingPoint[]): Series[] {
   }
   return [...byLine].map(([label, points], i) => ({
     label,
-    points: [...points].sort((a, b) => Number(a.gameNumber - b.gameNumber)),
+    points: [...points].sort(byEnd),
     colour: SERIES_COLOURS[i % SERIES_COLOURS.length],
   }));
+}
+
+function byEnd(a: RatingPoint, b: RatingPoint): number {
+  return Number(a.timeMs - b.timeMs) || Number(a.gameNumber - b.gameNumber);
+}
+
+/** A moment on the chart's time axis: seconds shown when the whole span is short, the day when long. */
+function moment(ms: number, spanMs: number): string {
+  const options: Intl.DateTimeFormatOptions = spanMs < 3_600_000
+    ? { hour: "2-digit", minute: "2-digit", second: "2-digit" }
+    : spanMs < 86_400_000 ? { hour: "2-digit", minute: "2-digit" } : { month: "short", day: "numeric" };
+  return new Intl.DateTimeFormat(language(), options).format(new Date(ms));
 }
 
 /** Round tick values covering [low, high]: about four of them. */
@@ -338,7 +354,7 @@ function ticks(low: number, high: number): number[] {
 let chartCount = 0;
 
 /**
- * The rating after each rated game: x = the arena's game number, y = the displayed rating, one
+ * The rating after each rated game: x = when the game ended, y = the displayed rating, one
  * coloured line per series. For people who cannot see it: the SVG is an image named by its title,
  * described by a sentence per series, and the same figures are a table below it.
  */
@@ -350,11 +366,11 @@ function renderChart(section: HTMLElement, profile: EntrantProfile, tableOpen: b
     return;
   }
   const W = 640, H = 260, left = 52, right = 14, top = 14, bottom = 40;
-  const all = profile.history;
-  const xs = all.map((p) => Number(p.gameNumber));
+  const all = [...profile.history].sort(byEnd);
+  const xs = all.map((p) => Number(p.timeMs));
   const ys = all.map((p) => p.rating);
   let [x0, x1] = [Math.min(...xs), Math.max(...xs)];
-  if (x0 === x1) [x0, x1] = [x0 - 1, x1 + 1];
+  if (x0 === x1) [x0, x1] = [x0 - 1000, x1 + 1000];
   let [y0, y1] = [Math.min(...ys), Math.max(...ys)];
   const pad = Math.max(10, (y1 - y0) * 0.08);
   [y0, y1] = [y0 - pad, y1 + pad];
@@ -365,21 +381,21 @@ function renderChart(section: HTMLElement, profile: EntrantProfile, tableOpen: b
     ? t("arena.seriesOne", { line: s.label, rating: rating(s.points[0].rating) })
     : t("arena.seriesMany", { line: s.label, count: s.points.length, first: rating(s.points[0].rating), last: rating(s.points[s.points.length - 1].rating) }))).join(" ");
   const yTicks = ticks(y0, y1);
-  const xTicks = [...new Set(ticks(x0, x1).filter((v) => Number.isInteger(v)))];
+  const xTicks = [0, 1, 2, 3].map((i) => x0 + ((x1 - x0) * i) / 3);
   const chart = svg("svg", { class: "rating-chart", viewBox: `0 0 ${W} ${H}`, role: "img", "aria-labelledby": `${id}-title ${id}-desc` },
     svg("title", { id: `${id}-title` }, t("arena.chartTitle", { name: profile.name })),
     svg("desc", { id: `${id}-desc` }, summary),
     yTicks.map((v) => svg("g", { class: "tick y" },
       svg("line", { x1: left, x2: W - right, y1: Y(v), y2: Y(v) }),
       svg("text", { x: left - 6, y: Y(v) + 4, "text-anchor": "end" }, rating(v)))),
-    xTicks.map((v) => svg("g", { class: "tick x" },
+    xTicks.map((v, i) => svg("g", { class: "tick x" },
       svg("line", { x1: X(v), x2: X(v), y1: H - bottom, y2: H - bottom + 5 }),
-      svg("text", { x: X(v), y: H - bottom + 18, "text-anchor": "middle" }, v))),
+      svg("text", { x: X(v), y: H - bottom + 18, "text-anchor": i === 0 ? "start" : i === 3 ? "end" : "middle" }, moment(v, x1 - x0)))),
     svg("line", { class: "axis", x1: left, x2: W - right, y1: H - bottom, y2: H - bottom }),
     svg("text", { class: "axis-label", x: (left + W - right) / 2, y: H - 4, "text-anchor": "middle" }, t("arena.chartX")),
     series.map((s) => svg("g", { class: "series", "data-series": s.label, stroke: s.colour, fill: s.colour },
-      svg("polyline", { fill: "none", "stroke-width": 2, points: s.points.map((p) => `${X(Number(p.gameNumber)).toFixed(1)},${Y(p.rating).toFixed(1)}`).join(" ") }),
-      s.points.map((p) => svg("circle", { class: "point", cx: X(Number(p.gameNumber)).toFixed(1), cy: Y(p.rating).toFixed(1), r: 3.5 },
+      svg("polyline", { fill: "none", "stroke-width": 2, points: s.points.map((p) => `${X(Number(p.timeMs)).toFixed(1)},${Y(p.rating).toFixed(1)}`).join(" ") }),
+      s.points.map((p) => svg("circle", { class: "point", cx: X(Number(p.timeMs)).toFixed(1), cy: Y(p.rating).toFixed(1), r: 3.5 },
         svg("title", {}, t("arena.pointTitle", { number: String(p.gameNumber), rating: rating(p.rating) })))))),
   );
   const legend = h("ul", { class: "plain legend" }, series.map((s) => h("li", {},
@@ -388,9 +404,10 @@ function renderChart(section: HTMLElement, profile: EntrantProfile, tableOpen: b
   const table = h("details", { class: "history-table", open: tableOpen },
     h("summary", {}, t("arena.historyTable")),
     h("table", { class: "list" },
-      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, t("arena.gameNumber")), h("th", { scope: "col" }, t("arena.line")), h("th", { scope: "col" }, t("arena.rating")))),
+      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, t("arena.gameNumber")), h("th", { scope: "col" }, t("arena.ended")), h("th", { scope: "col" }, t("arena.line")), h("th", { scope: "col" }, t("arena.rating")))),
       h("tbody", {}, [...all].reverse().map((p) => h("tr", {},
         h("td", {}, String(p.gameNumber)),
+        h("td", {}, new Intl.DateTimeFormat(language(), { dateStyle: "short", timeStyle: "medium" }).format(new Date(Number(p.timeMs)))),
         h("td", {}, `${gameName(p.game)}${p.version ? ` @${p.version}` : ""}`),
         h("td", {}, rating(p.rating)))))));
   section.append(h("figure", { class: "rating-figure" }, chart, legend), table);

@@ -385,11 +385,12 @@ export const en = {
   "arena.seriesOne": "{line}: one rated game, rating {rating} after it.",
   "arena.seriesMany": { one: "{line}: {count} rated game, rating from {first} to {last}.", other: "{line}: {count} rated games, rating from {first} to {last}." },
   "arena.chartTitle": "Rating of {name}, game by game",
-  "arena.chartX": "arena game number",
+  "arena.chartX": "when the game ended",
   "arena.pointTitle": "Game {number}: {rating}",
   "arena.seriesLegend": "{line}: {rating} now",
   "arena.historyTable": "The rating history as a table",
   "arena.gameNumber": "Game number",
+  "arena.ended": "Ended",
   "arena.line": "Line",
   "reason.ENTRANT_NOT_FOUND": "This arena has no entrant of that name.",
 } satisfies Record<string, Message>;

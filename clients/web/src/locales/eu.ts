@@ -374,11 +374,12 @@ export const eu: Catalogue = {
   "arena.seriesOne": "{line}: partida baloratu bat, ondoren {rating} balorazioa.",
   "arena.seriesMany": { one: "{line}: partida {count} baloratua; hasieran {first}, orain {last}.", other: "{line}: {count} partida baloratu; hasieran {first}, orain {last}." },
   "arena.chartTitle": "{name} lehiakidearen balorazioa, partidaz partida",
-  "arena.chartX": "partidaren zenbakia arenan",
+  "arena.chartX": "partida noiz amaitu zen",
   "arena.pointTitle": "{number}. partida: {rating}",
   "arena.seriesLegend": "{line}: orain {rating}",
   "arena.historyTable": "Balorazioaren historia taula gisa",
   "arena.gameNumber": "Partidaren zenbakia",
+  "arena.ended": "Amaiera",
   "arena.line": "Lerroa",
   "reason.ENTRANT_NOT_FOUND": "Arena honek ez du izen horretako lehiakiderik.",
 };

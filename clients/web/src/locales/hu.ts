@@ -374,11 +374,12 @@ export const hu: Catalogue = {
   "arena.seriesOne": "{line}: egy értékelt játszma, utána {rating} az értékszám.",
   "arena.seriesMany": { one: "{line}: {count} értékelt játszma; az értékszám először {first}, most {last}.", other: "{line}: {count} értékelt játszma; az értékszám először {first}, most {last}." },
   "arena.chartTitle": "{name} értékszáma játszmáról játszmára",
-  "arena.chartX": "a játszma sorszáma az arénában",
+  "arena.chartX": "a játszma vége",
   "arena.pointTitle": "{number}. játszma: {rating}",
   "arena.seriesLegend": "{line}: most {rating}",
   "arena.historyTable": "Az értékszám története táblázatban",
   "arena.gameNumber": "A játszma sorszáma",
+  "arena.ended": "Vége",
   "arena.line": "Sor",
   "reason.ENTRANT_NOT_FOUND": "Ebben az arénában nincs ilyen nevű induló.",
 };

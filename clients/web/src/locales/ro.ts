@@ -374,11 +374,12 @@ export const ro: Catalogue = {
   "arena.seriesOne": "{line}: un joc evaluat, cota {rating} după el.",
   "arena.seriesMany": { one: "{line}: {count} joc evaluat, cota de la {first} la {last}.", few: "{line}: {count} jocuri evaluate, cota de la {first} la {last}.", other: "{line}: {count} de jocuri evaluate, cota de la {first} la {last}." },
   "arena.chartTitle": "Cota lui {name}, joc cu joc",
-  "arena.chartX": "numărul jocului în arenă",
+  "arena.chartX": "când s-a încheiat jocul",
   "arena.pointTitle": "Jocul {number}: {rating}",
   "arena.seriesLegend": "{line}: {rating} acum",
   "arena.historyTable": "Istoricul cotei ca tabel",
   "arena.gameNumber": "Numărul jocului",
+  "arena.ended": "Încheiat",
   "arena.line": "Linie",
   "reason.ENTRANT_NOT_FOUND": "Arena nu are niciun concurent cu acest nume.",
 };
