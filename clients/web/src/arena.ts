@@ -121,10 +121,11 @@ export function showArena(root: HTMLElement): () => void {
   const title = h("h1", {}, t("arena.title"));
   const view = pageParts(h("button", { class: "back", onclick: () => navigate("/") }, t("back.lobby")), title);
   const progress = h("p", { class: "progress", id: "a-status" }, t("arena.looking"));
-  const laddersBox = h("div", { class: "ladders" });
-  const liveBox = h("section", { class: "live-games" });
-  const recentBox = h("section", { class: "recent-games" });
-  view.content.append(progress, h("div", { class: "arena-grid" }, h("div", { class: "col wide" }, laddersBox, recentBox), h("div", { class: "col" }, liveBox)));
+  const laddersBox = h("div", { class: "col wide ladders" });
+  const liveBox = h("section", { class: "col live-games" });
+  const recentBox = h("section", { class: "col wide recent-games" });
+  // Ladders, then the live games (beside them on a wide screen), then the recent games.
+  view.content.append(progress, h("div", { class: "arena-grid ladder-page" }, laddersBox, liveBox, recentBox));
   root.append(view.header, view.connection, view.content, view.status);
   let shownArena = "";
   let shownGames = "";
@@ -189,7 +190,7 @@ function ladderSection(ladder: Ladder): HTMLElement {
     ladder.standings.length
       ? h("table", { class: "list ladder-table" },
           h("thead", {}, h("tr", {}, h("th", { scope: "col" }, t("arena.rank")), h("th", { scope: "col" }, t("arena.entrant")), h("th", { scope: "col" }, t("arena.rating")),
-            h("th", { scope: "col" }, t("arena.games")), h("th", { scope: "col" }, t("arena.wins")), h("th", { scope: "col" }, t("arena.now")))),
+            h("th", { scope: "col" }, t("arena.games")), h("th", { scope: "col", class: "wins" }, t("arena.wins")), h("th", { scope: "col" }, t("arena.now")))),
           h("tbody", {}, ladder.standings.map((line) => {
             const active = line.state === EntrantState.ACTIVE;
             const word = STATE_WORDS[line.state];
@@ -287,7 +288,7 @@ function renderLines(section: HTMLElement, profile: EntrantProfile, ladders: Lad
   section.append(h("h2", {}, t("arena.lines")),
     rows.length ? h("table", { class: "list lines-table" },
       h("thead", {}, h("tr", {}, h("th", { scope: "col" }, t("arena.gameCol")), h("th", { scope: "col" }, t("arena.version")), h("th", { scope: "col" }, t("arena.rank")),
-        h("th", { scope: "col" }, t("arena.rating")), h("th", { scope: "col" }, t("arena.games")), h("th", { scope: "col" }, t("arena.wins")), h("th", { scope: "col" }, t("arena.now")))),
+        h("th", { scope: "col" }, t("arena.rating")), h("th", { scope: "col" }, t("arena.games")), h("th", { scope: "col", class: "wins" }, t("arena.wins")), h("th", { scope: "col" }, t("arena.now")))),
       h("tbody", {}, rows.map(({ game, line }) => {
         const active = line.state === EntrantState.ACTIVE;
         const word = STATE_WORDS[line.state];
@@ -365,7 +366,9 @@ function renderChart(section: HTMLElement, profile: EntrantProfile, tableOpen: b
     section.append(h("p", { class: "hint" }, t("arena.chartEmpty")));
     return;
   }
-  const W = 640, H = 260, left = 52, right = 14, top = 14, bottom = 40;
+  // Drawn at the width it is shown (a phone's too), so that its words keep their size.
+  const W = Math.max(300, Math.min(720, Math.round(section.clientWidth || 640)));
+  const H = W < 500 ? 220 : 260, left = 48, right = 14, top = 14, bottom = 40;
   const all = [...profile.history].sort(byEnd);
   const xs = all.map((p) => Number(p.timeMs));
   const ys = all.map((p) => p.rating);
@@ -381,7 +384,8 @@ function renderChart(section: HTMLElement, profile: EntrantProfile, tableOpen: b
     ? t("arena.seriesOne", { line: s.label, rating: rating(s.points[0].rating) })
     : t("arena.seriesMany", { line: s.label, count: s.points.length, first: rating(s.points[0].rating), last: rating(s.points[s.points.length - 1].rating) }))).join(" ");
   const yTicks = ticks(y0, y1);
-  const xTicks = [0, 1, 2, 3].map((i) => x0 + ((x1 - x0) * i) / 3);
+  const xCount = W < 500 ? 2 : 4; // a time's label is about 90 px wide
+  const xTicks = [...Array(xCount).keys()].map((i) => x0 + ((x1 - x0) * i) / (xCount - 1));
   const chart = svg("svg", { class: "rating-chart", viewBox: `0 0 ${W} ${H}`, role: "img", "aria-labelledby": `${id}-title ${id}-desc` },
     svg("title", { id: `${id}-title` }, t("arena.chartTitle", { name: profile.name })),
     svg("desc", { id: `${id}-desc` }, summary),
@@ -390,7 +394,7 @@ function renderChart(section: HTMLElement, profile: EntrantProfile, tableOpen: b
       svg("text", { x: left - 6, y: Y(v) + 4, "text-anchor": "end" }, rating(v)))),
     xTicks.map((v, i) => svg("g", { class: "tick x" },
       svg("line", { x1: X(v), x2: X(v), y1: H - bottom, y2: H - bottom + 5 }),
-      svg("text", { x: X(v), y: H - bottom + 18, "text-anchor": i === 0 ? "start" : i === 3 ? "end" : "middle" }, moment(v, x1 - x0)))),
+      svg("text", { x: X(v), y: H - bottom + 18, "text-anchor": i === 0 ? "start" : i === xCount - 1 ? "end" : "middle" }, moment(v, x1 - x0)))),
     svg("line", { class: "axis", x1: left, x2: W - right, y1: H - bottom, y2: H - bottom }),
     svg("text", { class: "axis-label", x: (left + W - right) / 2, y: H - 4, "text-anchor": "middle" }, t("arena.chartX")),
     series.map((s) => svg("g", { class: "series", "data-series": s.label, stroke: s.colour, fill: s.colour },

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { assertAccessible, tabTo } from "./a11y.mjs";
 import { overflowing, smallTargets } from "./fit.mjs";
-import { ZIGGURAT, launchBrowser, loadCatalogues, shot, sleep, startServer } from "./harness.mjs";
+import { SHOTS, ZIGGURAT, launchBrowser, loadCatalogues, shot, sleep, startServer } from "./harness.mjs";
 
 const CONFIG = `
 name = "Ziggurat 42"
@@ -261,8 +261,10 @@ test("the arena's ladder moves while games finish; a live game, a profile with i
   assert.deepEqual(await overflowing(small), []);
   assert.deepEqual(await smallTargets(small), []);
   await shot(small, "arena-ladder-phone");
+  await small.screenshot({ path: join(SHOTS, "arena-ladder-phone-top.png") });
   await small.goto(`${url}/entrant/random`);
   await small.waitForSelector("svg.rating-chart circle.point");
+  await small.screenshot({ path: join(SHOTS, "arena-entrant-phone-top.png") }); // the first screen, to look at
   await small.click("details.history-table summary");
   await small.waitForSelector("details.history-table[open] tbody tr");
   assert.deepEqual(await overflowing(small), []);
