@@ -7,10 +7,11 @@
 // `ziggurat serve` runs no arena, and the page says so. The field: random, two greedy bots, and
 // alphabeta limited to 0.1 s a move (its games last long enough to be watched).
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { after, before, test } from "node:test";
 import { assertAccessible, tabTo } from "./a11y.mjs";
 import { overflowing, smallTargets } from "./fit.mjs";
@@ -251,6 +252,24 @@ test("the arena's ladder moves while games finish; a live game, a profile with i
     if (lang === "eu") await shot(page, `arena-entrant-${lang}`);
   }
   await page.selectOption("#language", "en");
+
+  // The operator pauses pairing, then retires an entrant: the status says so, and the retired
+  // line goes below the active ones, without a rank, its state in words.
+  const arenaCommand = (...args) => promisify(execFile)(ZIGGURAT, ["arena", ...args], { cwd: dir });
+  await page.goto(url);
+  await page.waitForSelector("table.ladder-table tbody tr");
+  await arenaCommand("pause", join(dir, "arena.toml"));
+  await page.waitForSelector('#a-status[data-status="paused"]', { timeout: 15_000 });
+  assert.match(await page.textContent("#a-status"), /^Paused by the operator: no new games for now \(\d+ games rated so far\)\.$/);
+  await arenaCommand("resume", join(dir, "arena.toml"));
+  await page.waitForSelector('#a-status[data-status="running"]', { timeout: 15_000 });
+  await arenaCommand("retire", join(dir, "arena.toml"), "random");
+  await page.waitForSelector('tr.state-retired[data-line="random"]', { timeout: 15_000 });
+  const retired = await page.$$eval("table.ladder-table tbody tr", (trs) => trs.map((tr) => [tr.dataset.line, tr.querySelector("td.rank").textContent, tr.querySelector("td.who").textContent]));
+  assert.deepEqual(retired[3], ["random", "–", "random (retired)"], JSON.stringify(retired));
+  assert.deepEqual(retired.slice(0, 3).map((r) => r[1]), ["1", "2", "3"]);
+  await shot(page, "arena-ladder-retired");
+  await assertAccessible(page, "the arena's ladder with a retired line");
 
   // On a phone: one column, nothing wider than the screen, touch targets of 44 px.
   const phone = await chrome.browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
