@@ -1,10 +1,11 @@
 // The server connection: MatchService (and BotService's ListBots and InviteBot, to invite a
-// connected remote bot) over Connect on the page's own origin, plus the seat
+// connected remote bot; TournamentService and ArenaService, read-only) over Connect on the page's own origin, plus the seat
 // tokens this browser holds (localStorage, so a reload, a closed tab or a server restart
 // never loses a seat: tokens stay valid across restarts).
 import { createClient, ConnectError, Code } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
+import { ArenaService } from "./gen/ziggurat/v1/arena_service_pb.js";
 import { BotService } from "./gen/ziggurat/v1/bot_service_pb.js";
 import { MatchService } from "./gen/ziggurat/v1/match_service_pb.js";
 import { TournamentService } from "./gen/ziggurat/v1/tournament_service_pb.js";
@@ -17,6 +18,8 @@ export const api = createClient(MatchService, transport);
 export const bots = createClient(BotService, transport);
 /** The running tournament, read-only: served by `ziggurat tournament run` only (elsewhere: unimplemented). */
 export const tournaments = createClient(TournamentService, transport);
+/** The standing arena, read-only here: served by `ziggurat arena run` only (elsewhere: unimplemented). */
+export const arena = createClient(ArenaService, transport);
 
 export interface SeatTicket {
   matchId: string;

@@ -1,7 +1,8 @@
-// Entry point: one page, five screens chosen by the address's #route, and the language switch
+// Entry point: one page, seven screens chosen by the address's #route, and the language switch
 // in every screen's header (switching draws the current screen again: nothing is reloaded, and
 // the seats this browser holds stay in localStorage).
 import { language, LANGUAGES, setLanguage, t, type Lang } from "./i18n.js";
+import { showArena, showEntrant } from "./arena.js";
 import { h } from "./dom.js";
 import { showLobby } from "./lobby.js";
 import { showMatch } from "./match.js";
@@ -30,6 +31,7 @@ function show(current: Route): void {
   if (current.name === "match") leave = showMatch(root, current.id);
   else if (current.name === "replay") leave = showReplay(root, current.id);
   else if (current.name === "tournament") leave = current.id ? showTournament(root, current.id) : showTournaments(root);
+  else if (current.name === "arena") leave = current.id ? showEntrant(root, current.id) : showArena(root);
   else if (current.name === "rules") leave = showRules(root, current.id as "pylos" | "kabaleo");
   else leave = showLobby(root);
   root.querySelector("header.top")?.append(languageSwitch());
