@@ -4,7 +4,7 @@
 // (invited with BotService.InviteBot). The list is updated in place, row by row, keyed by match
 // id: a refresh never replaces a button under the pointer, so a click across a refresh counts.
 import { create } from "@bufbuild/protobuf";
-import { api, allTickets, asCreator, bots as botService, explain, forgetTicket, keepTicket, playerName, reasonOf, setPlayerName, ticketFor, tournaments, unreachable } from "./api.js";
+import { api, allTickets, asCreator, bots as botService, explain, forgetTicket, keepTicket, playerName, reasonOf, setPlayerName, ticketFor, tournaments, unreachable, arena } from "./api.js";
 import { clear, h } from "./dom.js";
 import { Game, GameConfigSchema, KabaleoDeal, PylosVariant, type GameConfig } from "./gen/ziggurat/v1/game_pb.js";
 import { MatchStatus, SeatState, TimeoutPolicy, type Match } from "./gen/ziggurat/v1/match_pb.js";
@@ -81,6 +81,12 @@ export function showLobby(root: HTMLElement): () => void {
         h("a", { class: "to-tournament", href: `#/tournament/${tour.tournamentId}` }, t("lobby.tournamentLink"))));
     }
   }).catch(() => undefined); // an older server without TournamentService on its web port
+  // A standing arena's server (`ziggurat arena run` with an HTTP port): point at its ladder.
+  void arena.getArena({}).then((r) => {
+    if (!r.arena) return;
+    root.querySelector("header.top")?.after(h("p", { class: "tournament-banner arena-banner" }, `${t("lobby.arena", { name: r.arena.name })} `,
+      h("a", { class: "to-arena", href: "#/arena" }, t("lobby.arenaLink"))));
+  }).catch(() => undefined); // any other server: ArenaService is not served (unimplemented)
   let bots: BuiltinBot[] = [];
   let stopped = false;
   const remote = new RemoteBots();

@@ -154,6 +154,8 @@ export const en = {
   "lobby.namePlaceholder": "your name",
   "lobby.tournament": "Tournament “{name}” runs on this server:",
   "lobby.tournamentLink": "standings and games in progress",
+  "lobby.arena": "Standing arena “{name}” runs on this server:",
+  "lobby.arenaLink": "the ladder and games in progress",
   "lobby.resume": "Resume {game} {id} (seat {seat})",
   "lobby.yourSeats": "Your seats",
   "lobby.matches": "Matches",

@@ -147,6 +147,8 @@ export const eu: Catalogue = {
   "lobby.namePlaceholder": "zure izena",
   "lobby.tournament": "«{name}» txapelketa zerbitzari honetan jokatzen ari da:",
   "lobby.tournamentLink": "sailkapena eta martxan dauden partidak",
+  "lobby.arena": "«{name}» etengabeko arena zerbitzari honetan dabil:",
+  "lobby.arenaLink": "sailkapena eta martxan dauden partidak",
   "lobby.resume": "Jarraitu: {game} {id} ({seat}. lekua)",
   "lobby.yourSeats": "Zure lekuak",
   "lobby.matches": "Partidak",

@@ -147,6 +147,8 @@ export const hu: Catalogue = {
   "lobby.namePlaceholder": "a neved",
   "lobby.tournament": "Ezen a szerveren fut a(z) „{name}” verseny:",
   "lobby.tournamentLink": "állás és folyó játszmák",
+  "lobby.arena": "Ezen a szerveren fut a(z) „{name}” állandó aréna:",
+  "lobby.arenaLink": "a ranglista és a folyó játszmák",
   "lobby.resume": "Folytatás: {game} {id} ({seat}. hely)",
   "lobby.yourSeats": "A helyeid",
   "lobby.matches": "Mérkőzések",

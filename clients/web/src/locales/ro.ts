@@ -147,6 +147,8 @@ export const ro: Catalogue = {
   "lobby.namePlaceholder": "numele tău",
   "lobby.tournament": "Pe acest server se desfășoară turneul „{name}”:",
   "lobby.tournamentLink": "clasamentul și jocurile în curs",
+  "lobby.arena": "Pe acest server rulează arena permanentă „{name}”:",
+  "lobby.arenaLink": "clasamentul și jocurile în curs",
   "lobby.resume": "Reia {game} {id} (locul {seat})",
   "lobby.yourSeats": "Locurile tale",
   "lobby.matches": "Meciuri",
