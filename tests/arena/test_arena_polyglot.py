@@ -15,13 +15,18 @@ arena is stopped with SIGTERM and what it kept is checked, from its database, it
 * no game is counted twice: ``rated_order`` runs 1..N, each match once;
 * no entrant was paired while it was away: no game started while one of its seats' processes
   was down (a second of slack after the kill, for the server to see the connection close);
-* a game an entrant abandoned by dying is rated, and it ranks last there;
+* a game an entrant abandoned by dying is rated, and it ranks last there (or, when more
+  seats died, one of them does);
 * the ladder orders the built-in levels: random < greedy < mcts (displayed ratings).
 
-The built-in levels are killed only between their games (a game one of them abandons would
-count as its loss and blur the order this test asserts); the starter bots at any time. The
-bots are built before the tests by scripts/test (tests/clients/test_polyglot_table.py); a
-language whose toolchain is missing is left out, as there.
+The built-in levels random and greedy are killed only between their games, and mcts not at
+all: a game a level abandons counts as its loss and blurs the order this test asserts (and
+"between games" is a race the test can lose: the arena seats a free bot within a pairing
+round, so one is sometimes seated just as it is killed, and loses). The starter bots are
+killed at any time, mostly in the middle of a game. The bots are built before the tests by
+scripts/test (tests/clients/test_polyglot_table.py); a language whose toolchain is missing is
+left out, as there. Each run prints its chaos seed (``ZIGGURAT_ARENA_SEED`` replays it).
+About 2½ minutes on a 2-core machine: 2 of chaos, then the checks.
 """
 
 from __future__ import annotations
@@ -203,8 +208,8 @@ def chaos(entrants: dict[str, Entrant], store: ArenaStore, seconds: float, rng: 
             entrant = entrants[name]
             if now < until or name in down_until:
                 continue
-            if entrant.builtin and name in seated:
-                continue  # a level leaves between its games only (see the module's docstring)
+            if entrant.builtin and (name in seated or name == LEVELS[-1]):
+                continue  # a level leaves between its games only, the top one never (docstring)
             if not entrant.builtin and name not in established and rng.random() < 0.7:
                 continue  # a starter bot leaves mostly in the middle of a game
             del up_until[name]
@@ -274,13 +279,15 @@ def test_bots_of_every_language_and_the_levels_in_a_standing_arena(tmp_path: Pat
             chaos(entrants, store, CHAOS_SECONDS, random.Random(seed))
         finally:
             store.close()
+        chaos_end_ms = now_ms()
         kills = sum(len(e.kills) for e in entrants.values())
         print(f"chaos over after {time.monotonic() - started:.0f} s: {kills} kills")
+        for entrant in entrants.values():
+            entrant.check_alive()
         arena.send_signal(signal.SIGTERM)
         assert arena.wait(60) == 0, arena_log.read_text(errors="replace")[-5000:]
-        for entrant in entrants.values():
+        for entrant in entrants.values():  # (one started a moment ago may have found no server)
             if entrant.process is not None:
-                entrant.check_alive()
                 entrant.kill()
 
         standings = json.loads(
@@ -310,8 +317,9 @@ def test_bots_of_every_language_and_the_levels_in_a_standing_arena(tmp_path: Pat
             for killed, back in entrant.down:
                 away = [start for start in starts if killed + SLACK_MS < start < back]
                 assert not away, f"{entrant.name} was seated at {away}, while away ({killed}..{back})"
-            if entrant.down:
-                assert max(starts) > entrant.down[0][1], f"{entrant.name} was never paired after coming back"
+            for _, back in entrant.down:
+                if back < chaos_end_ms - 10_000:  # (not one started again as the chaos ended)
+                    assert max(starts) > back, f"{entrant.name} was not paired after coming back at {back}"
 
         # A game abandoned by dying mid-game is rated, and a dead seat ranks last: the one that
         # died, or one of those that died when more did (whichever the clock caught first).
@@ -321,7 +329,7 @@ def test_bots_of_every_language_and_the_levels_in_a_standing_arena(tmp_path: Pat
                 seat
                 for seat, line in enumerate(game["seats"])
                 for killed in entrants[line].kills
-                if game["start_ms"] + 1000 < killed and killed + SLACK_MS < game["end_ms"]
+                if game["start_ms"] < killed + SLACK_MS < game["end_ms"]
             }
             if dead:
                 abandoned.append(game)
