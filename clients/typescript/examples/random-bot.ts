@@ -19,7 +19,7 @@ const { values: args } = parseArgs({
     match: { type: "string" },
     name: { type: "string", default: "ts-random" },
     remote: { type: "boolean", default: false },
-    token: { type: "string", default: "" },
+    token: { type: "string", default: process.env.ZIGGURAT_BOT_TOKEN ?? "" }, // or $ZIGGURAT_BOT_TOKEN
   },
 });
 const client = new ZigguratClient(args.server!);

@@ -3,6 +3,7 @@
 //	randombot -server 127.0.0.1:50051 -create pylos          # create a match, print its id, play it
 //	randombot -server 127.0.0.1:50051 -match MATCH_ID        # join a match and play it
 //	randombot -server 127.0.0.1:50051 -remote -token SECRET  # wait to be handed seats
+//	ZIGGURAT_BOT_TOKEN=SECRET randombot -remote -name NAME   # the same, the token kept off the command line
 //
 // Replace choose with your own bot.
 package main
@@ -31,7 +32,7 @@ func main() {
 	matchID := flag.String("match", "", "join this match and play it")
 	name := flag.String("name", "go-random", "player or bot name")
 	remote := flag.Bool("remote", false, "connect as a remote bot and play the seats handed to it")
-	token := flag.String("token", "", "remote bot token (a secret of your choosing)")
+	token := flag.String("token", os.Getenv("ZIGGURAT_BOT_TOKEN"), "remote bot token (default $ZIGGURAT_BOT_TOKEN; a secret of your choosing, or the one an arena issued)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
