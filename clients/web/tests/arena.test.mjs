@@ -141,6 +141,12 @@ test("the arena's ladder moves while games finish; a live game, a profile with i
   const page = await chrome.browser.newPage({ viewport: { width: 1280, height: 900 } });
   const errors = [];
   page.on("pageerror", (e) => errors.push(e.message));
+  // The lobby of the arena's server points at its ladder; the link leads there.
+  await page.goto(url.replace(/#\/arena$/, ""));
+  await page.waitForSelector(".arena-banner a.to-arena");
+  assert.match(await page.textContent(".arena-banner"), /Standing arena “Ziggurat 42” runs on this server/);
+  await page.click(".arena-banner a.to-arena");
+  await page.waitForFunction(() => location.hash === "#/arena");
   await page.goto(url);
 
   // The ladder: every entrant, ranked; the standings move between two reads as games finish.
