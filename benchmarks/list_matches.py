@@ -33,8 +33,8 @@ from pathlib import Path
 import grpc
 from _baseline import ServerProcess, Summary, print_table, pylos_config
 
-from ziggurat.service.manager import MatchManager
-from ziggurat.service.timecontrol import TimeControl
+from ziggurat.core.manager import MatchManager
+from ziggurat.core.timecontrol import TimeControl
 from ziggurat.store.sqlite import Store
 from ziggurat.v1 import match_pb2
 from ziggurat.v1 import match_service_pb2 as spb

@@ -22,9 +22,9 @@ from pathlib import Path
 
 from _baseline import load_average
 
-from ziggurat.service.manager import MatchManager
-from ziggurat.service.render import framed_batches
-from ziggurat.service.timecontrol import TimeControl
+from ziggurat.core.manager import MatchManager
+from ziggurat.core.render import framed_batches
+from ziggurat.core.timecontrol import TimeControl
 from ziggurat.store.sqlite import Store
 
 

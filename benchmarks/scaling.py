@@ -46,7 +46,7 @@ from _baseline import (
     raise_nofile,
 )
 
-from ziggurat.service.shards import shard_path
+from ziggurat.hosting.shards import shard_path
 from ziggurat.v1 import match_pb2
 from ziggurat_client import ZigguratClient
 from ziggurat_client.bot import Turn

@@ -41,7 +41,7 @@ LAYERS = (
     ("game rules (ziggurat.rules)", ("(ziggurat/rules/",)),
     ("SQLite store", ("libsqlite3", "pysqlite", "(ziggurat/store/", "cursor.c", "connection.c")),
     ("logging", ("(logging/",)),
-    ("rendering (service.render, wire.codec)", ("(ziggurat/service/render", "(ziggurat/wire/")),
+    ("rendering (core.render, wire.codec)", ("(ziggurat/core/render", "(ziggurat/wire/")),
     ("match, decide, evolve, servicer, guards", ("(ziggurat/",)),
     ("protobuf (upb)", ("_message.abi3",)),
     ("gRPC core and sockets", ("cygrpc", "sendmsg", "recv", "libgrpc")),

@@ -118,8 +118,8 @@ async def serve(pattern: str) -> None:
     interceptors: tuple[Any, ...] = ()
     deserializer = None
     if pattern == "ply-guarded":
-        from ziggurat.service.guard import Guard, GuardLimits
-        from ziggurat.service.status_guard import StatusGuard
+        from ziggurat.api.guard import Guard, GuardLimits
+        from ziggurat.api.status_guard import StatusGuard
         from ziggurat.v1 import match_service_pb2 as spb
 
         interceptors = (Guard(GuardLimits(0, 0, 10.0)), StatusGuard())

@@ -22,7 +22,7 @@ running for an hour (issue 25). Three things make them die with it instead:
   pytest only, which then tears its fixtures down in order.
 
 ``ziggurat serve --workers N`` does the same for its workers (PR_SET_PDEATHSIG, see
-:mod:`ziggurat.service.supervisor`), so killing its supervisor ends them too.
+:mod:`ziggurat.hosting.supervisor`), so killing its supervisor ends them too.
 
 The module is also the reaper's program (``python tests/processes.py --reap TOKEN``): it
 imports the standard library only.

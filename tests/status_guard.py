@@ -1,6 +1,6 @@
 """Pytest plugin: a test fails when any ziggurat server let UNKNOWN or INTERNAL reach a client.
 
-Every ziggurat server installs :class:`ziggurat.service.status_guard.StatusGuard`,
+Every ziggurat server installs :class:`ziggurat.api.status_guard.StatusGuard`,
 which appends one JSON line to the file named by ``ZIGGURAT_STATUS_GUARD_FILE``
 for every such status. This plugin points that variable at a file of its own per
 pytest process (so servers started in-process and ``ziggurat serve`` subprocesses
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ziggurat.service.status_guard import GUARD_FILE_ENV
+from ziggurat.api.status_guard import GUARD_FILE_ENV
 
 
 def pytest_configure(config: pytest.Config) -> None:

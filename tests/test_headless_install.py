@@ -196,5 +196,5 @@ def test_pip_install_the_client_and_the_server_together(
     assert {"ziggurat", "ziggurat-client"} <= set(installed)
     assert _client_url(clone, installed) == (clone / "clients" / "python").as_uri()
     _run(
-        [str(bin_dir / "python"), "-I", "-c", "import ziggurat.service.server, ziggurat_client.bot"], tmp_path
+        [str(bin_dir / "python"), "-I", "-c", "import ziggurat.hosting.server, ziggurat_client.bot"], tmp_path
     )

@@ -1,4 +1,14 @@
-"""The layers point down only: rules ← wire ← service/store ← cli; the thin client stands alone."""
+"""The layers point down only; the thin client stands alone.
+
+    rules ← wire ← store ← core ← api ← web ← hosting ← tournament, arena ← cli
+
+``core`` (the match core: events, decide/evolve, the commit path, views, the manager) knows no
+listener and no process; ``api`` (servicers, guards, credentials, the competition policy) turns
+calls into the core's operations; ``web`` (the Connect port) serves the same servicers to
+browsers; ``hosting`` (the server process, workers and shards, the gate, mDNS) assembles them.
+Where a lower room needs something of a higher one (the core asks which worker owns a match,
+a servicer lists every worker's matches), it names a Protocol and the higher room hands it in.
+"""
 
 from __future__ import annotations
 
@@ -19,6 +29,14 @@ CLIENT_ALLOWED = ("grpc", "google.protobuf", "ziggurat_client")
 STUB_ALLOWED = (*CLIENT_ALLOWED, "typing_extensions")
 
 # For each layer, the imports it must never make (prefix match on the module name).
+_ABOVE_HOSTING = [
+    "ziggurat.cli",
+    "ziggurat.bots",
+    "ziggurat.tui",
+    "ziggurat.stdio",
+    "ziggurat.tournament",
+    "ziggurat.arena",
+]
 FORBIDDEN = {
     "rules": [
         "grpc",
@@ -28,17 +46,44 @@ FORBIDDEN = {
         "socket",
         "ziggurat.v1",
         "ziggurat.wire",
-        "ziggurat.service",
         "ziggurat.store",
+        "ziggurat.core",
+        "ziggurat.api",
+        "ziggurat.web",
+        "ziggurat.hosting",
         "ziggurat.cli",
         "ziggurat_client",
         "os",
         "io",
         "logging",
     ],
-    "wire": ["ziggurat.service", "ziggurat.store", "ziggurat.cli", "sqlite3", "asyncio"],
-    "store": ["grpc", "ziggurat.v1", "ziggurat.wire", "ziggurat.service", "ziggurat.cli"],
-    "service": ["ziggurat.cli", "ziggurat.bots", "ziggurat.tui", "ziggurat.stdio"],
+    "wire": [
+        "ziggurat.store",
+        "ziggurat.core",
+        "ziggurat.api",
+        "ziggurat.web",
+        "ziggurat.hosting",
+        "ziggurat.cli",
+        "sqlite3",
+        "asyncio",
+    ],
+    "store": [
+        "grpc",
+        "ziggurat.v1",
+        "ziggurat.wire",
+        "ziggurat.core",
+        "ziggurat.api",
+        "ziggurat.web",
+        "ziggurat.hosting",
+        "ziggurat.cli",
+    ],
+    # the match core: no servicer, no listener, no process
+    "core": ["ziggurat.api", "ziggurat.web", "ziggurat.hosting", *_ABOVE_HOSTING],
+    # the API edge: no web port (no api <-> web cycle), no hosting
+    "api": ["ziggurat.web", "ziggurat.hosting", *_ABOVE_HOSTING],
+    # the web port serves the API edge's servicers; the hosting assembles it
+    "web": ["ziggurat.hosting", *_ABOVE_HOSTING],
+    "hosting": _ABOVE_HOSTING,
 }
 
 
@@ -92,8 +137,8 @@ def test_thin_client_imports_nothing_from_the_server() -> None:
 # `ziggurat serve` and every other command work on an install without the extra.
 OPTIONAL = {"textual", "rich", "zeroconf", "ifaddr", "pygments"}
 # The features themselves (which load them) count as optional too.
-OPTIONAL_MODULES = ("ziggurat.tui", "ziggurat.service.mdns")
-OPTIONAL_AT_LOAD = ("tui/", "service/mdns.py")
+OPTIONAL_MODULES = ("ziggurat.tui", "ziggurat.hosting.mdns")
+OPTIONAL_AT_LOAD = ("tui/", "hosting/mdns.py")
 
 
 def _imports_at_load(path: Path) -> set[str]:
@@ -130,5 +175,5 @@ def test_only_the_optional_features_load_their_extras() -> None:
                 seen.add(relative)
                 if not relative.startswith(OPTIONAL_AT_LOAD):
                     problems.append(f"{relative} imports {name} when it is loaded")
-    assert "service/mdns.py" in seen and "tui/app.py" in seen  # the check sees them
+    assert "hosting/mdns.py" in seen and "tui/app.py" in seen  # the check sees them
     assert not problems, problems

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests import processes
-from ziggurat.service.shards import shard_path
+from ziggurat.hosting.shards import shard_path
 
 REPO = Path(__file__).resolve().parents[1]
 SERVE = [sys.executable, "-m", "ziggurat.cli.main", "serve", "--host", "127.0.0.1", "--port", "0"]

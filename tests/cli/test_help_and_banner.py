@@ -8,7 +8,7 @@ import sys
 
 from tests import processes
 from ziggurat.cli.main import build_parser
-from ziggurat.service.server import browser_host, lan_address
+from ziggurat.hosting.server import browser_host, lan_address
 
 
 def test_bot_invite_help_is_the_invitation_s_usage() -> None:

@@ -17,7 +17,16 @@ from tests import processes
 from ziggurat.cli.commands import COMMANDS
 from ziggurat.cli.main import build_parser, main
 
-HEAVY = ("grpc", "textual", "google.protobuf", "ziggurat.service", "ziggurat.rules", "ziggurat_client")
+HEAVY = (
+    "grpc",
+    "textual",
+    "google.protobuf",
+    "ziggurat.core",
+    "ziggurat.api",
+    "ziggurat.hosting",
+    "ziggurat.rules",
+    "ziggurat_client",
+)
 
 
 @pytest.mark.parametrize("argv", [["--version"], ["--help"]])

@@ -111,7 +111,7 @@ def test_every_limit_names_the_tests_that_reach_it() -> None:
 def test_every_limit_says_who_enforces_it_behind_the_gate() -> None:
     # `serve --gate` moves the connection-level limits into ziggurat-gate: the table says, for
     # each limit, whether the gate or the server enforces it then (and the gate gets them all).
-    from ziggurat.service.gate import GateLimits
+    from ziggurat.hosting.gate import GateLimits
 
     text = OPERATIONS.read_text()
     section = text[text.index("## Limits") : text.index("## Shutdown")]

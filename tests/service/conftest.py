@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests import processes
-from ziggurat.service.server import ServeOptions, ZigguratServer
+from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.v1 import game_pb2, match_pb2, match_service_pb2
 from ziggurat_client import ZigguratClient, ZigguratError
 from ziggurat_client.client import MatchHandle

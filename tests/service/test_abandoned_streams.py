@@ -19,7 +19,7 @@ import pytest
 
 from tests.service.conftest import pylos_config
 from tests.service.test_limits import OWN_CONNECTION, serving, until
-from ziggurat.service.status_guard import GUARD_FILE_ENV
+from ziggurat.api.status_guard import GUARD_FILE_ENV
 from ziggurat.v1 import match_pb2
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.v1 import match_service_pb2_grpc as sgrpc

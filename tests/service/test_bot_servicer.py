@@ -16,8 +16,8 @@ import pytest
 from tests import processes
 from tests.service.conftest import RunningServer, ServerProcess
 from ziggurat.bots import make_bot
-from ziggurat.service.server import ServeOptions, ZigguratServer
-from ziggurat.service.timecontrol import TimeControl
+from ziggurat.core.timecontrol import TimeControl
+from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.v1 import bot_service_pb2 as bpb
 from ziggurat.v1 import bot_service_pb2_grpc as bgrpc
 from ziggurat.v1 import game_pb2, match_pb2

@@ -14,7 +14,7 @@ import pytest
 
 from tests.service.conftest import kabaleo_config, pylos_config
 from ziggurat.bots.house import HouseBots
-from ziggurat.service.server import ServeOptions, ZigguratServer
+from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.v1 import game_pb2, match_pb2
 from ziggurat.verify import verify_record
 from ziggurat_client import ZigguratClient, ZigguratError

@@ -4,7 +4,7 @@ A ``ZigguratServer`` started with ``competition=True`` serves a Unix socket, a g
 web port on loopback; two finished matches (their seats taken in-process, as a tournament's
 organiser does) and a pre-registered bot name give the credentials: no token, a seat token of
 the match asked about, a seat token of another match, a bot token. Each call of each method
-of :data:`ziggurat.service.competition.POLICY` is made on each listener with each credential,
+of :data:`ziggurat.api.competition.POLICY` is made on each listener with each credential,
 and its answer is checked against the cell's rule — so the table that ``docs/tournaments.md``
 prints (checked against ``POLICY`` at the end of this file) is what the server does.
 """
@@ -32,10 +32,10 @@ from google.rpc import error_details_pb2
 from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection_pb2
 
-from ziggurat.service.competition import POLICY, Listener, Rule
-from ziggurat.service.match import Match, hash_token
-from ziggurat.service.server import ExtraService, ServeOptions, ZigguratServer
-from ziggurat.service.timecontrol import TimeControl
+from ziggurat.api.competition import POLICY, Listener, Rule
+from ziggurat.core.match import Match, hash_token
+from ziggurat.core.timecontrol import TimeControl
+from ziggurat.hosting.server import ExtraService, ServeOptions, ZigguratServer
 from ziggurat.v1 import admin_service_pb2, bot_service_pb2, game_pb2, match_service_pb2
 from ziggurat.v1 import arena_service_pb2 as apb
 from ziggurat.v1 import arena_service_pb2_grpc as agrpc

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from tests.service.conftest import RunningServer
-from ziggurat.service.decide import MAX_MOVE_TEXT
-from ziggurat.service.timecontrol import TimeControl
+from ziggurat.core.decide import MAX_MOVE_TEXT
+from ziggurat.core.timecontrol import TimeControl
 from ziggurat.wire.errors import ApiError
 
 

@@ -11,9 +11,9 @@ import grpc
 import pytest
 
 from tests.service.conftest import RunningServer, kabaleo_config, play_items, pylos_config, random_chooser
-from ziggurat.service import render
-from ziggurat.service.decide import PRESENCE_EVENTS_PER_TURN
-from ziggurat.service.server import ServeOptions, ZigguratServer
+from ziggurat.core import render
+from ziggurat.core.decide import PRESENCE_EVENTS_PER_TURN
+from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.v1 import game_pb2, match_pb2
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat_client import MatchHandle, ZigguratClient

@@ -10,12 +10,12 @@ from dataclasses import fields, replace
 
 import pytest
 
+from ziggurat.core.events import MovePlayed, TurnStarted
+from ziggurat.core.evolve import MatchState, SeatRecord, Turn, evolve
+from ziggurat.core.match import Match
+from ziggurat.core.timecontrol import TimeControl
 from ziggurat.rules.registry import get_rules
 from ziggurat.rules.seeding import commitment
-from ziggurat.service.events import MovePlayed, TurnStarted
-from ziggurat.service.evolve import MatchState, SeatRecord, Turn, evolve
-from ziggurat.service.match import Match
-from ziggurat.service.timecontrol import TimeControl
 from ziggurat.store.sqlite import Store
 from ziggurat.wire import errors
 

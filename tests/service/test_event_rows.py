@@ -1,6 +1,6 @@
 """The log's rows on disk: new rows are written exactly as before, and old rows still replay.
 
-:func:`ziggurat.service.events.encode` builds the JSON of the two events of every ply by
+:func:`ziggurat.core.events.encode` builds the JSON of the two events of every ply by
 hand (the generic encoder was a measurable part of a ply): it must give the very bytes
 ``json.dumps`` gave, so that databases written by any version read alike.
 """
@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.service.conftest import ServerProcess, pylos_config, random_chooser
-from ziggurat.service.events import (
+from ziggurat.core.events import (
     Created,
     Ended,
     Event,

@@ -17,8 +17,8 @@ import grpc
 import pytest
 
 from tests.service.conftest import kabaleo_config, pylos_config
-from ziggurat.service import manager as manager_module
-from ziggurat.service.server import ServeOptions, ZigguratServer
+from ziggurat.core import manager as manager_module
+from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.v1 import match_pb2
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.v1 import match_service_pb2_grpc as rpc

@@ -37,8 +37,8 @@ from tests import processes
 from tests.clients.test_sdk import _self_signed
 from tests.service.conftest import ServerProcess, kabaleo_config, pylos_config, random_chooser
 from tests.service.test_shutdown import _bot_messages, _play_events, assert_shutting_down, collect, started
-from ziggurat.service.gate import default_binary
-from ziggurat.service.server import ServeOptions, ZigguratServer
+from ziggurat.hosting.gate import default_binary
+from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.tui.discovery import discover
 from ziggurat.v1 import bot_service_pb2 as bpb
 from ziggurat.v1 import bot_service_pb2_grpc as bgrpc

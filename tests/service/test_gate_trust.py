@@ -1,4 +1,4 @@
-"""Who may speak for a client's address behind ``ziggurat serve --gate`` (ziggurat.service.peer).
+"""Who may speak for a client's address behind ``ziggurat serve --gate`` (ziggurat.api.peer).
 
 The gate's ``x-ziggurat-peer`` is believed only beside ``x-ziggurat-gate`` equal to this server's
 secret; tests/service/test_gate.py checks that a client of the gate cannot forge either. These
@@ -22,9 +22,9 @@ import pytest
 from tests.service import test_gate
 from tests.service.conftest import pylos_config
 from tests.service.test_gate import FORGED, gate_environment, gated, refusal, stderr_of, terminate
-from ziggurat.service import peer as peer_module
-from ziggurat.service.peer import Peers, is_gate_key
-from ziggurat.service.server import ServeOptions, ZigguratServer
+from ziggurat.api import peer as peer_module
+from ziggurat.api.peer import Peers, is_gate_key
+from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.v1 import match_service_pb2_grpc as sgrpc
 

@@ -20,7 +20,7 @@ import grpc
 
 from tests.service.conftest import RunningServer, pylos_config
 from tests.service.store_faults import LockedDatabase
-from ziggurat.service.group_commit import GroupCommit
+from ziggurat.core.group_commit import GroupCommit
 from ziggurat.v1 import match_pb2
 from ziggurat_client import MatchHandle, ZigguratClient, ZigguratError
 

@@ -15,8 +15,8 @@ import pytest
 from connectrpc.client import ConnectClient
 from connectrpc.compat import google_protobuf_binary_codec
 
-from ziggurat.service.server import ServeOptions, ZigguratServer
-from ziggurat.service.servicer import WATCH_HEARTBEAT_S
+from ziggurat.api.servicer import WATCH_HEARTBEAT_S
+from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.web.connect import method_infos
 from ziggurat_client import ZigguratClient

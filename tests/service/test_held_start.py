@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from tests.service.conftest import RunningServer
-from ziggurat.service.records import match_record
-from ziggurat.service.timecontrol import TimeControl
+from ziggurat.core.records import match_record
+from ziggurat.core.timecontrol import TimeControl
 from ziggurat.verify import verify_record
 from ziggurat_client import ZigguratClient
 from ziggurat_client.client import MatchHandle

@@ -20,7 +20,7 @@ from typing import Any
 import grpc
 
 from tests.service.conftest import pylos_config
-from ziggurat.service.server import ServeOptions, ZigguratServer
+from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.v1 import match_pb2
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.v1 import match_service_pb2_grpc as sgrpc
@@ -402,7 +402,7 @@ async def test_a_play_stream_that_does_not_read_is_no_longer_read_while_its_refu
     # (not its turn, then RATE_LIMITED), the refusals cannot be written, and the server stops
     # reading the stream instead of queueing a refusal for each move (servicer.Play). Before,
     # the queue grew by every move sent (20,399 after 8 s; benchmarks/play_backpressure.py).
-    from ziggurat.service.servicer import MAX_PENDING_REFUSALS
+    from ziggurat.api.servicer import MAX_PENDING_REFUSALS
 
     tiny_window = [("grpc.http2.lookahead_bytes", 1024), ("grpc.http2.bdp_probe", 0), *OWN_CONNECTION]
     async with (
@@ -473,8 +473,8 @@ async def test_the_server_holds_so_many_calls_from_all_clients_together(tmp_path
 async def test_new_calls_are_shed_while_the_server_s_memory_is_at_its_ceiling(tmp_path: Path) -> None:
     # The in-process server's resident memory is this test process's: a ceiling at half of it
     # is reached at once, and every new call is refused until the memory is under it again.
-    from ziggurat.service.memory import rss_bytes
-    from ziggurat.service.memory_ceiling import usable_memory_bytes
+    from ziggurat.hosting.memory import rss_bytes
+    from ziggurat.hosting.memory_ceiling import usable_memory_bytes
 
     percent = rss_bytes() / 2 / usable_memory_bytes() * 100
     async with (

@@ -10,7 +10,7 @@ from pathlib import Path
 import grpc
 
 from tests.service.conftest import ServerProcess, pylos_config
-from ziggurat.service.lograte import RepeatFilter
+from ziggurat.hosting.lograte import RepeatFilter
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.v1 import match_service_pb2_grpc as sgrpc
 

@@ -20,7 +20,7 @@ import pytest
 from tests import processes
 from tests.service.conftest import RunningServer, ServerProcess, pylos_config
 from tests.service.store_faults import LockedDatabase
-from ziggurat.service.server import ServeOptions, ZigguratServer
+from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.v1 import admin_service_pb2 as apb
 from ziggurat.v1 import admin_service_pb2_grpc as agrpc
 from ziggurat.v1 import game_pb2, match_pb2

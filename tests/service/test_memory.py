@@ -22,12 +22,12 @@ import pytest
 
 from tests.service.conftest import pylos_config
 from tests.service.test_limits import LOOPBACK, serving, status_of, until
-from ziggurat.service import memory
+from ziggurat.hosting import memory
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.v1 import match_service_pb2_grpc as sgrpc
 from ziggurat_client import ZigguratClient
 
-SERVER_CODE = ("ziggurat/service/", "grpc/aio/")
+SERVER_CODE = ("ziggurat/core/", "ziggurat/api/", "ziggurat/hosting/", "grpc/aio/")
 
 
 @contextmanager

@@ -1,4 +1,4 @@
-"""Without ``--gate`` no client is believed about its address (ziggurat.service.peer).
+"""Without ``--gate`` no client is believed about its address (ziggurat.api.peer).
 
 With the gate, tests/service/test_gate.py checks the same with the gate's real secret.
 """
@@ -13,7 +13,7 @@ import grpc
 import pytest
 
 from tests.service.conftest import pylos_config
-from ziggurat.service.server import ServeOptions, ZigguratServer
+from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.v1 import match_service_pb2_grpc as sgrpc
 from ziggurat.wire.errors import error_reason

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from tests import processes
-from ziggurat.service.private_dir import PREFIX, make_private_dir, remove_stale_private_dirs
+from ziggurat.hosting.private_dir import PREFIX, make_private_dir, remove_stale_private_dirs
 
 
 def dead_pid() -> int:

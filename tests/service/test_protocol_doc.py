@@ -6,11 +6,11 @@ import argparse
 import re
 from pathlib import Path
 
+from ziggurat.api import bot_servicer, bots, match, render, servicer
 from ziggurat.cli import serve_cmd
-from ziggurat.service import bot_servicer, bots, match, render, servicer
-from ziggurat.service.decide import PRESENCE_EVENTS_PER_TURN
-from ziggurat.service.manager import DEFAULT_WAITING_TTL_S
-from ziggurat.service.server import MAX_MESSAGE_BYTES, ServeOptions
+from ziggurat.core.decide import PRESENCE_EVENTS_PER_TURN
+from ziggurat.core.manager import DEFAULT_WAITING_TTL_S
+from ziggurat.hosting.server import MAX_MESSAGE_BYTES, ServeOptions
 from ziggurat.wire.reasons import Reason
 
 PROTOCOL = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ziggurat.service import ratelimit
-from ziggurat.service.ratelimit import RateLimiter
+from ziggurat.api import ratelimit
+from ziggurat.api.ratelimit import RateLimiter
 
 
 class Clock:

@@ -15,12 +15,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ziggurat.core import match as match_module
+from ziggurat.core.match import Match
+from ziggurat.core.render import render_event, render_match
+from ziggurat.core.timecontrol import TimeControl
 from ziggurat.rules.kabaleo import KABALEO
 from ziggurat.rules.seeding import commitment
-from ziggurat.service import match as match_module
-from ziggurat.service.match import Match
-from ziggurat.service.render import render_event, render_match
-from ziggurat.service.timecontrol import TimeControl
 from ziggurat.store.sqlite import Store
 from ziggurat.wire import errors
 

@@ -23,9 +23,9 @@ import pytest
 from connectrpc.errors import ConnectError
 
 from tests.web.test_connect import Web
-from ziggurat.service.match import Match
-from ziggurat.service.server import ServeOptions, ZigguratServer
-from ziggurat.service.timecontrol import TimeControl
+from ziggurat.core.match import Match
+from ziggurat.core.timecontrol import TimeControl
+from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.v1 import game_pb2, match_pb2
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.v1 import match_service_pb2_grpc as sgrpc

@@ -13,10 +13,10 @@ import pytest
 from tests import processes
 from tests.service.conftest import RunningServer, kabaleo_config, pylos_config
 from ziggurat.bots import make_bot
+from ziggurat.core.match import hash_token
+from ziggurat.core.timecontrol import TimeControl
+from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.rules.core import Termination
-from ziggurat.service.match import hash_token
-from ziggurat.service.server import ServeOptions, ZigguratServer
-from ziggurat.service.timecontrol import TimeControl
 from ziggurat.store.sqlite import Store
 from ziggurat.v1 import bot_service_pb2 as bpb
 from ziggurat.v1 import bot_service_pb2_grpc as bgrpc

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.service.conftest import RunningServer, kabaleo_config, pylos_config, random_chooser
-from ziggurat.service.server import ServeOptions, ZigguratServer
+from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.v1 import game_pb2, match_pb2
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat_client import MatchHandle, ZigguratClient, ZigguratError

@@ -17,8 +17,8 @@ from google.protobuf import json_format
 
 from tests import processes
 from tests.service.conftest import ServerProcess, kabaleo_config, pylos_config
-from ziggurat.service.server import ServeOptions, ZigguratServer
-from ziggurat.service.timecontrol import TimeControl
+from ziggurat.core.timecontrol import TimeControl
+from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.v1 import game_pb2, match_pb2
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.v1 import match_service_pb2_grpc as rpc

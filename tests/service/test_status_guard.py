@@ -9,9 +9,9 @@ from pathlib import Path
 import grpc
 import pytest
 
-from ziggurat.service.server import ServeOptions, ZigguratServer
-from ziggurat.service.servicer import MatchServicer
-from ziggurat.service.status_guard import GUARD_FILE_ENV
+from ziggurat.api.servicer import MatchServicer
+from ziggurat.api.status_guard import GUARD_FILE_ENV
+from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.v1 import match_service_pb2_grpc as rpc
 
@@ -48,8 +48,8 @@ import asyncio
 
 import grpc
 
-from ziggurat.service.server import ServeOptions, ZigguratServer
-from ziggurat.service.servicer import MatchServicer
+from ziggurat.hosting.server import ServeOptions, ZigguratServer
+from ziggurat.api.servicer import MatchServicer
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.v1 import match_service_pb2_grpc as rpc
 

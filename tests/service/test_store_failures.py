@@ -33,9 +33,9 @@ from tests.service.store_faults import (
     can_mount,
     tiny_filesystem,
 )
-from ziggurat.service.match import Match
-from ziggurat.service.render import render_event, render_match
-from ziggurat.service.server import ServeOptions, ZigguratServer
+from ziggurat.core.match import Match
+from ziggurat.core.render import render_event, render_match
+from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.store.sqlite import Store
 from ziggurat.v1 import game_pb2, match_pb2
 from ziggurat.v1 import match_service_pb2 as spb

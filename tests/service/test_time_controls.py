@@ -21,7 +21,7 @@ import grpc
 import pytest
 
 from tests.service.conftest import RunningServer, kabaleo_config, play_items, pylos_config
-from ziggurat.service.server import ServeOptions, ZigguratServer
+from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.store.sqlite import Store
 from ziggurat.v1 import game_pb2, match_pb2
 from ziggurat.v1 import match_service_pb2 as spb

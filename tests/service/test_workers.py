@@ -29,7 +29,7 @@ from google.rpc import error_details_pb2
 
 from tests import processes
 from tests.service.conftest import kabaleo_config, pylos_config
-from ziggurat.service.shards import shard_path
+from ziggurat.hosting.shards import shard_path
 from ziggurat.v1 import match_pb2
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.v1 import match_service_pb2_grpc as rpc

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from ziggurat.core.match import Match
+from ziggurat.core.timecontrol import TimeControl
 from ziggurat.rules.seeding import commitment
-from ziggurat.service.match import Match
-from ziggurat.service.timecontrol import TimeControl
 from ziggurat.store import sqlite as store_module
 from ziggurat.store.sqlite import EventRow, Store
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ziggurat.service.timecontrol import TimeControl
+from ziggurat.core.timecontrol import TimeControl
 from ziggurat.tournament.config import ConfigError, load_config, parse_config
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tournaments"

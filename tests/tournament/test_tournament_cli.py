@@ -27,7 +27,7 @@ from tests.tournament.fixtures.harness import (
     verify_matches,
     write_config,
 )
-from ziggurat.service.manager import MatchManager
+from ziggurat.core.manager import MatchManager
 from ziggurat.store.sqlite import Store
 from ziggurat.tournament.results import disqualified, format_standings, game_line, standings
 from ziggurat.tournament.store import GameRow, TournamentStore

@@ -8,7 +8,7 @@ import pytest
 
 from tests.service.conftest import RunningServer, client, server_process
 from ziggurat.bots.house import HouseBots
-from ziggurat.service.server import ServeOptions, ZigguratServer
+from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.tui.i18n import set_language
 
 __all__ = ["client", "server", "server_process"]

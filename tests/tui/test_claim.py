@@ -13,7 +13,7 @@ import pytest
 
 from tests.service.conftest import pylos_config
 from tests.tui.test_tui import screen_of, text_of, until
-from ziggurat.service.server import ServeOptions, ZigguratServer
+from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.tui import ZigguratApp
 from ziggurat.tui.game import GameScreen
 from ziggurat.tui.lobby import LobbyScreen

@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ziggurat import __version__
-from ziggurat.service.mdns import interfaces_for, txt_properties
-from ziggurat.service.server import ServeOptions, ZigguratServer
+from ziggurat.hosting.mdns import interfaces_for, txt_properties
+from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.tui.discovery import ServerInfo, discover
 from ziggurat_client import ZigguratClient
 

@@ -22,8 +22,8 @@ from textual.widgets import Button, Input, OptionList, Select, Static
 from textual.worker import WorkerState
 
 from tests.service.conftest import RunningServer, random_chooser
+from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.rules.kabaleo_model import score_key
-from ziggurat.service.server import ServeOptions, ZigguratServer
 from ziggurat.tui import ZigguratApp
 from ziggurat.tui.discovery import discover
 from ziggurat.tui.game import ConfirmResign, GameScreen

@@ -14,7 +14,7 @@ import pytest
 
 from tests.service.conftest import RunningServer, pylos_config
 from tests.tui.test_tui import SIZE, screen_of, text_of, until
-from ziggurat.service.server import ServeOptions, ZigguratServer
+from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.tui import ZigguratApp
 from ziggurat.tui import model as model_module
 from ziggurat.tui.game import GameScreen

@@ -22,7 +22,7 @@ from connectrpc.errors import ConnectError
 from google.rpc import error_details_pb2
 
 from ziggurat.bots.house import HouseBots
-from ziggurat.service.server import ServeOptions, ZigguratServer
+from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.v1 import admin_service_pb2 as apb
 from ziggurat.v1 import bot_service_pb2 as bpb
 from ziggurat.v1 import bot_service_pb2_grpc as bgrpc

@@ -25,7 +25,7 @@ from google.protobuf.message import Message
 
 from tests.service.conftest import kabaleo_config, pylos_config
 from tests.web.connect_wire import Http, Refusal, envelope, refusal
-from ziggurat.service.server import ServeOptions, ZigguratServer
+from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.v1 import bot_service_pb2 as bpb
 from ziggurat.v1 import game_pb2, match_pb2
 from ziggurat.v1 import match_service_pb2 as spb

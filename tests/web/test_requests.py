@@ -18,7 +18,7 @@ import pytest
 
 from tests.service.conftest import pylos_config
 from tests.web.connect_wire import Http, refusal
-from ziggurat.service.server import ServeOptions, ZigguratServer
+from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.v1 import match_service_pb2 as spb
 
 GET_MATCH = "/ziggurat.v1.MatchService/GetMatch"

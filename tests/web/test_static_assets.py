@@ -21,8 +21,8 @@ import pytest
 from zeroconf.asyncio import AsyncServiceInfo, AsyncZeroconf
 
 from tests import processes
-from ziggurat.service.mdns import HTTP_SERVICE_TYPE
-from ziggurat.service.server import ServeOptions, ZigguratServer
+from ziggurat.hosting.mdns import HTTP_SERVICE_TYPE
+from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.web.app import load_static
 
 REPO = Path(__file__).resolve().parents[2]

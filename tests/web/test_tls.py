@@ -32,8 +32,8 @@ from zeroconf.asyncio import AsyncServiceInfo, AsyncZeroconf
 
 from tests import processes
 from tests.service.conftest import ServerProcess, pylos_config, random_chooser
-from ziggurat.service.mdns import HTTPS_SERVICE_TYPE
-from ziggurat.service.server import ServeOptions, ZigguratServer
+from ziggurat.hosting.mdns import HTTPS_SERVICE_TYPE
+from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat_client import ZigguratClient, ZigguratError
 
 ZIGGURAT = [sys.executable, "-m", "ziggurat.cli.main"]

@@ -27,7 +27,7 @@ from google.rpc import error_details_pb2
 from tests.service.conftest import ServerProcess, pylos_config
 from tests.service.test_limits import LOOPBACK, SLEEP_METHOD, _read_to_eof, _sleeper_service, until
 from tests.web.test_connect import Web, _reason
-from ziggurat.service.server import ServeOptions, ZigguratServer
+from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.v1 import match_service_pb2_grpc as sgrpc
 from ziggurat.wire.errors import error_reason
@@ -300,7 +300,7 @@ async def test_two_thousand_idle_web_connections_from_one_address_leave_other_cl
 async def test_the_web_port_counts_an_ipv6_prefix_as_one_address_as_the_grpc_port_does() -> None:
     # Loopback has one IPv6 address, so the clients' addresses are given as uvicorn gives them
     # (an unbracketed host and a port) to the two places the web port counts them.
-    from ziggurat.service.guard import Guard, GuardLimits
+    from ziggurat.api.guard import Guard, GuardLimits
     from ziggurat.web.limits import ConnectionLimits, GuardInterceptor, OpenConnections
 
     guard = Guard(GuardLimits(max_streams_per_address=2))

@@ -1,5 +1,5 @@
 // The player's name: typed once in the lobby, remembered in localStorage (api.ts), and checked
-// here as the server checks it (server/ziggurat/service/decide.py, _join), so that a name the
+// here as the server checks it (server/ziggurat/core/decide.py, _join), so that a name the
 // server would refuse with BAD_NAME is explained before anything is sent. The server stays the
 // judge: it also refuses look-alike spellings of "(bot)", which this check does not try to see.
 

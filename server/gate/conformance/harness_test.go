@@ -59,7 +59,7 @@ const (
 	secretKey = "x-ziggurat-gate"
 )
 
-// Refusal messages, those of the Python server's guard (server/ziggurat/service/guard.py).
+// Refusal messages, those of the Python server's guard (server/ziggurat/api/guard.py).
 const shuttingDownMessage = "the server is shutting down; reconnect and resume after it restarts"
 
 func tooManyStreamsMessage(open, most int) string {

@@ -2,7 +2,7 @@
 //! accept, and the calls open from it and on each of its connections, to enforce the
 //! per-address caps before a connection costs more than its socket and a call more than its
 //! HTTP/2 stream. The calls' part is the Python guard's accounting
-//! (server/ziggurat/service/guard.py), with the same rules and messages, moved in front of
+//! (server/ziggurat/api/guard.py), with the same rules and messages, moved in front of
 //! the Python process: a call the gate holds for its first message counts as much as one it
 //! forwards. The open connections' part is the gate's alone: gRPC Python is never told of a
 //! connection that makes no call.

@@ -1,7 +1,7 @@
 //! Memory given back after a burst. glibc's malloc keeps freed memory in its arenas; after a
 //! burst of thousands of connections and silent streams the gate would keep most of its peak
 //! RSS. The watcher calls `malloc_trim(0)` once a burst is over, with the rules of the Python
-//! server's trimmer (server/ziggurat/service/memory.py): when RSS has grown by [`GROWTH`]
+//! server's trimmer (server/ziggurat/hosting/memory.py): when RSS has grown by [`GROWTH`]
 //! since the last return, or the load (open calls and connections: an idle connection costs
 //! the gate more than a held call) has fallen to half its peak (of at least [`BURST_LOAD`]),
 //! and then neither RSS has grown nor the load moved for [`SETTLE`]; at most once per

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ziggurat.bots import BOTS
+from ziggurat.core.timecontrol import TimeControl
 from ziggurat.rules.registry import GAMES
-from ziggurat.service.timecontrol import TimeControl
 from ziggurat.tournament.config import (
     ConfigError,
     _bot_options,

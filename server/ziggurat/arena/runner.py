@@ -41,10 +41,10 @@ from ziggurat.arena.config import ArenaConfig
 from ziggurat.arena.ladder import Ladder
 from ziggurat.arena.pairing import Candidate, pair
 from ziggurat.arena.store import ArenaStore, GameRow, now_ms
+from ziggurat.core.botnames import bot_key
+from ziggurat.core.match import hash_token
+from ziggurat.hosting.server import ExtraService, ServeOptions, ZigguratServer
 from ziggurat.rules.core import Termination
-from ziggurat.service.botnames import bot_key
-from ziggurat.service.match import hash_token
-from ziggurat.service.server import ExtraService, ServeOptions, ZigguratServer
 from ziggurat.tournament.games import GameHost, Seating, ShutdownError, game_result, play_game
 from ziggurat.tournament.runner import SOCKET_NAME, _confine_launch, _Launched
 from ziggurat.tournament.sandbox import Confinement, Sandbox, named_paths

@@ -14,13 +14,13 @@ import sqlite3
 import time
 from typing import TYPE_CHECKING, Any
 
+from ziggurat.api.ratelimit import RateLimiter
+from ziggurat.api.servicer import api
 from ziggurat.arena.config import NAME_PATTERN
 from ziggurat.arena.ladder import Ladder, displayed
 from ziggurat.arena.store import ArenaStore, GameRow
-from ziggurat.service.botnames import bot_key
-from ziggurat.service.match import hash_token
-from ziggurat.service.ratelimit import RateLimiter
-from ziggurat.service.servicer import api
+from ziggurat.core.botnames import bot_key
+from ziggurat.core.match import hash_token
 from ziggurat.v1 import arena_service_pb2 as apb
 from ziggurat.v1 import arena_service_pb2_grpc as agrpc
 from ziggurat.wire import errors

@@ -2,7 +2,7 @@
 
 Why in-process: a person in the lobby wants an opponent now, without starting a
 second program. The bot follows the match like any seat does — every event it
-sees is rendered by :func:`ziggurat.service.render.render_event` for its own seat, so
+sees is rendered by :func:`ziggurat.core.render.render_event` for its own seat, so
 it learns exactly what a remote bot in that seat would and nothing more — and plays
 through :meth:`Match.submit`, the path every move takes. The number of bots at once is capped.
 
@@ -14,7 +14,7 @@ server's garbage collector. Its deadline counts from the turn's start as the ser
 does. ``random`` and ``greedy`` decide in milliseconds, on one thread beside the loop.
 
 The service layer knows this only through the
-:class:`~ziggurat.service.house_bots.HouseBotSeater` protocol; ``ziggurat serve`` hands
+:class:`~ziggurat.api.house_bots.HouseBotSeater` protocol; ``ziggurat serve`` hands
 this implementation to the server. A bot seat is taken by :meth:`Match.join` like any
 other, with the bot's name recorded in the log (``SeatJoined.house_bot``): after a server
 restart, :meth:`HouseBots.restore` seats the same bot again in every unfinished match, and it
@@ -33,12 +33,12 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from ziggurat.api.house_bots import HouseBotInfo
 from ziggurat.bots.workers import SEARCH_BOTS, PooledBot, SearchPool
-from ziggurat.service.botnames import house_bot_display
-from ziggurat.service.house_bots import HouseBotInfo
-from ziggurat.service.manager import MatchManager
-from ziggurat.service.match import Match
-from ziggurat.service.render import render_event
+from ziggurat.core.botnames import house_bot_display
+from ziggurat.core.manager import MatchManager
+from ziggurat.core.match import Match
+from ziggurat.core.render import render_event
 from ziggurat.v1 import game_pb2
 from ziggurat.wire import errors
 from ziggurat_client.bot import Turn

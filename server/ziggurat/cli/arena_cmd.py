@@ -143,7 +143,7 @@ def _standings(args: argparse.Namespace) -> int:
         versions = store.versions()
     finally:
         store.close()
-    from ziggurat.service.botnames import bot_key
+    from ziggurat.core.botnames import bot_key
 
     def state(line: str) -> str:
         base, _, version = line.partition("@")
@@ -292,7 +292,7 @@ def _entrant_state(args: argparse.Namespace) -> int:
     store = _store(config)
     if store is None:
         return exits.FAILED
-    from ziggurat.service.botnames import bot_key
+    from ziggurat.core.botnames import bot_key
 
     try:
         row = store.entrant(bot_key(args.entrant))
@@ -308,7 +308,7 @@ def _entrant_state(args: argparse.Namespace) -> int:
 
 def _token(args: argparse.Namespace) -> int:
     from ziggurat.arena.config import NAME_PATTERN
-    from ziggurat.service.match import hash_token
+    from ziggurat.core.match import hash_token
 
     if not NAME_PATTERN.fullmatch(args.entrant):
         print("error: an entrant's name is 1-32 letters, digits, '.', '_' or '-'", file=sys.stderr)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ziggurat.cli.commands import summary_of
-from ziggurat.service.integrity import MatchDamaged, load_stored, rebuild
+from ziggurat.core.integrity import MatchDamaged, load_stored, rebuild
 from ziggurat.store.owner import wal_problem
 from ziggurat.store.sqlite import Store
 from ziggurat.store.startup import SQLITE_READONLY

@@ -11,18 +11,18 @@ import sys
 from dataclasses import replace
 from typing import Any
 
+from ziggurat.api.access import Access
+from ziggurat.api.bots import DEFAULT_INVITATION_TTL_S, DEFAULT_MAX_PENDING_INVITATIONS
 from ziggurat.cli import exits
 from ziggurat.cli.commands import summary_of
-from ziggurat.service.access import Access
-from ziggurat.service.bots import DEFAULT_INVITATION_TTL_S, DEFAULT_MAX_PENDING_INVITATIONS
-from ziggurat.service.gate import default_binary
-from ziggurat.service.lograte import RepeatFilter
-from ziggurat.service.manager import DEFAULT_WAITING_TTL_S
-from ziggurat.service.ports import bind_failure
-from ziggurat.service.server import ServeOptions, ServerFailed, ZigguratServer, browser_host, run
-from ziggurat.service.shards import WorkerOptions, stray_shards
-from ziggurat.service.supervisor import WORKER_SECRET_ENV, Supervisor
-from ziggurat.service.timecontrol import MAX_MS
+from ziggurat.core.manager import DEFAULT_WAITING_TTL_S
+from ziggurat.core.timecontrol import MAX_MS
+from ziggurat.hosting.gate import default_binary
+from ziggurat.hosting.lograte import RepeatFilter
+from ziggurat.hosting.ports import bind_failure
+from ziggurat.hosting.server import ServeOptions, ServerFailed, ZigguratServer, browser_host, run
+from ziggurat.hosting.shards import WorkerOptions, stray_shards
+from ziggurat.hosting.supervisor import WORKER_SECRET_ENV, Supervisor
 from ziggurat.store.startup import StartupError
 
 DEFAULT_PORT = 50051
@@ -588,7 +588,7 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
 
     def ready(port: int, http_port: int | None) -> None:
-        if args.shard is not None:  # read by the supervisor (ziggurat.service.supervisor)
+        if args.shard is not None:  # read by the supervisor (ziggurat.hosting.supervisor)
             web = f", web port {http_port}" if http_port is not None else ""
             print(
                 f"ziggurat worker {args.shard} listening on {args.host}:{port}{web}, own port {own()}",

@@ -200,7 +200,7 @@ class StoredEvent:
 @dataclass(slots=True)
 class EventRow:
     """One log entry as it is written: its payload already encoded as the stored JSON text
-    (:func:`ziggurat.service.events.encode`), so the write path runs no generic encoder.
+    (:func:`ziggurat.core.events.encode`), so the write path runs no generic encoder.
     """
 
     seq: int

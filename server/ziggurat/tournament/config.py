@@ -45,13 +45,13 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from ziggurat.bots import BOTS, GAMES_OF
+from ziggurat.core.timecontrol import POLICIES, TimeControl
 from ziggurat.rules.core import RulesError
 from ziggurat.rules.registry import GAMES, AnyRules
-from ziggurat.service.timecontrol import POLICIES, TimeControl
 from ziggurat.tournament.ratings_sprt import EloModel, SprtParameters
 from ziggurat.tournament.sandbox import SandboxPolicy
 
-MAX_NAME = 64  # the server's limit on a bot name (ziggurat.service.match.MAX_NAME)
+MAX_NAME = 64  # the server's limit on a bot name (ziggurat.core.match.MAX_NAME)
 DEFAULT_LISTEN = "127.0.0.1:0"
 
 Format = Literal["round_robin", "gauntlet", "swiss"]

@@ -42,9 +42,9 @@ from typing import Any, Protocol
 
 from ziggurat.bots import make_bot
 from ziggurat.bots.workers import SEARCH_BOTS, SearchPool
-from ziggurat.service.match import hash_token
-from ziggurat.service.server import ServeOptions, ZigguratServer
-from ziggurat.service.timecontrol import TimeControl
+from ziggurat.core.match import hash_token
+from ziggurat.core.timecontrol import TimeControl
+from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.store.sqlite import Store, StoredMatch
 from ziggurat.tournament.config import Participant, TournamentConfig
 from ziggurat.tournament.games import GameHost, Seating, play_game, stop_process

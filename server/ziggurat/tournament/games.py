@@ -29,12 +29,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ziggurat.api.bots import BotRegistry
+from ziggurat.core.events import Ended, Forfeited, MovePlayed, Started, Substituted, TurnStarted
+from ziggurat.core.manager import MatchManager
+from ziggurat.core.match import Match
+from ziggurat.core.timecontrol import TimeControl
 from ziggurat.rules.core import Termination
-from ziggurat.service.bots import BotRegistry
-from ziggurat.service.events import Ended, Forfeited, MovePlayed, Started, Substituted, TurnStarted
-from ziggurat.service.manager import MatchManager
-from ziggurat.service.match import Match
-from ziggurat.service.timecontrol import TimeControl
 from ziggurat.stdio.bridge import BridgeSettings, HandshakeError, StdioBot, play_seat
 from ziggurat.tournament.cgroups import CgroupUnavailable
 from ziggurat.tournament.sandbox import Confinement, Sandbox, SandboxUnavailable

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ziggurat.service.match import Match
+from ziggurat.core.match import Match
 from ziggurat.stdio.bridge import BridgeSettings, HandshakeError, StdioBot
 from ziggurat.tournament.cgroups import CgroupUnavailable
 from ziggurat.tournament.games import READY_POLL_SECONDS, GameHost, Seating, stop_process

@@ -32,8 +32,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ziggurat.service.match import hash_token
-from ziggurat.service.server import ExtraService, ServeOptions, ZigguratServer
+from ziggurat.core.match import hash_token
+from ziggurat.hosting.server import ExtraService, ServeOptions, ZigguratServer
 from ziggurat.tournament import sealed
 from ziggurat.tournament.cgroups import CgroupUnavailable
 from ziggurat.tournament.config import ConfigError, Participant, TournamentConfig, parse_config

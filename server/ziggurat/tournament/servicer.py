@@ -26,8 +26,8 @@ from typing import Any
 
 import grpc
 
+from ziggurat.api.servicer import api
 from ziggurat.rules.core import Termination
-from ziggurat.service.servicer import api
 from ziggurat.tournament.config import TournamentConfig
 from ziggurat.tournament.results import crosstable, disqualified, standings
 from ziggurat.tournament.store import GameRow, TournamentStore

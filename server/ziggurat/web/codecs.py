@@ -8,7 +8,7 @@ Why not connectrpc's own codecs: they answer an undecodable body with Python's o
 * bytes that are not a message (corrupt protobuf, invalid UTF-8, text that is not JSON, a
   JSON value that is not an object, nesting deeper than :data:`MAX_JSON_DEPTH`, a value of
   the wrong type) are refused with INVALID_ARGUMENT ``MALFORMED_REQUEST`` and the very
-  message the gRPC port gives (:func:`ziggurat.service.status_guard.undecodable`; for JSON
+  message the gRPC port gives (:func:`ziggurat.api.status_guard.undecodable`; for JSON
   it says what JSON is expected instead of "corrupt bytes");
 * an enum name the schema does not have is refused with the reason the servicer gives for
   an enum *number* it does not know — ``BAD_FILTER`` in a ListMatches filter,
@@ -33,7 +33,7 @@ from google.protobuf import json_format
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 from google.protobuf.message import Message
 
-from ziggurat.service.status_guard import undecodable
+from ziggurat.api.status_guard import undecodable
 from ziggurat.web.details import connect_error
 from ziggurat.wire import errors
 from ziggurat.wire.reasons import Reason

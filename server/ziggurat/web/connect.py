@@ -1,10 +1,10 @@
 """The API over the Connect protocol, for browsers: the same servicers, another transport.
 
 Why no second implementation: every Connect call is handed to the very servicer method the
-gRPC server calls (:class:`~ziggurat.service.servicer.MatchServicer`, the bot and tournament
+gRPC server calls (:class:`~ziggurat.api.servicer.MatchServicer`, the bot and tournament
 servicers), with a small adapter in place of the gRPC call context (metadata, peer, abort).
 What reaches a browser is therefore built by the same handlers from the same per-seat view
-(:mod:`ziggurat.service.render`), and a refusal carries the same status code and
+(:mod:`ziggurat.core.render`), and a refusal carries the same status code and
 ``google.rpc.ErrorInfo`` (reason, domain ``ziggurat``) as a Connect error detail, readable as
 JSON too (:mod:`ziggurat.web.details`). Requests are decoded as strictly as the gRPC port
 decodes them (:mod:`ziggurat.web.codecs`), and held to the same size limit; a gRPC content
@@ -36,8 +36,8 @@ from google.protobuf import symbol_database
 from google.protobuf.descriptor import ServiceDescriptor
 from google.protobuf.message import Message
 
-from ziggurat.service.peer import grpc_peer, is_gate_key
-from ziggurat.service.servicer import api
+from ziggurat.api.peer import grpc_peer, is_gate_key
+from ziggurat.api.servicer import api
 from ziggurat.v1 import bot_service_pb2 as bpb
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.v1 import tournament_service_pb2 as tpb
@@ -65,7 +65,7 @@ class CallContext:
     def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
         """The request headers as gRPC metadata (lower-case keys), less the keys only the gate may
         set (``x-ziggurat-peer``, ``x-ziggurat-gate*``): the gate does not front this port, so a
-        browser's word for them is never believed (ziggurat.service.peer)."""
+        browser's word for them is never believed (ziggurat.api.peer)."""
         headers = ((key.lower(), value) for key, value in self._ctx.request_headers.allitems())
         return tuple((key, value) for key, value in headers if not is_gate_key(key))
 

@@ -3,7 +3,7 @@
 Why here and not in uvicorn's settings: uvicorn has one global concurrency cap and no
 deadline for a request's body or for a connection's first request, so a browser port
 would otherwise hold any number of silent connections and half-sent requests. The gRPC
-port's rules come from :class:`ziggurat.service.guard.Guard`; this module applies them to
+port's rules come from :class:`ziggurat.api.guard.Guard`; this module applies them to
 HTTP/1.1 and Connect:
 
 * **calls per address and connections per address**: each Connect call is admitted by the
@@ -37,8 +37,8 @@ from typing import Any
 from connectrpc.request import RequestContext
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from ziggurat.service.guard import Call, Guard, bearer_token, shutting_down_error
-from ziggurat.service.peer import DEFAULT_IPV6_PREFIX_LENGTH, grpc_peer, split_peer
+from ziggurat.api.guard import Call, Guard, bearer_token, shutting_down_error
+from ziggurat.api.peer import DEFAULT_IPV6_PREFIX_LENGTH, grpc_peer, split_peer
 from ziggurat.web.connect import CallContext
 from ziggurat.web.details import connect_error
 from ziggurat.web.tls import Handshakes, TlsFront

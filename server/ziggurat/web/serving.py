@@ -1,7 +1,7 @@
 """The HTTP listener of ``ziggurat serve``: uvicorn on the same asyncio loop as grpc.aio.
 
 Why uvicorn embedded rather than a second process: one process means one
-:class:`~ziggurat.service.manager.MatchManager`, so a move made in a browser and a move
+:class:`~ziggurat.core.manager.MatchManager`, so a move made in a browser and a move
 made by a gRPC bot go through the same match object, commit and fan-out. uvicorn is
 driven as a task of the running loop (``Server.serve`` with a socket we bound), with its
 own signal capture switched off: ``ziggurat serve`` owns SIGINT/SIGTERM and stops the

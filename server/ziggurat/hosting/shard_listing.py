@@ -23,10 +23,10 @@ import sqlite3
 
 import grpc
 
-from ziggurat.service.manager import MatchManager, Page, cursor_scope
-from ziggurat.service.match import hash_token
-from ziggurat.service.render import frame_field
-from ziggurat.service.shards import ShardDirectory
+from ziggurat.core.manager import MatchManager, Page, cursor_scope
+from ziggurat.core.match import hash_token
+from ziggurat.core.render import frame_field
+from ziggurat.hosting.shards import ShardDirectory
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.v1 import match_service_pb2_grpc as sgrpc
 from ziggurat.wire import errors

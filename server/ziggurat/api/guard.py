@@ -7,7 +7,7 @@ One server interceptor wraps every method handler (ours, health, reflection), so
   refused with RESOURCE_EXHAUSTED (``TOO_MANY_CONNECTIONS`` / ``TOO_MANY_STREAMS``). gRPC
   Python gives no hook when a connection is accepted, so a connection is counted from its
   first call; connections without calls are closed by gRPC's max-connection-idle and
-  handshake timeouts (see :func:`ziggurat.service.server.grpc_options`).
+  handshake timeouts (see :func:`ziggurat.hosting.server.grpc_options`).
 * a call that streams requests (Play, reflection) must send its first message within
   ``first_message_timeout`` seconds, else it ends with DEADLINE_EXCEEDED
   (``FIRST_MESSAGE_TIMEOUT``): a silent stream would otherwise hold its memory for ever.
@@ -42,8 +42,8 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 
-from ziggurat.service.peer import Peers, split_peer
-from ziggurat.service.status_guard import close_requests, end_call
+from ziggurat.api.peer import Peers, split_peer
+from ziggurat.api.status_guard import close_requests, end_call
 from ziggurat.wire import errors
 from ziggurat.wire.reasons import Reason
 
@@ -130,7 +130,7 @@ class Guard(_Interceptor):
         self.limits = limits
         # True while the server holds as much memory as it may (memory_ceiling.MemoryCeiling).
         self.overloaded = overloaded
-        # Whose call it is: the client's address also behind the gate (ziggurat.service.peer).
+        # Whose call it is: the client's address also behind the gate (ziggurat.api.peer).
         self.peers = peers if peers is not None else Peers()
         self.shutting_down = False
         self._addresses: dict[str, _Address] = {}
@@ -460,7 +460,7 @@ class _FirstInTime:
             self._awaiting.pop(self._call, None)
 
     async def aclose(self) -> None:
-        """Close the stream's iterator (see :func:`~ziggurat.service.status_guard.close_requests`)."""
+        """Close the stream's iterator (see :func:`~ziggurat.api.status_guard.close_requests`)."""
         self._awaiting.pop(self._call, None)
         await close_requests(self._requests)
 

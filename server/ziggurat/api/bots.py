@@ -6,7 +6,7 @@ Whoever organises matches (a tournament, an operator) asks the registry to hand
 a seat to a connected bot: the bot receives the match id and the seat token on
 its stream and then plays like any other client.
 
-Names are registered under their key (:mod:`ziggurat.service.botnames`): other case,
+Names are registered under their key (:mod:`ziggurat.core.botnames`): other case,
 outer spaces, compatibility forms and look-alike letters do not make another name. An
 organiser may register a name in advance with the hash of the token it issued
 (:meth:`BotRegistry.preregister`), so no one else can take it first. The holder of a
@@ -38,9 +38,9 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ziggurat.service.botnames import bot_key, display_name, skeleton
-from ziggurat.service.match import Match, hash_token, store_unavailable
-from ziggurat.service.ratelimit import RateLimiter
+from ziggurat.api.ratelimit import RateLimiter
+from ziggurat.core.botnames import bot_key, display_name, skeleton
+from ziggurat.core.match import Match, hash_token, store_unavailable
 from ziggurat.store.sqlite import Store, StoreUnavailableError
 from ziggurat.v1 import bot_service_pb2 as bpb
 from ziggurat.wire import errors
@@ -117,7 +117,7 @@ def _stored_key(name: str) -> str:
 
 
 class BotRegistry:
-    """The bots connected to this server (keyed by :func:`~ziggurat.service.botnames.bot_key`)."""
+    """The bots connected to this server (keyed by :func:`~ziggurat.core.botnames.bot_key`)."""
 
     def __init__(
         self,

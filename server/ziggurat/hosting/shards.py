@@ -31,7 +31,7 @@ from pathlib import Path
 
 import grpc
 
-from ziggurat.service.ports import bind_failure
+from ziggurat.hosting.ports import bind_failure
 from ziggurat.store.sqlite import page_rows
 from ziggurat.store.startup import StartupError
 from ziggurat.wire import errors
@@ -137,7 +137,7 @@ def bind_own(
 
 def bind_worker_socket(server: grpc.aio.Server, worker: WorkerOptions, db_path: str) -> None:
     """Bind the worker's Unix socket, where the other workers make calls on its matches (the
-    web port's, :mod:`ziggurat.web.forward`); a file left by a killed predecessor is replaced."""
+    web port's, :mod:`ziggurat.hosting.forward`); a file left by a killed predecessor is replaced."""
     path = socket_path(db_path)
     with contextlib.suppress(FileNotFoundError):
         path.unlink()

@@ -22,19 +22,19 @@ import sqlite3
 import time
 from collections import Counter, OrderedDict
 from dataclasses import dataclass
+from typing import Protocol
 
 import grpc
 
+from ziggurat.core.events import Created, SeatJoined
+from ziggurat.core.group_commit import GroupCommit
+from ziggurat.core.integrity import MatchDamaged, load_stored, rebuild
+from ziggurat.core.match import Match, StreamLimits, hash_token, seat_by_token, store_unavailable
+from ziggurat.core.render import render_match
+from ziggurat.core.timecontrol import TimeControl
 from ziggurat.rules.core import RulesError
 from ziggurat.rules.registry import get_rules
 from ziggurat.rules.seeding import commitment
-from ziggurat.service.events import Created, SeatJoined
-from ziggurat.service.group_commit import GroupCommit
-from ziggurat.service.integrity import MatchDamaged, load_stored, rebuild
-from ziggurat.service.match import Match, StreamLimits, hash_token, seat_by_token, store_unavailable
-from ziggurat.service.render import render_match
-from ziggurat.service.shards import ShardDirectory
-from ziggurat.service.timecontrol import TimeControl
 from ziggurat.store.sqlite import Store, StoreUnavailableError
 from ziggurat.store.startup import is_damage
 from ziggurat.wire import errors
@@ -62,6 +62,14 @@ DEFAULT_WAITING_TTL_S = 900.0
 # --max-matches-per-address): without it one anonymous client fills --max-matches and every
 # other client's CreateMatch is refused until those matches end.
 DEFAULT_MAX_MATCHES_PER_ADDRESS = 100
+
+
+class OtherShards(Protocol):
+    """The other workers' shards, as the hosting sees them (``ziggurat.hosting.shards``): the
+    core asks only who else owns a match id, so it never depends on how workers are hosted."""
+
+    def elsewhere(self, match_id: str) -> errors.ApiError | None:
+        """The MATCH_ELSEWHERE refusal naming the owner, if another worker owns ``match_id``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +136,7 @@ class MatchManager:
         self.quarantined: dict[str, str] = {}
         # The other workers' shards when this is one of several worker processes
         # (docs/scaling.md): a match found there is refused as MATCH_ELSEWHERE with its address.
-        self.shards: ShardDirectory | None = None
+        self.shards: OtherShards | None = None
 
     def restore(self) -> int:
         """Bring back every unfinished match from the store (after a restart or crash).

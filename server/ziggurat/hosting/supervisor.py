@@ -2,16 +2,16 @@
 
 Python runs one thread of Python at a time, so one server process uses about one core. The
 supervisor (this module) starts N copies of ``ziggurat serve``, each a complete server that
-owns one database shard (:mod:`ziggurat.service.shards`), and keeps them running:
+owns one database shard (:mod:`ziggurat.hosting.shards`), and keeps them running:
 
 * Worker 0 starts first on the public ``--port`` (0: a free one); the others then bind the
   same port. Every worker sets SO_REUSEPORT, so the kernel spreads new connections over them.
   Each worker also listens on its own port, which it keeps across restarts, its own and the
   supervisor's: ``--worker-ports FIRST`` fixes it (worker K on FIRST+K), else the worker binds
-  again the port it published in its shard's ``.address`` file (:mod:`ziggurat.service.shards`).
+  again the port it published in its shard's ``.address`` file (:mod:`ziggurat.hosting.shards`).
   The web port is shared the same way as the public port (worker 0 binds it first); a web call
   about a match another worker owns is made there by the worker that took it
-  (:mod:`ziggurat.web.forward`), with the caller's address, which the owner believes next to a
+  (:mod:`ziggurat.hosting.forward`), with the caller's address, which the owner believes next to a
   secret this supervisor gives every worker in its environment (``ZIGGURAT_WORKER_SECRET``, new
   at each start of the supervisor).
 * ``ziggurat listening on HOST:PORT`` is printed once every worker is serving.

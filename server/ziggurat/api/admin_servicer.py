@@ -3,7 +3,7 @@
 A service of its own rather than methods of MatchService, so that the players'
 generated clients never carry operator methods and a proxy in front of a public
 server can drop ``/ziggurat.v1.AdminService/`` as a whole. Every call needs the
-operator token (see :mod:`ziggurat.service.access`).
+operator token (see :mod:`ziggurat.api.access`).
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from typing import Any
 
 import grpc
 
-from ziggurat.service.access import Access
-from ziggurat.service.guard import bearer_token
-from ziggurat.service.manager import MatchManager
-from ziggurat.service.render import render_match
-from ziggurat.service.servicer import api
+from ziggurat.api.access import Access
+from ziggurat.api.guard import bearer_token
+from ziggurat.api.servicer import api
+from ziggurat.core.manager import MatchManager
+from ziggurat.core.render import render_match
 from ziggurat.v1 import admin_service_pb2 as apb
 from ziggurat.v1 import admin_service_pb2_grpc as agrpc
 

@@ -11,7 +11,7 @@ stop accepting and drain unary calls for ``grace`` seconds, close the database (
 checkpoint), release the database. A second signal forces an immediate exit.
 
 With ``--gate`` (``ServeOptions.gate``, docs/operations.md "The gate") the public port is the
-``ziggurat-gate`` child's (:mod:`ziggurat.service.gate`): this server listens only on a
+``ziggurat-gate`` child's (:mod:`ziggurat.hosting.gate`): this server listens only on a
 private Unix socket in a directory of its own (mode 0700), starts the gate as soon as that is
 bound (so that a gate that cannot start is said in one line before the long checks; calls it
 takes meanwhile wait until the server serves), and reports the gate's address as its own.
@@ -46,18 +46,26 @@ from grpc_health.v1.health import aio as health_aio  # type: ignore[attr-defined
 from grpc_reflection.v1alpha import reflection
 
 from ziggurat import extras
-from ziggurat.service import memory
-from ziggurat.service.access import Access
-from ziggurat.service.admin_servicer import AdminServicer
-from ziggurat.service.bot_servicer import BotServicer
-from ziggurat.service.bots import DEFAULT_INVITATION_TTL_S, DEFAULT_MAX_PENDING_INVITATIONS, BotRegistry
-from ziggurat.service.competition import (
-    CALLS_PER_CREDENTIAL,
-    Competition,
-    CompetitionConnectInterceptor,
-    CompetitionInterceptor,
+from ziggurat.api.access import Access
+from ziggurat.api.admin_servicer import AdminServicer
+from ziggurat.api.bot_servicer import BotServicer
+from ziggurat.api.bots import DEFAULT_INVITATION_TTL_S, DEFAULT_MAX_PENDING_INVITATIONS, BotRegistry
+from ziggurat.api.competition import CALLS_PER_CREDENTIAL, Competition, CompetitionInterceptor
+from ziggurat.api.guard import Guard, GuardLimits
+from ziggurat.api.house_bots import HouseBotFactory, HouseBotSeater, NoHouseBots
+from ziggurat.api.peer import Peers, new_secret
+from ziggurat.api.servicer import MatchServicer, method_handlers
+from ziggurat.api.status_guard import StatusGuard
+from ziggurat.core.manager import (
+    DEFAULT_CLAIM_AFTER_MS,
+    DEFAULT_MAX_MATCHES_PER_ADDRESS,
+    DEFAULT_WAITING_TTL_S,
+    MatchManager,
 )
-from ziggurat.service.gate import (
+from ziggurat.core.match import StreamLimits
+from ziggurat.core.timecontrol import DEFAULT_UNTIMED_MOVE_LIMIT_S
+from ziggurat.hosting import memory
+from ziggurat.hosting.gate import (
     BINARY_NAME,
     SHUTDOWN_MARGIN_S,
     Gate,
@@ -66,23 +74,12 @@ from ziggurat.service.gate import (
     default_binary,
     listen_address,
 )
-from ziggurat.service.guard import Guard, GuardLimits
-from ziggurat.service.house_bots import HouseBotFactory, HouseBotSeater, NoHouseBots
-from ziggurat.service.manager import (
-    DEFAULT_CLAIM_AFTER_MS,
-    DEFAULT_MAX_MATCHES_PER_ADDRESS,
-    DEFAULT_WAITING_TTL_S,
-    MatchManager,
-)
-from ziggurat.service.match import StreamLimits
-from ziggurat.service.memory_ceiling import MemoryCeiling
-from ziggurat.service.openfiles import raise_open_files_limit
-from ziggurat.service.peer import Peers, new_secret
-from ziggurat.service.ports import bind_failure
-from ziggurat.service.private_dir import make_private_dir, remove_stale_private_dirs
-from ziggurat.service.servicer import MatchServicer, method_handlers
-from ziggurat.service.shard_listing import ShardLister
-from ziggurat.service.shards import (
+from ziggurat.hosting.memory_ceiling import MemoryCeiling
+from ziggurat.hosting.openfiles import raise_open_files_limit
+from ziggurat.hosting.ports import bind_failure
+from ziggurat.hosting.private_dir import make_private_dir, remove_stale_private_dirs
+from ziggurat.hosting.shard_listing import ShardLister
+from ziggurat.hosting.shards import (
     WorkerOptions,
     advertised_address,
     bind_own,
@@ -91,8 +88,6 @@ from ziggurat.service.shards import (
     remembered_port,
     warn_own_port_moved,
 )
-from ziggurat.service.status_guard import StatusGuard
-from ziggurat.service.timecontrol import DEFAULT_UNTIMED_MOVE_LIMIT_S
 from ziggurat.store.owner import DatabaseOwner, lost_wal_message
 from ziggurat.store.sqlite import Store
 from ziggurat.store.startup import StartupError, check_database_path, directory_exposure
@@ -108,7 +103,7 @@ from ziggurat.web.serving import bind as bind_web
 from ziggurat.web.tls import server_context
 
 if TYPE_CHECKING:
-    from ziggurat.service.mdns import Advertiser
+    from ziggurat.hosting.mdns import Advertiser
 
 log = logging.getLogger("ziggurat.server")
 
@@ -155,7 +150,7 @@ class ServeOptions:
     # Announce the server on the LAN by mDNS (``ziggurat serve`` turns it on unless --no-mdns).
     mdns: bool = False
     # Tune the garbage collector for a long-running server process (see _tune_gc), and give
-    # memory back to the OS after bursts of connections (ziggurat.service.memory); off for
+    # memory back to the OS after bursts of connections (ziggurat.hosting.memory); off for
     # servers embedded in another program, whose heap is not ours to tune.
     tune_gc: bool = False
     # TLS: PEM files of the server's certificate chain and private key (both or neither).
@@ -207,7 +202,7 @@ class ServeOptions:
     # One of several worker processes (``ziggurat serve --workers N``, docs/scaling.md): the
     # public port is shared (SO_REUSEPORT), the worker also listens on its own port. The web
     # port is shared too, and a web call about another worker's match is made there
-    # (ziggurat.web.forward) with the caller's address, which the owner believes next to
+    # (ziggurat.hosting.forward) with the caller's address, which the owner believes next to
     # ``worker_secret`` (the supervisor's, one for all its workers).
     worker: WorkerOptions | None = None
     worker_secret: str | None = None
@@ -217,7 +212,7 @@ class ServeOptions:
     gate_binary: str | None = None
     log_level: str = "info"
     # A tournament's own server (set by the tournament runner, never by ``ziggurat serve``):
-    # only what participants and spectators need, per listener (ziggurat.service.competition).
+    # only what participants and spectators need, per listener (ziggurat.api.competition).
     competition: bool = False
 
     @property
@@ -385,7 +380,7 @@ class ZigguratServer:
         self.port = 0
         self.http_port: int | None = None
         self.web: WebServer | None = None
-        self._forward: Any = None  # a worker's ForwardToOwner (ziggurat.web.forward)
+        self._forward: Any = None  # a worker's ForwardToOwner (ziggurat.hosting.forward)
         self._web_socket: socket.socket | None = None
         self._tls: ssl.SSLContext | None = None  # the TLS files, loaded (also for the web port)
         self.advertiser: Advertiser | None = None
@@ -496,6 +491,7 @@ class ZigguratServer:
         await self.server.start()
         if self.options.http_port is not None:
             from ziggurat.web.app import WebApp
+            from ziggurat.web.competition import CompetitionConnectInterceptor
             from ziggurat.web.connect import TOURNAMENT_SERVICE, Binding, browser_bindings
             from ziggurat.web.limits import BodyDeadline, ConnectionLimits, GuardInterceptor, OpenConnections
 
@@ -514,7 +510,7 @@ class ZigguratServer:
             if self.competition is not None:
                 web_interceptors.append(CompetitionConnectInterceptor(self.competition))
             if self.shards is not None:
-                from ziggurat.web.forward import ForwardToOwner
+                from ziggurat.hosting.forward import ForwardToOwner
 
                 self._forward = ForwardToOwner(self.shards, self.options.worker_secret)
                 web_interceptors.append(self._forward)
@@ -783,7 +779,7 @@ def _advertiser(host: str, port: int, tls: bool, http_port: int | None, web_tls:
     extra (``pip install .``, headless) serves all the same; clients reach it by its address.
     """
     try:
-        from ziggurat.service.mdns import Advertiser
+        from ziggurat.hosting.mdns import Advertiser
     except ModuleNotFoundError as error:
         missing = extras.missing_from(error, "mdns")
         if missing is None:
@@ -846,7 +842,7 @@ async def run(
             return
         if stop.is_set():
             log.warning("second signal: exiting now")
-            for running in servers:  # its gate dies with it (ziggurat.service.gate); not its socket
+            for running in servers:  # its gate dies with it (ziggurat.hosting.gate); not its socket
                 running.remove_gate_dir()
             os._exit(1)
         log.info("shutting down (send the signal again to force)")

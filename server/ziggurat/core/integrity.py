@@ -14,8 +14,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-from ziggurat.service.match import Match, StreamLimits
-from ziggurat.service.records import match_record
+from ziggurat.core.match import Match, StreamLimits
+from ziggurat.core.records import match_record
 from ziggurat.store.consistency import structural_problems
 from ziggurat.store.sqlite import Store, StoredMatch
 from ziggurat.store.startup import UNDECODABLE_TEXT, is_damage, is_undecodable

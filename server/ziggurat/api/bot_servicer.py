@@ -8,14 +8,14 @@ from typing import Any
 
 import grpc
 
-from ziggurat.service.bots import BotRegistry, Invitation
-from ziggurat.service.guard import bearer_token
-from ziggurat.service.manager import MatchManager
-from ziggurat.service.match import Match
-from ziggurat.service.peer import Peers
-from ziggurat.service.render import render_match
-from ziggurat.service.servicer import api
-from ziggurat.service.status_guard import end_call
+from ziggurat.api.bots import BotRegistry, Invitation
+from ziggurat.api.guard import bearer_token
+from ziggurat.api.peer import Peers
+from ziggurat.api.servicer import api
+from ziggurat.api.status_guard import end_call
+from ziggurat.core.manager import MatchManager
+from ziggurat.core.match import Match
+from ziggurat.core.render import render_match
 from ziggurat.v1 import bot_service_pb2 as bpb
 from ziggurat.v1 import bot_service_pb2_grpc as bgrpc
 from ziggurat.wire import errors

@@ -1,7 +1,7 @@
 """Group commit: the moves of many matches that arrive in one event-loop iteration are
 written in ONE SQLite transaction, and each mover is answered only after it.
 
-A move played through :meth:`~ziggurat.service.match.Match.play` is decided at once
+A move played through :meth:`~ziggurat.core.match.Match.play` is decided at once
 (against the match's committed state) and queued here with a future; the first move
 queued schedules :meth:`GroupCommit.flush` for the next iteration of the loop (or after
 ``window_s``), so every move that comes in meanwhile joins the same transaction. Then:
@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING
 from ziggurat.store.sqlite import Store, StoreUnavailableError, Write
 
 if TYPE_CHECKING:
-    from ziggurat.service.decide import Decision
-    from ziggurat.service.match import Match
+    from ziggurat.core.decide import Decision
+    from ziggurat.core.match import Match
 
 log = logging.getLogger("ziggurat.match")
 
@@ -81,7 +81,7 @@ class GroupCommit:
 
     def flush(self) -> None:
         """Commit every queued decision now, in one transaction (nothing to do when none is)."""
-        from ziggurat.service.match import store_unavailable
+        from ziggurat.core.match import store_unavailable
 
         if self._handle is not None:
             self._handle.cancel()

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ziggurat.core.events import Ended, Forfeited, MovePlayed, SeatJoined
+from ziggurat.core.render import SEAT_ASSIGNMENTS, render_match
 from ziggurat.rules.core import Termination
-from ziggurat.service.events import Ended, Forfeited, MovePlayed, SeatJoined
-from ziggurat.service.render import SEAT_ASSIGNMENTS, render_match
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.wire.codec import TERMINATIONS, outcome_to_proto
 
 if TYPE_CHECKING:
-    from ziggurat.service.match import Match
+    from ziggurat.core.match import Match
 
 
 def match_record(match: Match) -> spb.MatchRecord:

@@ -3,7 +3,7 @@
 :func:`decide` takes the match's state, a command and the facts of the moment that
 are not in the log (how long the running turn has lasted, which seats have a stream
 open, a random source) and returns a :class:`Decision`: the events to append, the
-state they lead to (folded with :func:`~ziggurat.service.evolve.evolve`, the same
+state they lead to (folded with :func:`~ziggurat.core.evolve.evolve`, the same
 function a restore uses) and, for a command that is refused after all, the refusal.
 A plain refusal is raised as an :class:`~ziggurat.wire.errors.ApiError` and decides
 nothing. Nothing here touches the store, the clock or the match object: the caller
@@ -16,9 +16,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from ziggurat.rules.core import RulesError, Termination
-from ziggurat.service.botnames import claims_house_bot
-from ziggurat.service.events import (
+from ziggurat.core.botnames import claims_house_bot
+from ziggurat.core.events import (
     Ended,
     Event,
     Forfeited,
@@ -30,7 +29,8 @@ from ziggurat.service.events import (
     Substituted,
     TurnStarted,
 )
-from ziggurat.service.evolve import _UNSET, MatchState, Settings, evolve
+from ziggurat.core.evolve import _UNSET, MatchState, Settings, evolve
+from ziggurat.rules.core import RulesError, Termination
 from ziggurat.wire import errors
 
 MAX_NAME = 64

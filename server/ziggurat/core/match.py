@@ -1,13 +1,13 @@
 """One live match: its log, its subscribers, its timers, around a pure decide/evolve core.
 
-A change goes one way only: :func:`~ziggurat.service.decide.decide` turns a command
+A change goes one way only: :func:`~ziggurat.core.decide.decide` turns a command
 into events (and the state they lead to), the store commits them in one transaction,
 and only then does the match adopt the new state, append to its in-memory log and
 wake its subscribers. A failed commit changes nothing in memory: the caller gets
 ``UNAVAILABLE`` (``STORE_UNAVAILABLE``), and a change the server owes the match
 (a timeout, a start, presence to record) is retried with backoff until the store
 takes it. Restore replays the stored log through the same
-:func:`~ziggurat.service.evolve.evolve`.
+:func:`~ziggurat.core.evolve.evolve`.
 
 Concurrency model: every method that changes a match is synchronous and runs on the
 event loop thread, so decide → commit → adopt is atomic without a lock and the order
@@ -18,7 +18,7 @@ cursor (the same code path as a client resuming after seq N).
 
 Connection state (which seats have a stream open) is not match state: it is kept
 here, shown live by GetMatch, and recorded in the log only within a per-turn budget
-(see :data:`~ziggurat.service.decide.PRESENCE_EVENTS_PER_TURN`).
+(see :data:`~ziggurat.core.decide.PRESENCE_EVENTS_PER_TURN`).
 """
 
 from __future__ import annotations
@@ -37,10 +37,7 @@ from typing import Any
 
 import grpc
 
-from ziggurat.rules.core import Outcome
-from ziggurat.rules.registry import AnyRules, get_rules
-from ziggurat.rules.seeding import seat_order
-from ziggurat.service.decide import (
+from ziggurat.core.decide import (
     MAX_MOVE_TEXT,
     MAX_NAME,
     Abort,
@@ -58,7 +55,7 @@ from ziggurat.service.decide import (
     decide,
     seat_state,
 )
-from ziggurat.service.events import (
+from ziggurat.core.events import (
     Created,
     Ended,
     Event,
@@ -73,10 +70,13 @@ from ziggurat.service.events import (
     encode,
     from_stored,
 )
-from ziggurat.service.evolve import MatchState, Settings, evolve, initial_state
-from ziggurat.service.group_commit import GroupCommit
-from ziggurat.service.timecontrol import TimeControl
-from ziggurat.service.tokens import new_token
+from ziggurat.core.evolve import MatchState, Settings, evolve, initial_state
+from ziggurat.core.group_commit import GroupCommit
+from ziggurat.core.timecontrol import TimeControl
+from ziggurat.core.tokens import new_token
+from ziggurat.rules.core import Outcome
+from ziggurat.rules.registry import AnyRules, get_rules
+from ziggurat.rules.seeding import seat_order
 from ziggurat.store.sqlite import EventRow, Store, StoredEvent, StoredMatch, StoreUnavailableError, Write
 from ziggurat.wire import errors
 from ziggurat.wire.reasons import Reason
@@ -136,7 +136,7 @@ class StreamLimits:
 @dataclass(slots=True)
 class LogEntry:
     """One event of the log with the rules' state just after it (rendered per audience by
-    :mod:`ziggurat.service.render`, through the view of ``game``).
+    :mod:`ziggurat.core.render`, through the view of ``game``).
     """
 
     seq: int
@@ -497,7 +497,7 @@ class Match:
 
     async def play(self, seat: int, move: str, ply_guard: int | None = None) -> LogEntry:
         """:meth:`submit`, with the write grouped with the moves of other matches that arrive
-        in the same loop iteration (:mod:`~ziggurat.service.group_commit`): returns once the
+        in the same loop iteration (:mod:`~ziggurat.core.group_commit`): returns once the
         move is committed and told, or raises its refusal (STORE_UNAVAILABLE when the group's
         commit failed: then nothing changed). Without a group it is :meth:`submit`.
         """

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from ziggurat.service.manager import MatchManager
-from ziggurat.service.match import Match
+from ziggurat.core.manager import MatchManager
+from ziggurat.core.match import Match
 from ziggurat.wire import errors
 
 

@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from ziggurat.service.events import (
+from ziggurat.core.events import (
     Created,
     Ended,
     Forfeited,
@@ -33,7 +33,7 @@ from ziggurat.v1 import match_pb2 as mpb
 from ziggurat.wire.codec import config_to_proto, fill_view, outcome_to_proto
 
 if TYPE_CHECKING:
-    from ziggurat.service.match import LogEntry, Match
+    from ziggurat.core.match import LogEntry, Match
 
 SEAT_STATES: dict[str, mpb.SeatState.ValueType] = {
     "open": mpb.SEAT_STATE_OPEN,

@@ -11,7 +11,7 @@ that have sent their first message, over a private Unix socket, to this server. 
 command line and the environment it is given are the contract in ``server/gate/README.md``:
 every limit of ``ziggurat serve`` is passed through with the same
 name and unit; the secret that makes its ``x-ziggurat-peer`` believed
-(:mod:`ziggurat.service.peer`) is put in its environment only, never on its command line,
+(:mod:`ziggurat.api.peer`) is put in its environment only, never on its command line,
 which every user of the machine can read.
 
 The gate runs in a process group of its own (a terminal's Ctrl-C reaches only the server,

@@ -7,7 +7,7 @@ own address) and goes there; a browser cannot: its page was loaded from one orig
 web port, and keeps its HTTP connection to whichever worker the kernel picked. So on the web
 port the worker that took the call makes it for the caller: a call naming a match (its
 request's ``match_id``) that another worker owns is made on that worker's Unix socket (the one
-the workers already use between them, :mod:`ziggurat.service.shards`), with the caller's
+the workers already use between them, :mod:`ziggurat.hosting.shards`), with the caller's
 ``authorization`` and its address, and the answer or refusal comes back unchanged. The owner
 applies its own checks and limits to the call as to any other: it counts it as the caller's
 address (``x-ziggurat-peer``, believed next to the secret the supervisor gave every worker, as
@@ -24,8 +24,8 @@ from typing import Any
 
 import grpc
 
-from ziggurat.service.peer import GATE_KEY, PEER_KEY
-from ziggurat.service.shards import ShardDirectory
+from ziggurat.api.peer import GATE_KEY, PEER_KEY
+from ziggurat.hosting.shards import ShardDirectory
 from ziggurat.web.connect import CallContext
 from ziggurat.web.details import connect_error, to_connect_error
 from ziggurat.wire import errors

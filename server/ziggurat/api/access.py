@@ -11,7 +11,7 @@ import hmac
 from dataclasses import dataclass
 from pathlib import Path
 
-from ziggurat.service.match import hash_token
+from ziggurat.core.match import hash_token
 from ziggurat.wire import errors
 from ziggurat.wire.reasons import Reason
 

@@ -1,8 +1,8 @@
 """The events of a match's log, one frozen dataclass per kind.
 
-These are the only facts a match is made of: :mod:`ziggurat.service.decide` proposes
-them, the store persists them, :func:`ziggurat.service.evolve.evolve` folds them into
-the state (live and on restore alike), and :mod:`ziggurat.service.render` turns them
+These are the only facts a match is made of: :mod:`ziggurat.core.decide` proposes
+them, the store persists them, :func:`ziggurat.core.evolve.evolve` folds them into
+the state (live and on restore alike), and :mod:`ziggurat.core.render` turns them
 into protobuf for one audience. Nothing else interprets stored payloads.
 
 The stored form (``kind`` + JSON ``data``) is the one earlier versions wrote, with
@@ -88,7 +88,7 @@ class SeatJoined:
 class PresenceChanged:
     """A seat's streams opened (``connected``) or all closed (``disconnected``).
 
-    Recorded at most :data:`~ziggurat.service.decide.PRESENCE_EVENTS_PER_TURN` times per
+    Recorded at most :data:`~ziggurat.core.decide.PRESENCE_EVENTS_PER_TURN` times per
     seat and turn, so flapping connections cannot grow the log; the real state of every
     seat is in each :class:`TurnStarted`.
     """

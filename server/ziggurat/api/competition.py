@@ -8,9 +8,9 @@ the competition: one filled its rivals' ``max_matches`` with InviteBot until the
 ``BOT_BUSY`` and had them disqualified (issue 21). This module is the one place that says what
 is allowed, as a table (:data:`POLICY`: full method name -> listener -> :class:`Rule`),
 consulted on the gRPC path by :class:`CompetitionInterceptor` (a server interceptor) and on the
-web port by :class:`CompetitionConnectInterceptor` (a Connect interceptor) — not in each
-servicer method, so that no handler can forget it and a new method is refused until the table
-names it (a method missing from the table is refused).
+web port by :class:`ziggurat.web.competition.CompetitionConnectInterceptor` (a Connect
+interceptor) — not in each servicer method, so that no handler can forget it and a new
+method is refused until the table names it (a method missing from the table is refused).
 
 The listeners (:class:`Listener`):
 
@@ -21,7 +21,7 @@ The listeners (:class:`Listener`):
   tell who calls, so a call is judged by the credential it carries: with a token (a seat token
   or a bot token in ``authorization``) it is a participant's and gets what a participant may
   do; without one it is the audience's, which may only read (what a match has released: the
-  views are redacted by :mod:`ziggurat.service.render`, not here).
+  views are redacted by :mod:`ziggurat.core.render`, not here).
 
 Every refusal is ``PERMISSION_DENIED`` with the reason ``NOT_ALLOWED_IN_COMPETITION`` and a
 message naming the call, the listener and why; it is decided before the servicer runs, so a
@@ -37,20 +37,18 @@ import enum
 import hmac
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import grpc
 from google.protobuf.message import Message
 
-from ziggurat.service.botnames import bot_key
-from ziggurat.service.guard import bearer_token, credential_key
-from ziggurat.service.match import hash_token
-from ziggurat.service.peer import Peers
-from ziggurat.service.ratelimit import RateLimiter
-from ziggurat.service.status_guard import close_requests, end_call
+from ziggurat.api.guard import bearer_token, credential_key
+from ziggurat.api.peer import Peers
+from ziggurat.api.ratelimit import RateLimiter
+from ziggurat.api.status_guard import close_requests, end_call
+from ziggurat.core.botnames import bot_key
+from ziggurat.core.match import hash_token
 from ziggurat.store.sqlite import Store
-from ziggurat.web.connect import CallContext
-from ziggurat.web.details import connect_error
 from ziggurat.wire import errors
 from ziggurat.wire.reasons import Reason
 
@@ -381,45 +379,7 @@ class CompetitionInterceptor(_Interceptor):
 
 async def _refuse(context: Context, refusal: errors.ApiError, requests: object) -> None:
     """End a refused call; a request stream it never read is closed (else gRPC's receiver of
-    its messages is left unawaited: see :func:`~ziggurat.service.status_guard.close_requests`)."""
+    its messages is left unawaited: see :func:`~ziggurat.api.status_guard.close_requests`)."""
     if requests is not None:
         await close_requests(requests)
     await end_call(context, refusal)
-
-
-class CompetitionConnectInterceptor:
-    """The web port's check: a connectrpc interceptor applying :meth:`Competition.check` to
-    every Connect call (listener :attr:`Listener.WEB`) before its handler runs."""
-
-    def __init__(self, competition: Competition) -> None:
-        self.competition = competition
-
-    def _check(self, request: Any, ctx: Any) -> None:
-        info = ctx.method
-        method = f"/{info.service_name}/{info.name}"
-        # The web port's call context answers what bearer_token reads (invocation_metadata).
-        token = bearer_token(cast(Context, CallContext(ctx)))
-        refusal = self.competition.check(method, Listener.WEB, token, request)
-        if refusal is not None:
-            raise connect_error(refusal)
-
-    async def intercept_unary(
-        self, call_next: Callable[[Any, Any], Awaitable[Any]], request: Any, ctx: Any, /
-    ) -> Any:
-        """A unary call, checked first."""
-        self._check(request, ctx)
-        return await call_next(request, ctx)
-
-    async def intercept_server_stream(
-        self, call_next: Callable[[Any, Any], AsyncIterator[Any]], request: Any, ctx: Any, /
-    ) -> AsyncIterator[Any]:
-        """A server stream (WatchMatch), checked before its first message."""
-        self._check(request, ctx)
-        stream = call_next(request, ctx)
-        try:
-            async for message in stream:
-                yield message
-        finally:
-            aclose = getattr(stream, "aclose", None)
-            if aclose is not None:
-                await aclose()

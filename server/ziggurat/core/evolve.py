@@ -2,7 +2,7 @@
 
 The state is immutable: :func:`evolve` returns a new one, so a decision can be folded
 ahead of its commit and simply dropped when the commit fails. Live play (through
-:mod:`ziggurat.service.decide`) and restore (replaying the stored log) both go
+:mod:`ziggurat.core.decide`) and restore (replaying the stored log) both go
 through :func:`evolve`; nothing else changes a match's state.
 """
 
@@ -11,9 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ziggurat.rules.core import Outcome, Termination
-from ziggurat.rules.registry import AnyRules
-from ziggurat.service.events import (
+from ziggurat.core.events import (
     FORFEIT_STATES,
     FORFEITED,
     Created,
@@ -28,7 +26,9 @@ from ziggurat.service.events import (
     Substituted,
     TurnStarted,
 )
-from ziggurat.service.timecontrol import TimeControl
+from ziggurat.core.timecontrol import TimeControl
+from ziggurat.rules.core import Outcome, Termination
+from ziggurat.rules.registry import AnyRules
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +113,7 @@ def evolve(rules: AnyRules, state: MatchState, event: Event | Strike, game: Any 
     """The state after ``event``.
 
     ``game`` is the rules' state after a move or forfeit when the caller has computed it
-    already (:mod:`~ziggurat.service.decide` must, to validate the move); it is
+    already (:mod:`~ziggurat.core.decide` must, to validate the move); it is
     computed from ``rules`` otherwise (restore).
     """
     # The two events of every ply build the new state directly (``replace`` costs more than

@@ -1,6 +1,6 @@
 """The MatchService servicer: thin handlers that authenticate, call the match, render.
 
-Every message that reaches a client is built by :mod:`ziggurat.service.render`
+Every message that reaches a client is built by :mod:`ziggurat.core.render`
 from the caller's seat (or None for a spectator), so redaction has one code path.
 """
 
@@ -10,21 +10,21 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 import grpc
 from grpc.aio import AbortError
 
-from ziggurat.rules.core import RulesError
-from ziggurat.service.access import Access
-from ziggurat.service.events import MovePlayed
-from ziggurat.service.guard import bearer_token
-from ziggurat.service.house_bots import HouseBotSeater, NoHouseBots
-from ziggurat.service.manager import MatchManager
-from ziggurat.service.match import Match, Subscriber, hash_token
-from ziggurat.service.peer import Peers
-from ziggurat.service.ratelimit import RateLimiter
-from ziggurat.service.render import (
+from ziggurat.api.access import Access
+from ziggurat.api.guard import bearer_token
+from ziggurat.api.house_bots import HouseBotSeater, NoHouseBots
+from ziggurat.api.peer import Peers
+from ziggurat.api.ratelimit import RateLimiter
+from ziggurat.api.status_guard import close_requests, end_call, read_request, write
+from ziggurat.core.events import MovePlayed
+from ziggurat.core.manager import MatchManager, Page
+from ziggurat.core.match import Match, Subscriber, hash_token
+from ziggurat.core.render import (
     PLAY_SERVER_TIME,
     SEAT_ASSIGNMENTS,
     STATUSES,
@@ -34,10 +34,9 @@ from ziggurat.service.render import (
     framed_batches,
     render_match,
 )
-from ziggurat.service.shard_listing import ShardLister
-from ziggurat.service.status_guard import close_requests, end_call, read_request, write
-from ziggurat.service.timecontrol import TimeControl
-from ziggurat.service.tokens import new_token
+from ziggurat.core.timecontrol import TimeControl
+from ziggurat.core.tokens import new_token
+from ziggurat.rules.core import RulesError
 from ziggurat.v1 import match_pb2 as mpb
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.wire import errors
@@ -72,7 +71,7 @@ Handler = Callable[..., Awaitable[Any]]
 
 def api(handler: Handler) -> Handler:
     """Turn ApiError/RulesError raised by a unary handler into a rich gRPC status (set after
-    the ``except`` block, see :func:`~ziggurat.service.status_guard.end_call`)."""
+    the ``except`` block, see :func:`~ziggurat.api.status_guard.end_call`)."""
 
     async def wrapped(self: Any, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         try:
@@ -87,6 +86,16 @@ def api(handler: Handler) -> Handler:
     wrapped.__name__ = handler.__name__
     wrapped.__doc__ = handler.__doc__
     return wrapped
+
+
+class MatchLister(Protocol):
+    """ListMatches over more than this process's matches (the hosting's merge of every worker's
+    shard, ``ziggurat.hosting.shard_listing``), set by the server that hosts this servicer."""
+
+    async def page(
+        self, *, status: str | None, game: str | None, limit: int, cursor: str, token: str | None
+    ) -> Page:
+        """A page of every shard's matches after ``cursor`` (as MatchManager.list_page)."""
 
 
 class MatchServicer:
@@ -119,7 +128,7 @@ class MatchServicer:
         # As one of several worker processes (docs/scaling.md): this worker's own address,
         # put in every Match it answers with, and the lister merging every worker's matches.
         self.address = ""
-        self.lister: ShardLister | None = None
+        self.lister: MatchLister | None = None
         self.watch_heartbeat_s = WATCH_HEARTBEAT_S
 
     def _render(self, match: Match, audience: int | None) -> mpb.Match:
@@ -273,7 +282,7 @@ class MatchServicer:
         self, request: spb.GetMatchRecordRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> spb.GetMatchRecordResponse:
         """The verifiable record of a finished match (refused while it is running)."""
-        from ziggurat.service.records import match_record
+        from ziggurat.core.records import match_record
 
         match = self.manager.get(request.match_id)
         if match.status != "finished":
@@ -365,7 +374,7 @@ class MatchServicer:
         carries the first-message deadline); the reader takes the rest with
         ``context.read()``, one gRPC read per message instead of a climb through every
         guard's generator layer. The request iterator is closed when the stream ends
-        (:func:`~ziggurat.service.status_guard.close_requests`: else gRPC's call is left in
+        (:func:`~ziggurat.api.status_guard.close_requests`: else gRPC's call is left in
         a reference cycle).
         """
         try:
@@ -502,7 +511,7 @@ def method_handlers(servicer: MatchServicer) -> dict[str, grpc.RpcMethodHandler[
     pre-serialized bytes.
 
     Streaming responses are assembled from per-audience cached event bytes
-    (:func:`~ziggurat.service.render.frame_events`) and ListMatches from stored
+    (:func:`~ziggurat.core.render.frame_events`) and ListMatches from stored
     summaries, so their serializer is the identity; every other method uses the
     generated message serializers.
     """

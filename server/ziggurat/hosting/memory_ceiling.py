@@ -19,7 +19,7 @@ import logging
 import time
 from pathlib import Path
 
-from ziggurat.service.memory import rss_bytes
+from ziggurat.hosting.memory import rss_bytes
 
 log = logging.getLogger("ziggurat.limits")
 

@@ -1,1 +1,0 @@
-"""The authoritative match server: match manager, gRPC servicers and the server process."""
