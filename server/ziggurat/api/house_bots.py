@@ -1,6 +1,6 @@
-"""Built-in bots the server plays itself: what the service layer needs to know of them.
+"""Built-in bots the server plays itself: what the API edge needs to know of them.
 
-The bots live above the service layer (``ziggurat.bots``, which builds on the client
+The bots live above the API edge (``ziggurat.bots``, which builds on the client
 API), so the servicer talks to them through this protocol; ``ziggurat serve`` plugs in
 :class:`ziggurat.bots.house.HouseBots`. A server built without one (an embedded server,
 a tournament's) has no built-in bots: ListBuiltinBots is empty and AddBot says

@@ -13,7 +13,7 @@ server's event loop, never queues behind another bot's search, and never touches
 server's garbage collector. Its deadline counts from the turn's start as the server's clock
 does. ``random`` and ``greedy`` decide in milliseconds, on one thread beside the loop.
 
-The service layer knows this only through the
+The API edge knows this only through the
 :class:`~ziggurat.api.house_bots.HouseBotSeater` protocol; ``ziggurat serve`` hands
 this implementation to the server. A bot seat is taken by :meth:`Match.join` like any
 other, with the bot's name recorded in the log (``SeatJoined.house_bot``): after a server

@@ -1,4 +1,4 @@
-"""Typed errors of the service and their gRPC status codes with a machine-readable reason.
+"""Typed errors of the server and their gRPC status codes with a machine-readable reason.
 
 Every refusal the server sends is an :class:`ApiError`: a status code, a stable
 ``reason`` (the ErrorInfo reason, domain ``ziggurat``) and a human message. Every
