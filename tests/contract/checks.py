@@ -158,7 +158,10 @@ def check_moves(rules: AnyRules, state: State, rng: random.Random, junk: str = "
     assert (rules.to_move(state) is None) == over == (not legal), f"{rules.name}: disagreement on the end"
     listed = set(legal)
     for move in legal:
-        after, canonical = rules.apply_canonical(state, move)
+        try:
+            after, canonical = rules.apply_canonical(state, move)
+        except RulesError as error:
+            raise AssertionError(f"{rules.name}: listed move {move!r} does not apply: {error}") from None
         assert canonical == move, f"{rules.name}: listed move {move!r} is not canonical ({canonical!r})"
         assert rules.canonical_move(state, move) == move
         assert after == rules.apply(state, move), f"{rules.name}: apply_canonical and apply differ on {move}"
@@ -231,13 +234,18 @@ def check_views(rules: AnyRules, state: State) -> None:
     referee = rules.referee_view(state)
     legal = tuple(rules.legal_moves(state))
     over = rules.outcome(state) is not None
-    assert referee.referee and referee.position == rules.format_position(state)
-    assert referee.outcome == rules.outcome(state) and referee.legal_moves == legal
+    assert referee.referee and referee.position == rules.format_position(state), f"{rules.name}: referee"
+    assert referee.outcome == rules.outcome(state) and referee.legal_moves == legal, f"{rules.name}: referee"
     for viewer in viewers(rules, state):
         view = rules.view(state, viewer)
-        assert (view.game, view.viewer, view.referee) == (rules.name, viewer, False)
-        assert (view.seats, view.to_move) == (rules.seats(state), rules.to_move(state))
-        assert view.ply == referee.ply
+        assert (view.game, view.viewer, view.referee) == (rules.name, viewer, False), (
+            f"{rules.name}: whose view"
+        )
+        assert (view.seats, view.to_move, view.ply) == (
+            rules.seats(state),
+            rules.to_move(state),
+            referee.ply,
+        ), f"{rules.name}: the public facts of {viewer}'s view"
         if viewer is not None and viewer == rules.to_move(state):
             assert view.legal_moves == legal, f"{rules.name}: the seat to move is not told its moves"
         assert view.outcome is None, f"{rules.name}: an unreleased view shows the outcome"
@@ -245,7 +253,7 @@ def check_views(rules: AnyRules, state: State) -> None:
         if not over:
             assert released == view, f"{rules.name}: releasing before the end changed {viewer}'s view"
         else:
-            assert released.outcome == rules.outcome(state)
+            assert released.outcome == rules.outcome(state), f"{rules.name}: the released end hides something"
             shown = dataclasses.replace(released, viewer=None, referee=True, legal_moves=referee.legal_moves)
             assert shown == referee, f"{rules.name}: the released end hides something from {viewer}"
         for each in (view, released):
@@ -365,5 +373,6 @@ def check_game(
         check_moves(rules, state, rng, junk)
         check_position(rules, state, config)
         check_views(rules, state)
-        check_twins(rules, state, config, rng, junk)
         check_perft(rules, state, perft_depth + (index == deep))
+    for state in states:  # after the views, so a broken release rule is reported as such
+        check_twins(rules, state, config, rng, junk)
