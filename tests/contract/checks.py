@@ -165,6 +165,7 @@ def check_moves(rules: AnyRules, state: State, rng: random.Random, junk: str = "
         assert canonical == move, f"{rules.name}: listed move {move!r} is not canonical ({canonical!r})"
         assert rules.canonical_move(state, move) == move
         assert after == rules.apply(state, move), f"{rules.name}: apply_canonical and apply differ on {move}"
+        assert rules.referee_view(after).ply == rules.referee_view(state).ply + 1, f"{rules.name}: ply"
         assert rules.format_move(rules.parse_move(move)) == move, f"{rules.name}: notation of {move!r}"
     for text in move_texts(legal, junk, rng):
         separately = _attempt(rules, state, text)
