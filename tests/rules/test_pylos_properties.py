@@ -28,15 +28,6 @@ def reachable(draw: st.DrawFn) -> PylosState:
     return state
 
 
-@settings(max_examples=60, deadline=None)
-@given(reachable())
-def test_every_legal_move_applies(state: PylosState) -> None:
-    for move in PYLOS.legal_moves(state):
-        after = PYLOS.apply(state, move)
-        assert after.ply == state.ply + 1
-        assert PYLOS.canonical_move(state, move) == move
-
-
 def _mutations(move: str, rng: random.Random) -> list[str]:
     alphabet = "12345abcdex-"
     out = [move[:-1], move + "x1a1", move + rng.choice(alphabet), move.replace("1", "2", 1)]

@@ -44,20 +44,6 @@ def _new_match(seed: bytes, seats: int, options: dict[str, str], state_override=
     return match
 
 
-def _twin_state(state, seat: int, rng: random.Random):  # type: ignore[no-untyped-def]
-    """The same state with every secret but ``seat``'s own objective shuffled."""
-    others = [s for s in range(len(state.objectives)) if s != seat]
-    pool = [state.objectives[s] for s in others] + list(state.unheld)
-    while True:
-        rng.shuffle(pool)
-        objectives = list(state.objectives)
-        for s, letter in zip(others, pool, strict=False):
-            objectives[s] = letter
-        unheld = tuple(sorted(pool[len(others) :], key="RYGBOP".index))
-        if tuple(objectives) != state.objectives or unheld != state.unheld:
-            return dataclasses.replace(state, objectives=tuple(objectives), unheld=unheld)
-
-
 def _observe(match: Match, seat: int, attempts: list[str]) -> list[bytes]:
     """Everything ``seat`` can observe right now: new events, its summary, refusals of ``attempts``."""
     seen = [render_match(match, seat).SerializeToString()]
@@ -89,7 +75,7 @@ def test_a_seat_cannot_tell_twin_matches_apart(
     options = {"deal": deal}
     first = _new_match(seed, seats, options)
     rng = random.Random(play_seed)
-    second = _new_match(seed, seats, options, _twin_state(first.state, viewer, rng))
+    second = _new_match(seed, seats, options, KABALEO.twin(first.state, viewer, rng))
     assert first.state.objectives[viewer] == second.state.objectives[viewer]
     assert first.state.objectives != second.state.objectives or first.state.unheld != second.state.unheld
 

@@ -139,18 +139,34 @@ class View:
 
 StateT = TypeVar("StateT")
 ConfigT = TypeVar("ConfigT")
+MoveT = TypeVar("MoveT")
 
 
-class GameRules(Protocol, Generic[ConfigT, StateT]):
-    """The contract every game implements. States are immutable values.
+class GameRules(Protocol, Generic[ConfigT, StateT, MoveT]):
+    """The contract every game implements (``docs/game-contract.md``). States are immutable values.
 
     Seats are 0-based indices here; notations that show seats (Kabaleo) print
-    them 1-based as the rules pages say.
+    them 1-based as the rules pages say. Every promise below is checked for every
+    game in :data:`ziggurat.rules.registry.GAMES` by ``tests/contract``, so a game
+    that is registered gets the whole suite, and a broken promise fails it.
     """
 
     name: str
+    """The registry key and the ``View.game`` of every view (the wire codec maps it to the proto enum)."""
     min_seats: int
     max_seats: int
+    hidden_information: bool
+    """True when some seat may not see part of the state before the end (Kabaleo's objectives).
+    Then :meth:`twin` must find a twin for every viewer at the start; when False, :meth:`twin`
+    always returns None and every view shows the whole position."""
+    perft_ignores: frozenset[Termination]
+    """Endings :meth:`perft` does not apply because they depend on more than the position
+    (Pylos: the repetition draw needs the history); usually empty."""
+
+    def option_examples(self, seats: int) -> list[dict[str, str]]:
+        """Option sets for ``seats`` seats that together use every option value the game accepts,
+        the defaults (``{}``) first: the contract suite plays a game under each of them."""
+        ...
 
     def parse_config(self, options: Mapping[str, str], seats: int) -> ConfigT:
         """Build a configuration from string options (CLI flags, proto maps); raise InvalidConfigError."""
@@ -161,19 +177,25 @@ class GameRules(Protocol, Generic[ConfigT, StateT]):
         ...
 
     def new_game(self, config: ConfigT, seed: bytes) -> StateT:
-        """The initial state, whose hidden set-up derives only from the 32-byte ``seed``."""
+        """The initial state, whose hidden set-up derives only from the 32-byte ``seed``
+        (the same seed and configuration always give an equal state)."""
         ...
 
     def legal_moves(self, state: StateT) -> list[str]:
-        """Legal moves in canonical notation, sorted and unique; empty when the game is over."""
+        """Legal moves in canonical notation, sorted and unique; empty exactly when the game is over.
+
+        Every move listed applies, and every text :meth:`apply` accepts has its canonical form here.
+        """
         ...
 
     def apply(self, state: StateT, move: str) -> StateT:
-        """The state after ``move``; raises MalformedMoveError, IllegalMoveError or GameOverError."""
+        """The state after ``move``; raises MalformedMoveError, IllegalMoveError or GameOverError
+        (never another exception, whatever the text) and leaves ``state`` unchanged."""
         ...
 
     def canonical_move(self, state: StateT, move: str) -> str:
-        """The canonical notation of a legal ``move`` (raises like :meth:`apply`)."""
+        """The canonical notation of a legal ``move`` (raises like :meth:`apply`): a member of
+        :meth:`legal_moves`, that applies exactly as ``move`` does, and is its own canonical form."""
         ...
 
     def apply_canonical(self, state: StateT, move: str) -> tuple[StateT, str]:
@@ -182,12 +204,23 @@ class GameRules(Protocol, Generic[ConfigT, StateT]):
         """
         ...
 
+    def parse_move(self, text: str) -> MoveT:
+        """Read ``text`` as the notation alone, whatever the position; raise MalformedMoveError.
+
+        Legality is :meth:`apply`'s business: a parsed move may still be illegal everywhere.
+        """
+        ...
+
+    def format_move(self, move: MoveT) -> str:
+        """Print a parsed move; ``format_move(parse_move(m)) == m`` for every canonical move ``m``."""
+        ...
+
     def to_move(self, state: StateT) -> int | None:
         """The seat to move, or None when the game is over."""
         ...
 
     def outcome(self, state: StateT) -> Outcome | None:
-        """The outcome when the game is over, else None."""
+        """The outcome when the game is over (exactly when :meth:`to_move` is None), else None."""
         ...
 
     def seats(self, state: StateT) -> int:
@@ -221,6 +254,15 @@ class GameRules(Protocol, Generic[ConfigT, StateT]):
         rotation held until its sister rotations are decided) shows what it showed before
         its end: each seat its own secret, the outcome to nobody. So nothing reveals a game's
         end by default; only a caller that knows the match has ended says so.
+
+        The guarantees the contract suite checks:
+
+        * non-interference: on the two states of a :meth:`twin` for ``seat``, the unreleased
+          views of ``seat`` are equal (and so are the error messages of any move text);
+        * release only at the end: before the end ``released`` changes nothing, and no
+          unreleased view carries an outcome;
+        * the end releases everything: once over, every viewer's released view is the
+          :meth:`referee_view` but for ``viewer``, ``referee`` and ``legal_moves``.
         """
         ...
 
@@ -228,6 +270,20 @@ class GameRules(Protocol, Generic[ConfigT, StateT]):
         """Everything, for the server's own records and the end-of-game reveal."""
         ...
 
+    def twin(self, state: StateT, seat: int | None, rng: random.Random) -> StateT | None:
+        """A second state that ``seat`` (None: a spectator) cannot tell from ``state``, or None.
+
+        The twin is as consistent as a real state (its position round-trips), has the same
+        public part (seat to move, ply, legal moves), keeps everything ``seat`` may see, and
+        differs from ``state`` in something ``seat`` may not see before the end (drawn with
+        ``rng``). None means nothing is hidden from ``seat``: the suite then checks that its
+        view shows the whole position. This is how the contract suite tests redaction as a
+        non-interference property rather than field by field.
+        """
+        ...
+
     def perft(self, state: StateT, depth: int) -> int:
-        """Number of distinct sequences of exactly ``depth`` legal moves from ``state``."""
+        """Number of distinct sequences of exactly ``depth`` legal moves from ``state``: 1 at depth 0,
+        else the sum over :meth:`legal_moves` of the children's counts at ``depth - 1``
+        (children ended by a :attr:`perft_ignores` ending excepted)."""
         ...

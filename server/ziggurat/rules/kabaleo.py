@@ -44,6 +44,7 @@ from ziggurat.rules.kabaleo_model import (
     COLOUR_INDEX,
     COLOUR_NAMES,
     COLOURS,
+    MAX_PLAYERS,
     Deal,
     Hand,
     KabaleoConfig,
@@ -53,7 +54,7 @@ from ziggurat.rules.kabaleo_model import (
 )
 from ziggurat.rules.kabaleo_playout import perft, random_playout
 from ziggurat.rules.kabaleo_position import format_fields, format_position, parse_position
-from ziggurat.rules.kabaleo_setup import new_game
+from ziggurat.rules.kabaleo_setup import new_game, twin
 
 __all__ = [
     "COLOURS",
@@ -76,13 +77,18 @@ __all__ = [
     "random_playout",
     "referee_view",
     "score_key",
+    "twin",
     "view",
 ]
 
 _MOVE = re.compile(f"([{COLOURS}])([1-9][0-9]*)")
 
 
-def parse_move(move: str) -> tuple[str, int]:
+KabaleoMove = tuple[str, int]
+"""A parsed move: the colour letter and the 0-based stack."""
+
+
+def parse_move(move: str) -> KabaleoMove:
     """Split ``"B7"`` into ``("B", 6)`` (0-based stack); MalformedMoveError if it is not the notation.
 
     Only the notation is checked here (colour letter, decimal stack number,
@@ -268,6 +274,19 @@ class KabaleoRules:
     name = "kabaleo"
     min_seats = 2
     max_seats = 4
+    hidden_information = True
+    perft_ignores: frozenset[Termination] = frozenset()
+
+    def option_examples(self, seats: int) -> list[dict[str, str]]:
+        """Defaults, ``last_stack``, fixed colours and (below four seats) the ``equal`` deal."""
+        examples: list[dict[str, str]] = [
+            {},
+            {"last_stack": "true"},
+            {"colours": COLOURS[::-1][: seats + 2], "last_stack": "false", "deal": "random"},
+        ]
+        if seats < MAX_PLAYERS:  # the equal deal is for 2 or 3 players only
+            examples.append({"deal": "equal", "last_stack": "true"})
+        return examples
 
     def parse_config(self, options: Mapping[str, str], seats: int) -> KabaleoConfig:
         """Options ``deal`` (random|equal), ``last_stack`` (true|false), ``colours`` (e.g. ``RGBO``)."""
@@ -317,6 +336,15 @@ class KabaleoRules:
         _checked(state, move)
         return move
 
+    def parse_move(self, text: str) -> KabaleoMove:
+        """``"B7"`` is ``("B", 6)``: the notation only (see :func:`parse_move`)."""
+        return parse_move(text)
+
+    def format_move(self, move: KabaleoMove) -> str:
+        """``("B", 6)`` is ``"B7"``: stacks print 1-based."""
+        colour, stack = move
+        return f"{colour}{stack + 1}"
+
     def to_move(self, state: KabaleoState) -> int | None:
         """Return the seat to move, None when over."""
         return state.to_move
@@ -353,6 +381,10 @@ class KabaleoRules:
         """Build the view that shows everything."""
         return referee_view(state)
 
+    def twin(self, state: KabaleoState, seat: int | None, rng: random.Random) -> KabaleoState:
+        """Redraw the objectives ``seat`` may not see and the unheld colours (see :func:`twin`)."""
+        return twin(state, seat, rng)
+
     def perft(self, state: KabaleoState, depth: int) -> int:
         """Count legal move sequences of exactly ``depth`` moves."""
         return perft(state, depth)
@@ -366,4 +398,4 @@ KABALEO = KabaleoRules()
 """The module instance the server registers under ``"kabaleo"``."""
 
 if TYPE_CHECKING:
-    _CONTRACT: GameRules[KabaleoConfig, KabaleoState] = KABALEO
+    _CONTRACT: GameRules[KabaleoConfig, KabaleoState, KabaleoMove] = KABALEO

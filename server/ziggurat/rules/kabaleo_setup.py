@@ -9,7 +9,9 @@ revealed seed can re-derive the set-up in another language from the document.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable
+from dataclasses import replace
 
 from ziggurat.rules.kabaleo_model import (
     BASES_PER_COLOUR,
@@ -86,3 +88,24 @@ def new_game(config: KabaleoConfig, seed: bytes) -> KabaleoState:
         objectives=objectives,
         unheld=unheld,
     )
+
+
+def twin(state: KabaleoState, seat: int | None, rng: random.Random) -> KabaleoState:
+    """The same game under another secret set-up that ``seat`` (None: a spectator) cannot rule out.
+
+    Every objective ``seat`` may not see and the two unheld colours are redrawn from the
+    colours they use between them (a seat keeps its own objective); the board, the hands and
+    the history are the public part and stay. The twin always differs: there are at least
+    three letters to redraw (another seat's objective and the two unheld colours), so when
+    the shuffle gives the same set-up back, rotating the letters by one changes it.
+    """
+    hidden = [s for s in range(state.config.players) if s != seat]
+    pool = [state.objectives[s] for s in hidden] + list(state.unheld)
+    rng.shuffle(pool)
+    if pool[: len(hidden)] == [state.objectives[s] for s in hidden]:
+        pool = pool[1:] + pool[:1]
+    objectives = list(state.objectives)
+    for s, letter in zip(hidden, pool, strict=False):
+        objectives[s] = letter
+    unheld = canonical_colours(pool[len(hidden) :])
+    return replace(state, objectives=tuple(objectives), unheld=(unheld[0], unheld[1]))

@@ -36,10 +36,11 @@ import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from ziggurat.rules.core import (
     GameOverError,
+    GameRules,
     IllegalMoveError,
     InvalidConfigError,
     InvalidPositionError,
@@ -446,6 +447,12 @@ class PylosRules:
     name = "pylos"
     min_seats = SEATS
     max_seats = SEATS
+    hidden_information = False  # perfect information: no seat ever has a twin
+    perft_ignores = frozenset({Termination.REPETITION})  # perft reads the board, not the history
+
+    def option_examples(self, seats: int) -> list[dict[str, str]]:
+        """Defaults, each other variant, and a move limit short enough to be reached."""
+        return [{}, {"variant": "beginner"}, {"variant": "advanced", "max_moves": "40"}, {"max_moves": "12"}]
 
     def parse_config(self, options: Mapping[str, str], seats: int) -> PylosConfig:
         """Options ``variant`` and ``max_moves`` only, so a typo never silently changes a match."""
@@ -521,6 +528,14 @@ class PylosRules:
     def canonical_move(self, state: PylosState, move: str) -> str:
         """Return the canonical notation of a legal move, as records store it."""
         return _notation(self._resolve_text(state, move))
+
+    def parse_move(self, text: str) -> PylosMove:
+        """Read the notation alone (see :func:`parse_move`)."""
+        return parse_move(text)
+
+    def format_move(self, move: PylosMove) -> str:
+        """Print a parsed move, recoveries in the order held."""
+        return move.notation
 
     def to_move(self, state: PylosState) -> int | None:
         """Seat 0 is light, seat 1 dark; None once the game is over."""
@@ -605,6 +620,10 @@ class PylosRules:
             ),
         )
 
+    def twin(self, state: PylosState, seat: int | None, rng: random.Random) -> None:
+        """None: Pylos hides nothing from anybody, so no two states look alike to a seat."""
+        return None
+
     def perft(self, state: PylosState, depth: int) -> int:
         """Distinct move sequences of exactly ``depth`` moves; repetition never ends a game here."""
         if depth == 0:
@@ -679,3 +698,6 @@ def random_playout(state: PylosState, rng: random.Random) -> Outcome:
 
 
 PYLOS: Final = PylosRules()
+
+if TYPE_CHECKING:
+    _CONTRACT: GameRules[PylosConfig, PylosState, PylosMove] = PYLOS

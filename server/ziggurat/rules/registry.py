@@ -8,7 +8,7 @@ from ziggurat.rules.core import GameRules, InvalidConfigError
 from ziggurat.rules.kabaleo import KABALEO
 from ziggurat.rules.pylos import PYLOS
 
-AnyRules = GameRules[Any, Any]
+AnyRules = GameRules[Any, Any, Any]
 
 GAMES: dict[str, AnyRules] = {PYLOS.name: PYLOS, KABALEO.name: KABALEO}
 
