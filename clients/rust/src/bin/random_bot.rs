@@ -71,15 +71,28 @@ fn parse() -> Result<Args, String> {
 
 async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let ca_pem = args.ca.as_ref().map(std::fs::read).transpose()?;
-    let client = Client::connect_with(
-        &args.server,
-        ConnectOptions {
-            tls: args.tls,
-            ca_pem,
-            domain: None,
-        },
-    )
-    .await?;
+    let options = ConnectOptions {
+        tls: args.tls,
+        ca_pem,
+        domain: None,
+    };
+    // A remote bot outlives its server's restarts (an arena runs for days): one started while
+    // the server is down waits for it, as the bot loop does after a dropped connection.
+    let mut delay = std::time::Duration::from_millis(200);
+    let client = loop {
+        match Client::connect_with(&args.server, options.clone()).await {
+            Ok(client) => break client,
+            Err(error) if args.remote => {
+                eprintln!(
+                    "server {} unreachable ({error}); retrying in {delay:?}",
+                    args.server
+                );
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(std::time::Duration::from_secs(5));
+            }
+            Err(error) => return Err(error.into()),
+        }
+    };
     let seed = args.seed.unwrap_or_else(|| rand::rng().random());
 
     if args.remote {
