@@ -429,4 +429,24 @@ def test_scanning_the_server_s_own_database_keeps_its_locks(tmp_path: Path) -> N
     ]
     another_process_reads_and_closes()
     assert wal.exists()  # and still does after the scan
+    # nor the shared-memory lock SQLite holds on the -shm (WAL mode's "DMS" read lock on byte
+    # 128): without it another process opening the database resets the -shm under this one's
+    # mapping, and the server dies of SIGBUS
+    assert _shm_lock_holder(path.with_name("live.db-shm")) == os.getpid()
     server.close()
+
+
+_GETLK = """
+import fcntl, os, struct, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+got = fcntl.fcntl(fd, fcntl.F_GETLK, struct.pack("hhqqi", fcntl.F_WRLCK, os.SEEK_SET, 128, 1, 0))
+kind, _, _, _, pid = struct.unpack("hhqqi", got[: struct.calcsize("hhqqi")])
+print(pid if kind == fcntl.F_RDLCK else 0)
+"""
+
+
+def _shm_lock_holder(shm: Path) -> int:
+    """The process holding a read lock on byte 128 of ``shm``, asked from another process (a
+    process sees no conflict with its own locks)."""
+    done = processes.run([sys.executable, "-c", _GETLK, str(shm)], capture_output=True, text=True, check=True)
+    return int(done.stdout)

@@ -67,6 +67,7 @@ CGROUP_HINT = (
     "cgroups = false to run sandboxes without their total memory, process and CPU caps "
     "(only for programs you trust)"
 )
+COMPANIONS = ("-wal", "-shm", "-journal")  # the files SQLite keeps beside a database
 OUR_TABLES = frozenset({"matches", "events", "seat_tokens", "tournaments", "tournament_games"})
 SCAN_LIMIT = 20_000  # entries of one visible directory tree looked at for databases
 MEMORY_POLL_SECONDS = 0.2
@@ -321,7 +322,7 @@ class Sandbox:
             for path in _files(root):
                 if self._is_ours(path):
                     out.append(path)
-                    out += [path.with_name(path.name + end) for end in ("-wal", "-shm", "-journal")]
+                    out += [path.with_name(path.name + end) for end in COMPANIONS]
         return [p for p in out if p.exists()]
 
     def _is_ours(self, path: Path) -> bool:
@@ -442,7 +443,11 @@ def _is_our_database(path: Path) -> bool:
     believed itself alone, reset the ``-shm`` file, and the server died of SIGBUS on its mapping.
     SQLite keeps the descriptors of a file it has locked open until the locks are released.
     """
-    if not path.is_file():
+    if not path.is_file() or path.name.endswith(COMPANIONS):
+        # A database's -wal, -shm and -journal are found with it, never opened: SQLite holds
+        # its shared-memory locks on the -shm through a descriptor of its own, and opening
+        # and closing the file as a database would drop them (then another process resets the
+        # -shm under the server's mapping: SIGBUS).
         return False
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
