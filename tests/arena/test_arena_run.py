@@ -374,7 +374,11 @@ async def test_a_submitted_program_entrant_plays_confined(tmp_path: Path) -> Non
     extra = f'\n[[entrant]]\nname = "submitted"\ncommand = {json.dumps(program)}\n'
     arena = start_arena(_config(tmp_path, extra=extra))
     try:
-        await wait_for(lambda: len(_starts_with(arena, "submitted")) >= 2, 90, "two games of the program")
+        await wait_for(
+            lambda: sum(g.status == "rated" and "submitted" in g.seats for g in arena.games()) >= 2,
+            90,
+            "two rated games of the program",
+        )
         assert await _verify_rated(arena) >= 2
         log = (tmp_path / "arena-logs" / "submitted.log").read_text()
         assert "server unix:" in log and "database hidden" in log, log
