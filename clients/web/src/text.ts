@@ -76,6 +76,8 @@ export function optionsText(config: GameConfig | undefined): string {
     const variant = config.options.case === "pylos" ? config.options.value.variant : PylosVariant.UNSPECIFIED;
     return t(VARIANTS[variant] ?? "variant.standard");
   }
+  // A game with no options this client knows: its number of seats only.
+  if (config.options.case !== "kabaleo" && config.game !== Game.KABALEO) return t("options.players", { count: config.seats });
   const k = config.options.case === "kabaleo" ? config.options.value : undefined;
   const deal = k?.deal === KabaleoDeal.EQUAL ? t("options.equalDeal") : t("options.randomDeal");
   return [t("options.players", { count: config.seats }), deal, k?.lastStack ? t("options.lastStack") : ""].filter(Boolean).join(", ");

@@ -163,12 +163,13 @@ test("on a 390 px phone: the moves are 44 px buttons, nothing scrolls sideways; 
 
 test("a game this build does not know: named by its number, no drawing (the generic board)", async () => {
   const { build } = await import("esbuild");
-  const entry = "export { hasDrawing } from './src/generic.ts'; export { gameName } from './src/text.ts'; export { rulesGameOf } from './src/rules.ts'; export { readMove } from './src/moveentry.ts';";
+  const entry = "export { hasDrawing } from './src/generic.ts'; export { gameName, optionsText } from './src/text.ts'; export { rulesGameOf } from './src/rules.ts'; export { readMove } from './src/moveentry.ts';";
   const out = await build({ stdin: { contents: entry, resolveDir: join(here, ".."), loader: "ts" }, bundle: true, write: false, format: "esm", platform: "node", logLevel: "warning", preserveSymlinks: true });
   const m = await import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0].text).toString("base64")}`);
   assert.equal(m.gameName(1), "Pylos");
   assert.equal(m.gameName(99), "game 99");
   assert.equal(m.rulesGameOf(99), null);
+  assert.equal(m.optionsText({ game: 99, seats: 2, options: { case: undefined } }), "2 players", "the lobby says what it knows");
   assert.equal(m.hasDrawing({ game: 99, detail: { case: undefined } }), false);
   assert.equal(m.hasDrawing({ game: 1, detail: { case: undefined } }), false, "a Pylos view without its detail has nothing to draw from");
   assert.equal(m.hasDrawing({ game: 1, detail: { case: "pylos" } }), true);
