@@ -14,9 +14,10 @@ from tests.tui.test_i18n import screen_text
 from tests.tui.test_tui import screen_of, shown_moves, snap, text_of, until
 from ziggurat.tui import ZigguratApp
 from ziggurat.tui import generic_board as board
+from ziggurat.tui.forms import describe_match
 from ziggurat.tui.game import GameScreen
 from ziggurat.tui.lobby import LobbyScreen
-from ziggurat.v1 import game_pb2
+from ziggurat.v1 import game_pb2, match_pb2
 from ziggurat_client import ZigguratClient
 
 SIZE = (100, 30)
@@ -94,6 +95,8 @@ async def test_a_game_without_a_board_here_is_named_and_gets_the_generic_board()
     assert board.game_name(game_pb2.GAME_PYLOS) == "Pylos"
     assert board.game_name(99) == "game 99"
     assert board.has_board(game_pb2.GAME_KABALEO) and not board.has_board(99)
+    listed = match_pb2.Match(match_id="m1", config=game_pb2.GameConfig(game=99, seats=2))  # type: ignore[arg-type]
+    assert " game 99 " in describe_match(listed), "the lobby's list names it too"
     async with ZigguratClient("127.0.0.1:1") as client:  # never called: the screen is not shown
         screen = GameScreen(client, "m1")
         assert not screen.generic, "before the game is known: nothing to choose"
