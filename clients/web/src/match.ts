@@ -11,6 +11,7 @@ import { api, asCreator, auth, bots as botService, explain, forgetTicket, reason
 import { clear, h } from "./dom.js";
 import { Game, PylosVariant, Termination, type GameView, type Outcome } from "./gen/ziggurat/v1/game_pb.js";
 import { MatchStatus, SeatState, type Event, type Match, type MatchEndedEvent } from "./gen/ziggurat/v1/match_pb.js";
+import { GenericBoard, hasDrawing, notationChosen, notationToggle } from "./generic.js";
 import { KabaleoBoard, scoreOf, scoreText, swatch } from "./kabaleo.js";
 import { MoveEntry } from "./moveentry.js";
 import { PylosBoard } from "./pylos.js";
@@ -18,7 +19,7 @@ import { backButton } from "./back.js";
 import { colourName, culpritSeats, distinctNames, endingSentence, gameName, isDraw, pylosSide, resultHeadline, stateName } from "./text.js";
 import { seedMatches } from "./seedcheck.js";
 import { listAnd, t } from "./i18n.js";
-import { rulesLink } from "./rules.js";
+import { rulesGameOf, rulesLink } from "./rules.js";
 
 interface PlayedMove {
   seat: number;
@@ -83,16 +84,19 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
   const dialog = h("dialog", { class: "confirm" });
   // The rules of this match's game, once the server has said which game it is.
   const rulesSlot = h("span", { class: "rules-slot" });
+  // The notation view, offered for a game this page draws (any other game has only that view).
+  const toggleSlot = h("div", { class: "notation-slot", hidden: true }, notationToggle(() => renderBoard()));
   root.append(
     h("header", { class: "top" }, backButton(matchId), title, rulesSlot),
     connection,
     h("div", { class: "game" },
-      h("div", { class: "main" }, boardBox, pendingLine, hint, message, entryBox, endBox),
+      h("div", { class: "main" }, toggleSlot, boardBox, pendingLine, hint, message, entryBox, endBox),
       h("aside", { class: "side" }, seatsBox, actions, awayNote, claimButton, h("h2", {}, t("match.moves")), moveList)),
     dialog,
   );
   const pylos = new PylosBoard();
   const kabaleo = new KabaleoBoard();
+  const generic = new GenericBoard();
 
   const mySeat = (): number => ticket?.seat ?? 0;
   const shownNames = (): string[] => distinctNames(names);
@@ -317,8 +321,14 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
       clear(entryBox);
       if (typing) entryBox.append(entry.element);
     }
-    entry.update(view.detail.case === "pylos" ? "pylos" : "kabaleo", legal, (m) => void submit(m));
-    if (view.detail.case === "pylos") {
+    const drawn = hasDrawing(view);
+    toggleSlot.hidden = !drawn;
+    entry.update(!drawn ? "generic" : view.detail.case === "pylos" ? "pylos" : "kabaleo", legal, (m) => void submit(m));
+    if (!drawn || notationChosen()) {
+      // A game with no drawing here, or the notation chosen: the position as text, moves as buttons.
+      if (!boardBox.contains(generic.element)) { clear(boardBox); boardBox.append(generic.element); }
+      generic.update({ view, mySeat: mySeat(), legalMoves: legal, lastMove, who, onMove: (m) => void submit(m) });
+    } else if (view.detail.case === "pylos") {
       if (!boardBox.contains(pylos.element)) { clear(boardBox); boardBox.append(pylos.element); }
       const options = summary?.config?.options;
       const lines = options?.case === "pylos" && options.value.variant === PylosVariant.ADVANCED;
@@ -356,7 +366,9 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
           h("td", {}, swatch(colour), ` ${colourName(colour)}`), h("td", {}, scoreText(scoreOf(k.stacks, colour)))));
       });
     } else {
-      shown.forEach((name, index) => rows.push(h("tr", { "data-seat": index + 1 }, h("td", { class: "rank" }, place(index)), h("td", {}, `${name} (${pylosSide(index + 1)})`))));
+      const pylosGame = summary?.config?.game === Game.PYLOS;
+      shown.forEach((name, index) => rows.push(h("tr", { "data-seat": index + 1 }, h("td", { class: "rank" }, place(index)),
+        h("td", {}, pylosGame ? `${name} (${pylosSide(index + 1)})` : name || t("match.seat", { seat: index + 1 })))));
     }
     if (!draw) rows.sort((a, b) => Number(a.firstChild?.textContent ?? 0) - Number(b.firstChild?.textContent ?? 0));
     const seedLine = h("p", { class: "seed" }, t("match.checkingSeed"));
@@ -380,7 +392,8 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
 
   function renderAll(): void {
     const game = summary?.config?.game;
-    if (game && !rulesSlot.firstChild) rulesSlot.append(rulesLink(game === Game.PYLOS ? "pylos" : "kabaleo"));
+    const rules = rulesGameOf(game);
+    if (rules && !rulesSlot.firstChild) rulesSlot.append(rulesLink(rules));
     renderBanner();
     renderSeats();
     renderActions();

@@ -5,7 +5,9 @@ import { h } from "./dom.js";
 import { t } from "./i18n.js";
 import { parseMove } from "./pylos.js";
 
-export type MoveGame = "pylos" | "kabaleo";
+/** "generic": a game this client knows no notation of; a move is taken as one of the legal
+ * moves written the same (letter case aside). */
+export type MoveGame = "pylos" | "kabaleo" | "generic";
 
 /** The move as the server writes it, or a sentence saying why it cannot be played now. */
 export function readMove(game: MoveGame, typed: string, legal: string[]): { move: string } | { error: string } {
@@ -24,6 +26,11 @@ export function readMove(game: MoveGame, typed: string, legal: string[]): { move
       return { error: t(square ? "entry.illegalSquare" : "entry.illegal", { move: move.text }) };
     }
     return { move: same.text };
+  }
+  if (game === "generic") {
+    if (!legal.length) return { error: t("reason.NOT_YOUR_TURN") };
+    const same = legal.find((m) => m === typed.trim()) ?? legal.find((m) => m.replace(/\s+/g, "").toLowerCase() === text.toLowerCase());
+    return same ? { move: same } : { error: t("entry.illegal", { move: typed.trim() }) };
   }
   const m = /^([a-z])(\d{1,2})$/i.exec(text);
   if (!m) return { error: t("entry.notKabaleo", { typed: typed.trim() }) };
@@ -76,6 +83,8 @@ export class MoveEntry {
     this.game = game;
     this.legal = legal;
     this.onMove = onMove;
-    this.help.textContent = ` ${t("entry.example", { examples: game === "pylos" ? "1c4, 1a1-2b2, 2b2x1a1" : "B7" })}`;
+    // A game with no notation known here: its own legal moves are the examples (none: no line).
+    const examples = game === "pylos" ? "1c4, 1a1-2b2, 2b2x1a1" : game === "kabaleo" ? "B7" : legal.slice(0, 3).join(", ");
+    this.help.textContent = examples ? ` ${t("entry.example", { examples })}` : "";
   }
 }

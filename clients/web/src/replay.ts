@@ -5,11 +5,12 @@ import { api, explain } from "./api.js";
 import { clear, h } from "./dom.js";
 import type { GameView } from "./gen/ziggurat/v1/game_pb.js";
 import { MatchStatus } from "./gen/ziggurat/v1/match_pb.js";
+import { GenericBoard, hasDrawing, notationChosen, notationToggle } from "./generic.js";
 import { KabaleoBoard } from "./kabaleo.js";
 import { PylosBoard } from "./pylos.js";
 import { backButton } from "./back.js";
 import { t } from "./i18n.js";
-import { rulesLink } from "./rules.js";
+import { rulesGameOf, rulesLink } from "./rules.js";
 import { culpritSeats, distinctNames, endingSentence, gameName, pylosSide, resultHeadline } from "./text.js";
 
 interface Frame {
@@ -37,6 +38,8 @@ export function showReplay(root: HTMLElement, matchId: string): () => void {
   let isPylos = true;
   const pylos = new PylosBoard();
   const kabaleo = new KabaleoBoard();
+  const generic = new GenericBoard();
+  const toggleSlot = h("div", { class: "notation-slot", hidden: true }, notationToggle(() => render()));
 
   const go = (next: number): void => {
     index = Math.max(0, Math.min(frames.length - 1, next));
@@ -67,7 +70,7 @@ export function showReplay(root: HTMLElement, matchId: string): () => void {
     h("header", { class: "top" }, backButton(matchId), title),
     players,
     h("div", { class: "replay" },
-      h("div", { class: "replay-main" }, boardBox, caption, controls, message),
+      h("div", { class: "replay-main" }, toggleSlot, boardBox, caption, controls, message),
       h("aside", { class: "side replay-side" }, h("h2", {}, t("match.moves")), moveList)),
   );
 
@@ -106,7 +109,12 @@ export function showReplay(root: HTMLElement, matchId: string): () => void {
       if (top < moveList.scrollTop) moveList.scrollTop = top;
       else if (top + current.offsetHeight > moveList.scrollTop + moveList.clientHeight) moveList.scrollTop = top + current.offsetHeight - moveList.clientHeight;
     }
-    if (frame.view.detail.case === "pylos") {
+    const drawn = hasDrawing(frame.view);
+    toggleSlot.hidden = !drawn;
+    if (!drawn || notationChosen()) {
+      if (!boardBox.contains(generic.element)) { clear(boardBox); boardBox.append(generic.element); }
+      generic.update({ view: frame.view, mySeat: 0, legalMoves: [], lastMove: frame.move || undefined, who });
+    } else if (frame.view.detail.case === "pylos") {
       if (!boardBox.contains(pylos.element)) { clear(boardBox); boardBox.append(pylos.element); }
       pylos.update({ view: frame.view, mySeat: 0, legalMoves: [], lastMove: frame.move || undefined });
     } else {
@@ -127,7 +135,8 @@ export function showReplay(root: HTMLElement, matchId: string): () => void {
       const states = match.seats.map((s) => s.state);
       isPylos = match.config?.game === 1;
       title.textContent = t("replay.titleGame", { game: gameName(match.config?.game ?? 0), id: matchId });
-      title.after(rulesLink(isPylos ? "pylos" : "kabaleo"));
+      const rules = rulesGameOf(match.config?.game);
+      if (rules) title.after(rulesLink(rules));
       players.textContent = t("replay.players", { list: names.map((name, i) => `${isPylos ? `${pylosSide(i + 1)} ` : `${i + 1}. `}${name || "?"}`).join(" · ") });
       for await (const response of api.watchMatch({ matchId }, { signal: abort.signal })) {
         for (const event of response.events) {

@@ -4,6 +4,7 @@
 // accented letters were garbled (Kabaleo in Romanian and Hungarian, Pylos in Basque). A game
 // with no text in the reader's language shows the English one, with a line saying so.
 import { clear, h } from "./dom.js";
+import { Game } from "./gen/ziggurat/v1/game_pb.js";
 import { language, LANGUAGES, t, type Lang } from "./i18n.js";
 
 export type RulesGame = "pylos" | "kabaleo";
@@ -15,6 +16,11 @@ export const RULES_TEXTS: Record<RulesGame, Lang[]> = {
 };
 
 const GAME_NAMES: Record<RulesGame, string> = { pylos: "Pylos", kabaleo: "Kabaleo" };
+
+/** The rules text of a game, if this client has one (a game added later has none: no link). */
+export function rulesGameOf(game: Game | undefined): RulesGame | null {
+  return game === Game.PYLOS ? "pylos" : game === Game.KABALEO ? "kabaleo" : null;
+}
 
 /** A link to a game's rules, opened in a new tab so that a game in progress stays in view. */
 export function rulesLink(game: RulesGame, words = t("rules.link")): HTMLAnchorElement {

@@ -1,10 +1,22 @@
 // Words shown to people: game names, seat colours, seat states, how a game ended.
-import { Game, KabaleoDeal, PylosVariant, Termination, type GameConfig, type Outcome } from "./gen/ziggurat/v1/game_pb.js";
+import { Game, GameSchema, KabaleoDeal, PylosVariant, Termination, type GameConfig, type Outcome } from "./gen/ziggurat/v1/game_pb.js";
 import { SeatState, type TimeControl } from "./gen/ziggurat/v1/match_pb.js";
 import { listAnd, t, type Key } from "./i18n.js";
 
+/**
+ * A game's name: Pylos and Kabaleo as their makers wrote them; a game added to the server later
+ * by its enum value's name when this client was built knowing it ("GAME_PHANTOM_TIC_TAC_TOE":
+ * "Phantom tic tac toe"), else by its number ("game 3").
+ */
 export function gameName(game: Game): string {
-  return game === Game.PYLOS ? "Pylos" : game === Game.KABALEO ? "Kabaleo" : "?";
+  if (game === Game.PYLOS) return "Pylos";
+  if (game === Game.KABALEO) return "Kabaleo";
+  const number: number = game; // a value this build may not know of
+  if (!number) return "?";
+  const known = GameSchema.values.find((v) => v.number === number);
+  if (!known) return t("game.numbered", { n: number });
+  const words = known.localName.toLowerCase().replace(/_/g, " ");
+  return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
 /** Pylos seat 1 plays the light balls, seat 2 the dark ones. */
@@ -64,6 +76,8 @@ export function optionsText(config: GameConfig | undefined): string {
     const variant = config.options.case === "pylos" ? config.options.value.variant : PylosVariant.UNSPECIFIED;
     return t(VARIANTS[variant] ?? "variant.standard");
   }
+  // A game with no options this client knows: its number of seats only.
+  if (config.options.case !== "kabaleo" && config.game !== Game.KABALEO) return t("options.players", { count: config.seats });
   const k = config.options.case === "kabaleo" ? config.options.value : undefined;
   const deal = k?.deal === KabaleoDeal.EQUAL ? t("options.equalDeal") : t("options.randomDeal");
   return [t("options.players", { count: config.seats }), deal, k?.lastStack ? t("options.lastStack") : ""].filter(Boolean).join(", ");

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ziggurat.tui import generic_board
 from ziggurat.tui.i18n import t
 from ziggurat.v1 import game_pb2, match_pb2
 
@@ -93,7 +94,7 @@ def describe_time_control(tc: match_pb2.TimeControl) -> str:
 
 def describe_match(match: match_pb2.Match) -> str:
     """One line of the lobby: status, game, seats taken, players, clock, id."""
-    game = {game_pb2.GAME_PYLOS: "Pylos", game_pb2.GAME_KABALEO: "Kabaleo"}.get(match.config.game, "?")
+    game = generic_board.game_name(match.config.game) if match.config.game else "?"
     taken = [s for s in match.seats if s.state != match_pb2.SEAT_STATE_OPEN]
     names = ", ".join(s.player_name for s in taken) or t("lobby.nobody")
     words = (t("lobby.open"), t("lobby.running"))

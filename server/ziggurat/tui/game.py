@@ -4,6 +4,8 @@ Why it is built this way: the screen draws only what the server's event stream
 says (through :class:`MatchState`); a typed move is sent as is and the server's
 verdict decides, so an illegal move shows the server's reason and changes nothing.
 A spectator (``ziggurat watch``) gets the same screen without the move widgets.
+A game with no board drawn here, or any game once Ctrl+N chose the notation view, is shown by
+:mod:`ziggurat.tui.generic_board` (the position text) with the legal-move list focusable.
 The stream is resumed with ``after_seq`` when it drops, so nothing is missed or
 drawn twice.
 """
@@ -23,7 +25,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Footer, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from ziggurat.tui import kabaleo_board, pylos_board, render
+from ziggurat.tui import generic_board, kabaleo_board, pylos_board, render
 from ziggurat.tui.i18n import t, translate_bindings
 from ziggurat.tui.model import MatchState
 from ziggurat.tui.recovery import DONE, Recovery, bases, with_recovery
@@ -83,6 +85,7 @@ class GameScreen(Screen[None]):
         Binding("escape", "leave", "game.back"),
         Binding("ctrl+r", "resign", "game.resignMenu"),
         Binding("ctrl+t", "claim", "game.claim"),
+        Binding("ctrl+n", "notation", "game.notation"),
     ]
 
     DEFAULT_CSS = """
@@ -103,7 +106,13 @@ class GameScreen(Screen[None]):
     """
 
     def __init__(
-        self, client: ZigguratClient, match_id: str, handle: MatchHandle | None = None, *, notice: str = ""
+        self,
+        client: ZigguratClient,
+        match_id: str,
+        handle: MatchHandle | None = None,
+        *,
+        notice: str = "",
+        notation: bool = False,
     ) -> None:
         super().__init__()
         translate_bindings(self)
@@ -114,6 +123,13 @@ class GameScreen(Screen[None]):
         self.message = ""
         self.notice = notice
         self.recovery: Recovery | None = None
+        self.notation = notation  # the notation view chosen (Ctrl+N), for a game drawn here too
+
+    @property
+    def generic(self) -> bool:
+        """Whether the generic board shows: the notation view chosen, or a game with no board here."""
+        game = self.state.config.game
+        return self.notation or (bool(game) and not generic_board.has_board(game))
 
     def compose(self) -> ComposeResult:
         """Board and facts left; status, result, moves and history right; the move box below."""
@@ -208,12 +224,17 @@ class GameScreen(Screen[None]):
             not state.my_turn or self.recovery.base not in bases(state.legal_moves)
         ):
             self.recovery = None  # the turn is over (or another began): nothing is half-chosen
-        game = state.game.capitalize() or t("game.match")
+        game = state.game.capitalize() or (
+            generic_board.game_name(state.config.game) if state.config.game else t("game.match")
+        )
         role = t("game.youAreSeat", seat=state.my_seat) if state.my_seat else t("game.spectating")
         self.query_one("#title", Static).update(t("game.title", game=game, id=state.match_id, role=role))
         board = self.query_one("#board", Static)
         facts = self.query_one("#facts", Static)
-        if state.view is not None and state.game == "pylos":
+        if state.view is not None and self.generic:
+            board.update(generic_board.draw(state.view))
+            facts.update("")
+        elif state.view is not None and state.game == "pylos":
             picks: list[str] = []
             pending = None
             if self.recovery is not None:  # the ball being played is drawn, with what may come back
@@ -247,7 +268,7 @@ class GameScreen(Screen[None]):
             choices = self.recovery.choices(legal)
             options = [Option(_choice_label(ball), id=ball) for ball in choices]
             title = t("game.takeBackTitle")
-        elif self.state.game == "pylos":
+        elif self.state.game == "pylos" and not self.generic:
             options = [
                 Option(t("game.withTakeBack", move=base) if with_recovery(base, legal) else base, id=base)
                 for base in render.move_order(tuple(bases(legal)))
@@ -262,6 +283,12 @@ class GameScreen(Screen[None]):
             moves.clear_options()
             moves.add_options(options)
         moves.border_title = title
+        # The generic board's moves are picked in the list (Tab, arrows, Enter); otherwise the
+        # move box keeps the keyboard and the list is for reading.
+        if moves.can_focus != self.generic:
+            moves.can_focus = self.generic
+            if not self.generic and moves.has_focus:
+                self.query_one("#move-input", Input).focus()
 
     def show_message(self, text: str, *, error: bool = False) -> None:
         """The line beside the move input: the server's verdict on the last move, or a prompt."""
@@ -288,6 +315,9 @@ class GameScreen(Screen[None]):
         then picked one at a time (typed or clicked), and the whole move goes when complete.
         """
         legal = self.state.legal_moves
+        if self.generic:
+            self.submit(text)  # whole moves only: no guided Pylos recovery in the notation view
+            return
         if self.recovery is not None:
             ball = text.removeprefix("x")
             if ball == DONE or ball in self.recovery.choices(legal):
@@ -315,6 +345,13 @@ class GameScreen(Screen[None]):
         self.redraw()
         if move is not None:
             self.submit(move)
+
+    def action_notation(self) -> None:
+        """Ctrl+N: the notation view (position text, moves picked from the list) on or off."""
+        self.notation = not self.notation
+        self.recovery = None
+        self.show_message(t("game.notationOn") if self.generic else t("game.notationOff"))
+        self.redraw()
 
     def action_leave(self) -> None:
         """Esc: drop a recovery being chosen; otherwise back to where we came from (the lobby)."""

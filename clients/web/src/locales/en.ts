@@ -294,6 +294,16 @@ export const en = {
   "kabaleo.turnHint": "Your turn: pick a colour from your hand (or Tab to it, arrows, Enter).",
   "kabaleo.stacks": "Stacks",
 
+  // generic.ts
+  "generic.position": "{game}: the position in notation",
+  "generic.yourMove": "Your move: pick one of the legal moves below.",
+  "generic.toMove": "{who} to move.",
+  "generic.over": "The game is over.",
+  "generic.lastMove": "Last move: {move}",
+  "generic.legalMoves": { one: "{count} legal move", other: "{count} legal moves" },
+  "generic.toggle": "Notation view (the position as text, the moves as buttons)",
+  "game.numbered": "game {n}",
+
   // replay.ts
   "replay.title": "Replay {id}",
   "replay.titleGame": "Replay: {game} {id}",

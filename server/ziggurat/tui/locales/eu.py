@@ -88,6 +88,13 @@ MESSAGES: Catalogue = {
     "game.notClaimed": "Partida ez da eskatu: {why}",
     "game.claimed": "✓ eskatuta: {seats} partidatik joan da",
     "game.seat": "{seat}. lekua",
+    "game.notation": "Notazio-ikuspegia",
+    "game.positionTitle": "{game}: posizioa notazioan",
+    "game.notationOn": (
+        "notazio-ikuspegia: Tab-ek baliozko jokaldietara darama, Enter-ek nabarmendutakoa jokatzen du"
+    ),
+    "game.notationOff": "taula berriro marrazten da",
+    "game.numbered": "{n}. jokoa",
     "game.recoveryDropped": "berreskurapena bertan behera: jokatu jokaldi bat",
     "game.done": "done: ez berreskuratu bigarren bolarik",
     "game.takeBack": "berreskuratu {ball}",
