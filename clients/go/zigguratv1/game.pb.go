@@ -25,9 +25,10 @@ const (
 type Game int32
 
 const (
-	Game_GAME_UNSPECIFIED Game = 0
-	Game_GAME_PYLOS       Game = 1
-	Game_GAME_KABALEO     Game = 2
+	Game_GAME_UNSPECIFIED         Game = 0
+	Game_GAME_PYLOS               Game = 1
+	Game_GAME_KABALEO             Game = 2
+	Game_GAME_PHANTOM_TIC_TAC_TOE Game = 3 // rules/phantom-tic-tac-toe.md; no options
 )
 
 // Enum value maps for Game.
@@ -36,11 +37,13 @@ var (
 		0: "GAME_UNSPECIFIED",
 		1: "GAME_PYLOS",
 		2: "GAME_KABALEO",
+		3: "GAME_PHANTOM_TIC_TAC_TOE",
 	}
 	Game_value = map[string]int32{
-		"GAME_UNSPECIFIED": 0,
-		"GAME_PYLOS":       1,
-		"GAME_KABALEO":     2,
+		"GAME_UNSPECIFIED":         0,
+		"GAME_PYLOS":               1,
+		"GAME_KABALEO":             2,
+		"GAME_PHANTOM_TIC_TAC_TOE": 3,
 	}
 )
 
@@ -179,7 +182,7 @@ type Termination int32
 
 const (
 	Termination_TERMINATION_UNSPECIFIED      Termination = 0
-	Termination_TERMINATION_NORMAL           Termination = 1 // Kabaleo: every piece placed
+	Termination_TERMINATION_NORMAL           Termination = 1 // Kabaleo: every piece placed; phantom tic-tac-toe: a line or a full board
 	Termination_TERMINATION_PYRAMID_COMPLETE Termination = 2 // Pylos: the top ball was placed
 	Termination_TERMINATION_NO_LEGAL_MOVE    Termination = 3 // Pylos: the player to move was stuck
 	Termination_TERMINATION_REPETITION       Termination = 4 // Pylos: third occurrence of a position
@@ -370,7 +373,7 @@ func (x *KabaleoConfig) GetColours() string {
 type GameConfig struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Game  Game                   `protobuf:"varint,1,opt,name=game,proto3,enum=ziggurat.v1.Game" json:"game,omitempty"`
-	// Number of seats: 2 for Pylos, 2 to 4 for Kabaleo.
+	// Number of seats: 2 for Pylos and phantom tic-tac-toe, 2 to 4 for Kabaleo.
 	Seats uint32 `protobuf:"varint,2,opt,name=seats,proto3" json:"seats,omitempty"`
 	// Types that are valid to be assigned to Options:
 	//
@@ -683,6 +686,55 @@ func (x *KabaleoView) GetForfeitedSeats() []uint32 {
 	return nil
 }
 
+// The phantom tic-tac-toe board as one viewer may know it (rules/phantom-tic-tac-toe.md).
+type PhantomTicTacToeView struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The nine cells a1, b1, c1, a2, ..., c3: '.' empty or unknown to this viewer, 'x' / 'o' a
+	// mark, upper case ('X', 'O') once the mark's opponent has tried that cell. A seat sees its
+	// own marks and the opponent cells it found (and what the public counts force); a spectator
+	// sees no mark until the match has released the end, then everyone sees the whole board.
+	Cells         string `protobuf:"bytes,1,opt,name=cells,proto3" json:"cells,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PhantomTicTacToeView) Reset() {
+	*x = PhantomTicTacToeView{}
+	mi := &file_ziggurat_v1_game_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PhantomTicTacToeView) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PhantomTicTacToeView) ProtoMessage() {}
+
+func (x *PhantomTicTacToeView) ProtoReflect() protoreflect.Message {
+	mi := &file_ziggurat_v1_game_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PhantomTicTacToeView.ProtoReflect.Descriptor instead.
+func (*PhantomTicTacToeView) Descriptor() ([]byte, []int) {
+	return file_ziggurat_v1_game_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *PhantomTicTacToeView) GetCells() string {
+	if x != nil {
+		return x.Cells
+	}
+	return ""
+}
+
 // Everything one viewer may know of a game at one moment.
 type GameView struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -705,6 +757,7 @@ type GameView struct {
 	//
 	//	*GameView_Pylos
 	//	*GameView_Kabaleo
+	//	*GameView_PhantomTicTacToe
 	Detail        isGameView_Detail `protobuf_oneof:"detail"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -712,7 +765,7 @@ type GameView struct {
 
 func (x *GameView) Reset() {
 	*x = GameView{}
-	mi := &file_ziggurat_v1_game_proto_msgTypes[6]
+	mi := &file_ziggurat_v1_game_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -724,7 +777,7 @@ func (x *GameView) String() string {
 func (*GameView) ProtoMessage() {}
 
 func (x *GameView) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_game_proto_msgTypes[6]
+	mi := &file_ziggurat_v1_game_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -737,7 +790,7 @@ func (x *GameView) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GameView.ProtoReflect.Descriptor instead.
 func (*GameView) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_game_proto_rawDescGZIP(), []int{6}
+	return file_ziggurat_v1_game_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *GameView) GetGame() Game {
@@ -821,6 +874,15 @@ func (x *GameView) GetKabaleo() *KabaleoView {
 	return nil
 }
 
+func (x *GameView) GetPhantomTicTacToe() *PhantomTicTacToeView {
+	if x != nil {
+		if x, ok := x.Detail.(*GameView_PhantomTicTacToe); ok {
+			return x.PhantomTicTacToe
+		}
+	}
+	return nil
+}
+
 type isGameView_Detail interface {
 	isGameView_Detail()
 }
@@ -833,9 +895,15 @@ type GameView_Kabaleo struct {
 	Kabaleo *KabaleoView `protobuf:"bytes,10,opt,name=kabaleo,proto3,oneof"`
 }
 
+type GameView_PhantomTicTacToe struct {
+	PhantomTicTacToe *PhantomTicTacToeView `protobuf:"bytes,11,opt,name=phantom_tic_tac_toe,json=phantomTicTacToe,proto3,oneof"`
+}
+
 func (*GameView_Pylos) isGameView_Detail() {}
 
 func (*GameView_Kabaleo) isGameView_Detail() {}
+
+func (*GameView_PhantomTicTacToe) isGameView_Detail() {}
 
 var File_ziggurat_v1_game_proto protoreflect.FileDescriptor
 
@@ -874,7 +942,9 @@ const file_ziggurat_v1_game_proto_rawDesc = "" +
 	"\x06unheld\x18\x04 \x03(\tR\x06unheld\x12\x1d\n" +
 	"\n" +
 	"last_stack\x18\x05 \x01(\rR\tlastStack\x12'\n" +
-	"\x0fforfeited_seats\x18\x06 \x03(\rR\x0eforfeitedSeats\"\xf0\x02\n" +
+	"\x0fforfeited_seats\x18\x06 \x03(\rR\x0eforfeitedSeats\",\n" +
+	"\x14PhantomTicTacToeView\x12\x14\n" +
+	"\x05cells\x18\x01 \x01(\tR\x05cells\"\xc4\x03\n" +
 	"\bGameView\x12%\n" +
 	"\x04game\x18\x01 \x01(\x0e2\x11.ziggurat.v1.GameR\x04game\x12\x1f\n" +
 	"\vviewer_seat\x18\x02 \x01(\rR\n" +
@@ -888,13 +958,15 @@ const file_ziggurat_v1_game_proto_rawDesc = "" +
 	"\aoutcome\x18\b \x01(\v2\x14.ziggurat.v1.OutcomeR\aoutcome\x12.\n" +
 	"\x05pylos\x18\t \x01(\v2\x16.ziggurat.v1.PylosViewH\x00R\x05pylos\x124\n" +
 	"\akabaleo\x18\n" +
-	" \x01(\v2\x18.ziggurat.v1.KabaleoViewH\x00R\akabaleoB\b\n" +
-	"\x06detail*>\n" +
+	" \x01(\v2\x18.ziggurat.v1.KabaleoViewH\x00R\akabaleo\x12R\n" +
+	"\x13phantom_tic_tac_toe\x18\v \x01(\v2!.ziggurat.v1.PhantomTicTacToeViewH\x00R\x10phantomTicTacToeB\b\n" +
+	"\x06detail*\\\n" +
 	"\x04Game\x12\x14\n" +
 	"\x10GAME_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +
 	"GAME_PYLOS\x10\x01\x12\x10\n" +
-	"\fGAME_KABALEO\x10\x02*\x81\x01\n" +
+	"\fGAME_KABALEO\x10\x02\x12\x1c\n" +
+	"\x18GAME_PHANTOM_TIC_TAC_TOE\x10\x03*\x81\x01\n" +
 	"\fPylosVariant\x12\x1d\n" +
 	"\x19PYLOS_VARIANT_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16PYLOS_VARIANT_STANDARD\x10\x01\x12\x1a\n" +
@@ -932,19 +1004,20 @@ func file_ziggurat_v1_game_proto_rawDescGZIP() []byte {
 }
 
 var file_ziggurat_v1_game_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_ziggurat_v1_game_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_ziggurat_v1_game_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_ziggurat_v1_game_proto_goTypes = []any{
-	(Game)(0),             // 0: ziggurat.v1.Game
-	(PylosVariant)(0),     // 1: ziggurat.v1.PylosVariant
-	(KabaleoDeal)(0),      // 2: ziggurat.v1.KabaleoDeal
-	(Termination)(0),      // 3: ziggurat.v1.Termination
-	(*PylosConfig)(nil),   // 4: ziggurat.v1.PylosConfig
-	(*KabaleoConfig)(nil), // 5: ziggurat.v1.KabaleoConfig
-	(*GameConfig)(nil),    // 6: ziggurat.v1.GameConfig
-	(*Outcome)(nil),       // 7: ziggurat.v1.Outcome
-	(*PylosView)(nil),     // 8: ziggurat.v1.PylosView
-	(*KabaleoView)(nil),   // 9: ziggurat.v1.KabaleoView
-	(*GameView)(nil),      // 10: ziggurat.v1.GameView
+	(Game)(0),                    // 0: ziggurat.v1.Game
+	(PylosVariant)(0),            // 1: ziggurat.v1.PylosVariant
+	(KabaleoDeal)(0),             // 2: ziggurat.v1.KabaleoDeal
+	(Termination)(0),             // 3: ziggurat.v1.Termination
+	(*PylosConfig)(nil),          // 4: ziggurat.v1.PylosConfig
+	(*KabaleoConfig)(nil),        // 5: ziggurat.v1.KabaleoConfig
+	(*GameConfig)(nil),           // 6: ziggurat.v1.GameConfig
+	(*Outcome)(nil),              // 7: ziggurat.v1.Outcome
+	(*PylosView)(nil),            // 8: ziggurat.v1.PylosView
+	(*KabaleoView)(nil),          // 9: ziggurat.v1.KabaleoView
+	(*PhantomTicTacToeView)(nil), // 10: ziggurat.v1.PhantomTicTacToeView
+	(*GameView)(nil),             // 11: ziggurat.v1.GameView
 }
 var file_ziggurat_v1_game_proto_depIdxs = []int32{
 	1,  // 0: ziggurat.v1.PylosConfig.variant:type_name -> ziggurat.v1.PylosVariant
@@ -957,11 +1030,12 @@ var file_ziggurat_v1_game_proto_depIdxs = []int32{
 	7,  // 7: ziggurat.v1.GameView.outcome:type_name -> ziggurat.v1.Outcome
 	8,  // 8: ziggurat.v1.GameView.pylos:type_name -> ziggurat.v1.PylosView
 	9,  // 9: ziggurat.v1.GameView.kabaleo:type_name -> ziggurat.v1.KabaleoView
-	10, // [10:10] is the sub-list for method output_type
-	10, // [10:10] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	10, // 10: ziggurat.v1.GameView.phantom_tic_tac_toe:type_name -> ziggurat.v1.PhantomTicTacToeView
+	11, // [11:11] is the sub-list for method output_type
+	11, // [11:11] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_ziggurat_v1_game_proto_init() }
@@ -973,9 +1047,10 @@ func file_ziggurat_v1_game_proto_init() {
 		(*GameConfig_Pylos)(nil),
 		(*GameConfig_Kabaleo)(nil),
 	}
-	file_ziggurat_v1_game_proto_msgTypes[6].OneofWrappers = []any{
+	file_ziggurat_v1_game_proto_msgTypes[7].OneofWrappers = []any{
 		(*GameView_Pylos)(nil),
 		(*GameView_Kabaleo)(nil),
+		(*GameView_PhantomTicTacToe)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -983,7 +1058,7 @@ func file_ziggurat_v1_game_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ziggurat_v1_game_proto_rawDesc), len(file_ziggurat_v1_game_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   7,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -9,7 +9,11 @@ from __future__ import annotations
 
 from ziggurat_client.v1 import game_pb2
 
-GAMES: dict[str, game_pb2.Game.ValueType] = {"pylos": game_pb2.GAME_PYLOS, "kabaleo": game_pb2.GAME_KABALEO}
+GAMES: dict[str, game_pb2.Game.ValueType] = {
+    "pylos": game_pb2.GAME_PYLOS,
+    "kabaleo": game_pb2.GAME_KABALEO,
+    "phantom-ttt": game_pb2.GAME_PHANTOM_TIC_TAC_TOE,
+}
 """Game name → wire enum."""
 
 
@@ -51,7 +55,7 @@ def game_config(game: str, seats: int = 2, **options: str | int | bool) -> game_
     """The wire config of a match from strings: ``game_config("pylos", variant="beginner")``,
     ``game_config("kabaleo", 4, deal="equal", last_stack=True)``. Unknown options raise ValueError."""
     config = game_pb2.GameConfig(game=game_enum(game), seats=seats)
-    known = {"pylos": {"variant", "max_moves"}, "kabaleo": {"deal", "last_stack", "colours"}}[game]
+    known = {"pylos": {"variant", "max_moves"}, "kabaleo": {"deal", "last_stack", "colours"}}.get(game, set())
     unknown = sorted(set(options) - known)
     if unknown:
         raise ValueError(f"unknown {game} options {unknown} (known: {sorted(known)})")
@@ -60,7 +64,7 @@ def game_config(game: str, seats: int = 2, **options: str | int | bool) -> game_
             "PYLOS_VARIANT_" + str(options.get("variant", "standard")).upper()
         )
         config.pylos.max_moves = int(options.get("max_moves", 0))
-    else:
+    elif game == "kabaleo":
         config.kabaleo.deal = game_pb2.KabaleoDeal.Value(
             "KABALEO_DEAL_" + str(options.get("deal", "random")).upper()
         )

@@ -18,8 +18,9 @@ from ziggurat.core.match import Match
 from ziggurat.core.render import render_match
 from ziggurat.v1 import bot_service_pb2 as bpb
 from ziggurat.v1 import bot_service_pb2_grpc as bgrpc
+from ziggurat.v1 import game_pb2 as gpb
 from ziggurat.wire import errors
-from ziggurat.wire.codec import GAME_NAMES
+from ziggurat.wire.codec import GAME_ENUMS, GAME_NAMES
 
 MAX_MATCHES_PER_BOT = 1000
 # How soon a withdrawal of an expired invitation that the database refused is tried again.
@@ -43,7 +44,8 @@ class BotServicer(bgrpc.BotServiceServicer):
         try:
             unknown = [g for g in request.games if g not in GAME_NAMES]
             if unknown:
-                raise errors.invalid("INVALID_CONFIG", "games must be GAME_PYLOS or GAME_KABALEO")
+                known = ", ".join(gpb.Game.Name(number) for number in GAME_ENUMS.values())
+                raise errors.invalid("INVALID_CONFIG", f"games must be among {known}")
             if request.max_matches > MAX_MATCHES_PER_BOT:
                 raise errors.invalid("INVALID_CONFIG", f"max_matches is at most {MAX_MATCHES_PER_BOT}")
             games = [GAME_NAMES[g] for g in request.games]

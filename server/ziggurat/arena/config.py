@@ -177,7 +177,7 @@ def _parse(data: dict[str, Any], base_dir: Path) -> ArenaConfig:
 
 def _ladders(raw: object) -> tuple[LadderConfig, ...]:
     if not isinstance(raw, list) or not raw:
-        raise ArenaConfigError('ladder: at least one [[ladder]] (game = "pylos" or "kabaleo")')
+        raise ArenaConfigError(f"ladder: at least one [[ladder]] (game = one of {', '.join(sorted(GAMES))})")
     out: list[LadderConfig] = []
     for i, item in enumerate(raw):
         t = _Table(item, f"ladder[{i}]")
@@ -192,7 +192,8 @@ def _ladders(raw: object) -> tuple[LadderConfig, ...]:
             if not isinstance(value, list) or not value or not all(isinstance(v, int) for v in value):
                 raise ArenaConfigError(f"{t.key('tables')}: must be a non-empty list of table sizes")
             sizes = tuple(sorted(set(value)))
-        allowed = (2,) if game == "pylos" else (2, 3, 4)
+        rules = GAMES[game]
+        allowed = tuple(range(rules.min_seats, rules.max_seats + 1))
         if any(size not in allowed for size in sizes):
             raise ArenaConfigError(f"{t.key('tables')}: {game} seats {', '.join(map(str, allowed))}")
         t.done()

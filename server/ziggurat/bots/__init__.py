@@ -5,9 +5,9 @@ Every bot is a class with a ``name`` and ``choose(turn) -> move`` (the
 options with defaults, so the CLI, the arena and the ladder can build any bot
 from a name and a few strings of configuration.
 
-* ``random`` — uniform over the legal moves (both games).
-* ``greedy`` — one-ply heuristic (both games).
-* ``mcts`` — UCT with random playouts; information-set MCTS for Kabaleo (both games).
+* ``random`` — uniform over the legal moves (every registered game).
+* ``greedy`` — one-ply heuristic (Pylos and Kabaleo).
+* ``mcts`` — UCT with random playouts; information-set MCTS for Kabaleo (Pylos and Kabaleo).
 * ``alphabeta`` — iterative-deepening negamax with a transposition table (Pylos only).
 """
 
@@ -19,6 +19,7 @@ from typing import Any
 from ziggurat.bots.alphabeta import AlphaBetaBot
 from ziggurat.bots.greedy import GreedyBot
 from ziggurat.bots.mcts import MctsBot
+from ziggurat.rules.registry import GAMES
 from ziggurat_client.bot import Bot
 from ziggurat_client.random_bot import RandomBot
 
@@ -30,12 +31,12 @@ BOTS: dict[str, Callable[..., Bot]] = {
 }
 
 GAMES_OF: dict[str, tuple[str, ...]] = {
-    "random": ("pylos", "kabaleo"),
+    "random": tuple(GAMES),  # it reads nothing but the legal moves
     "greedy": ("pylos", "kabaleo"),
     "mcts": ("pylos", "kabaleo"),
     "alphabeta": ("pylos",),
 }
-"""Which games each bot can play."""
+"""Which games each bot can play (the others read game-specific positions or playouts)."""
 
 
 def make_bot(name: str, **options: Any) -> Bot:

@@ -32,6 +32,7 @@ from ziggurat.cli.gameopts import add_game_options, game_options
 from ziggurat.cli.tls_options import TlsOptionError, add_tls_arguments, tls_from_args
 from ziggurat.core.tokens import new_token
 from ziggurat.rules.core import InvalidConfigError
+from ziggurat.rules.registry import GAMES
 from ziggurat.v1 import match_pb2
 from ziggurat.wire.codec import config_to_proto
 from ziggurat_client.bot import Bot
@@ -114,7 +115,7 @@ def register(commands: Any) -> None:
     parser.add_argument("--server", default=env("ZIGGURAT_SERVER", "127.0.0.1:50051"), help="HOST:PORT")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--match", metavar="ID", default=env("ZIGGURAT_MATCH"), help="join this match")
-    where.add_argument("--create", metavar="GAME", choices=("pylos", "kabaleo"), help="create a match first")
+    where.add_argument("--create", metavar="GAME", choices=sorted(GAMES), help="create a match first")
     where.add_argument(
         "--remote", action="store_true", help="connect as a remote bot and play assigned seats"
     )

@@ -51,7 +51,7 @@ def register(commands: Any) -> None:
 
 
 def _position_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("game", choices=sorted(GAMES), metavar="GAME", help="pylos or kabaleo")
+    parser.add_argument("game", choices=sorted(GAMES), metavar="GAME", help=", ".join(sorted(GAMES)))
     parser.add_argument("position", metavar="POSITION", help="a full position string, quoted")
     add_game_options(parser)
 

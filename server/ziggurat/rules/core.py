@@ -1,6 +1,6 @@
 """Types shared by every game: errors, outcomes, rankings and the game contract.
 
-Every game module (``pylos``, ``kabaleo``) provides one object that satisfies
+Every game module (``pylos``, ``kabaleo``, ``phantom_ttt``) provides one object that satisfies
 :class:`GameRules`. The server, the CLI and the bots only ever talk to games
 through that contract, so adding a game never touches them.
 
@@ -58,7 +58,7 @@ class InvalidConfigError(RulesError):
 class Termination(enum.Enum):
     """Why a game ended. Values are the stable lower-case names used on the wire and in records."""
 
-    NORMAL = "normal"  # Kabaleo: every piece placed
+    NORMAL = "normal"  # by the game's own rules: every Kabaleo piece placed; tic-tac-toe's line or full board
     PYRAMID_COMPLETE = "pyramid_complete"  # Pylos: the top ball was placed
     NO_LEGAL_MOVE = "no_legal_move"  # Pylos: the player to move is stuck
     REPETITION = "repetition"  # Pylos: third occurrence of a position
@@ -157,8 +157,15 @@ class GameRules(Protocol, Generic[ConfigT, StateT, MoveT]):
     max_seats: int
     hidden_information: bool
     """True when some seat may not see part of the state before the end (Kabaleo's objectives).
-    Then :meth:`twin` must find a twin for every viewer at the start; when False, :meth:`twin`
+    Then :meth:`twin` must find a twin for every viewer at the start, or (when secrets arise
+    only in play, as phantom tic-tac-toe's marks) later in a game; when False, :meth:`twin`
     always returns None and every view shows the whole position."""
+    private_moves: bool
+    """True when a move shows only its mover what it did and the others learn only that a ply
+    passed (phantom tic-tac-toe); False when every viewer learns each move (Pylos, Kabaleo).
+    With private moves the legal moves and error messages are the mover's alone, and a seat
+    learns from its own moves, so a twin need keep them only for the mover and the suite
+    follows twins only through the other seats' moves."""
     perft_ignores: frozenset[Termination]
     """Endings :meth:`perft` does not apply because they depend on more than the position
     (Pylos: the repetition draw needs the history); usually empty."""
@@ -274,7 +281,8 @@ class GameRules(Protocol, Generic[ConfigT, StateT, MoveT]):
         """A second state that ``seat`` (None: a spectator) cannot tell from ``state``, or None.
 
         The twin is as consistent as a real state (its position round-trips), has the same
-        public part (seat to move, ply, legal moves), keeps everything ``seat`` may see, and
+        public part (seat to move, ply, and the legal moves unless :attr:`private_moves` and
+        ``seat`` is not the mover), keeps everything ``seat`` may see, and
         differs from ``state`` in something ``seat`` may not see before the end (drawn with
         ``rng``). None means nothing is hidden from ``seat``: the suite then checks that its
         view shows the whole position. This is how the contract suite tests redaction as a

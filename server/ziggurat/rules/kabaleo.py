@@ -275,6 +275,7 @@ class KabaleoRules:
     min_seats = 2
     max_seats = 4
     hidden_information = True
+    private_moves = False  # every move is public
     perft_ignores: frozenset[Termination] = frozenset()
 
     def option_examples(self, seats: int) -> list[dict[str, str]]:

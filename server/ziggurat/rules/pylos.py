@@ -448,6 +448,7 @@ class PylosRules:
     min_seats = SEATS
     max_seats = SEATS
     hidden_information = False  # perfect information: no seat ever has a twin
+    private_moves = False  # every move is public
     perft_ignores = frozenset({Termination.REPETITION})  # perft reads the board, not the history
 
     def option_examples(self, seats: int) -> list[dict[str, str]]:

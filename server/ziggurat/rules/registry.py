@@ -6,11 +6,12 @@ from typing import Any
 
 from ziggurat.rules.core import GameRules, InvalidConfigError
 from ziggurat.rules.kabaleo import KABALEO
+from ziggurat.rules.phantom_ttt import PHANTOM_TTT
 from ziggurat.rules.pylos import PYLOS
 
 AnyRules = GameRules[Any, Any, Any]
 
-GAMES: dict[str, AnyRules] = {PYLOS.name: PYLOS, KABALEO.name: KABALEO}
+GAMES: dict[str, AnyRules] = {PYLOS.name: PYLOS, KABALEO.name: KABALEO, PHANTOM_TTT.name: PHANTOM_TTT}
 
 
 def get_rules(name: str) -> AnyRules:

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from ziggurat.rules.core import InvalidConfigError, Outcome, Termination, View
 from ziggurat.rules.kabaleo import KabaleoView
+from ziggurat.rules.phantom_ttt import PhantomTicTacToeView
 from ziggurat.rules.pylos import PylosView
 from ziggurat.v1 import game_pb2 as pb
 
-GAME_NAMES: dict[int, str] = {pb.GAME_PYLOS: "pylos", pb.GAME_KABALEO: "kabaleo"}
-GAME_ENUMS: dict[str, pb.Game.ValueType] = {"pylos": pb.GAME_PYLOS, "kabaleo": pb.GAME_KABALEO}
+GAME_ENUMS: dict[str, pb.Game.ValueType] = {
+    "pylos": pb.GAME_PYLOS,
+    "kabaleo": pb.GAME_KABALEO,
+    "phantom-ttt": pb.GAME_PHANTOM_TIC_TAC_TOE,
+}
+GAME_NAMES: dict[int, str] = {number: name for name, number in GAME_ENUMS.items()}
 
 _VARIANTS: dict[int, str] = {
     pb.PYLOS_VARIANT_STANDARD: "standard",
@@ -48,7 +53,8 @@ def config_from_proto(config: pb.GameConfig) -> tuple[str, int, dict[str, str]]:
     """
     game = GAME_NAMES.get(config.game)
     if game is None:
-        raise InvalidConfigError("config.game must be GAME_PYLOS or GAME_KABALEO")
+        known = ", ".join(pb.Game.Name(number) for number in GAME_ENUMS.values())
+        raise InvalidConfigError(f"config.game must be one of {known}")
     options: dict[str, str] = {}
     which = config.WhichOneof("options")
     if which is not None and which != game:
@@ -58,7 +64,7 @@ def config_from_proto(config: pb.GameConfig) -> tuple[str, int, dict[str, str]]:
             options["variant"] = _VARIANTS.get(config.pylos.variant, str(config.pylos.variant))
         if config.pylos.max_moves:
             options["max_moves"] = str(config.pylos.max_moves)
-    else:
+    elif game == "kabaleo":
         if config.kabaleo.deal:
             options["deal"] = _DEALS.get(config.kabaleo.deal, str(config.kabaleo.deal))
         if config.kabaleo.last_stack:
@@ -67,7 +73,9 @@ def config_from_proto(config: pb.GameConfig) -> tuple[str, int, dict[str, str]]:
             options["colours"] = config.kabaleo.colours
     if not config.seats:
         # Not read as 2: a client that forgot the count would get a game it did not ask for.
-        raise InvalidConfigError("config.seats must be given: 2 for Pylos, 2 to 4 for Kabaleo")
+        raise InvalidConfigError(
+            "config.seats must be given: 2 for Pylos and phantom-ttt, 2 to 4 for Kabaleo"
+        )
     return game, config.seats, options
 
 
@@ -77,7 +85,7 @@ def config_to_proto(game: str, seats: int, options: dict[str, str]) -> pb.GameCo
     if game == "pylos":
         out.pylos.variant = _VARIANT_ENUMS[options.get("variant", "standard")]
         out.pylos.max_moves = int(options.get("max_moves", "0"))
-    else:
+    elif game == "kabaleo":
         out.kabaleo.deal = _DEAL_ENUMS[options.get("deal", "random")]
         out.kabaleo.last_stack = options.get("last_stack", "false") == "true"
         out.kabaleo.colours = options.get("colours", "")
@@ -125,6 +133,8 @@ def fill_view(out: pb.GameView, view: View) -> None:
         k.unheld.extend(letter or "?" for letter in view.unheld)
         k.last_stack = 0 if view.last is None else view.last + 1
         k.forfeited_seats.extend(sorted(seat + 1 for seat in view.forfeited))
+    elif isinstance(view, PhantomTicTacToeView):
+        out.phantom_tic_tac_toe.cells = view.cells
 
 
 def _hand_text(counts: tuple[int, ...]) -> str:

@@ -28,6 +28,8 @@ class _GameEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Game.ValueType],
     GAME_UNSPECIFIED: _Game.ValueType  # 0
     GAME_PYLOS: _Game.ValueType  # 1
     GAME_KABALEO: _Game.ValueType  # 2
+    GAME_PHANTOM_TIC_TAC_TOE: _Game.ValueType  # 3
+    """rules/phantom-tic-tac-toe.md; no options"""
 
 class Game(_Game, metaclass=_GameEnumTypeWrapper):
     """Games, configurations, views and outcomes: the typed vocabulary shared by every RPC.
@@ -44,6 +46,8 @@ class Game(_Game, metaclass=_GameEnumTypeWrapper):
 GAME_UNSPECIFIED: Game.ValueType  # 0
 GAME_PYLOS: Game.ValueType  # 1
 GAME_KABALEO: Game.ValueType  # 2
+GAME_PHANTOM_TIC_TAC_TOE: Game.ValueType  # 3
+"""rules/phantom-tic-tac-toe.md; no options"""
 Global___Game: _TypeAlias = Game  # noqa: Y015
 
 class _PylosVariant:
@@ -96,7 +100,7 @@ class _TerminationEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Terminati
     DESCRIPTOR: _descriptor.EnumDescriptor
     TERMINATION_UNSPECIFIED: _Termination.ValueType  # 0
     TERMINATION_NORMAL: _Termination.ValueType  # 1
-    """Kabaleo: every piece placed"""
+    """Kabaleo: every piece placed; phantom tic-tac-toe: a line or a full board"""
     TERMINATION_PYRAMID_COMPLETE: _Termination.ValueType  # 2
     """Pylos: the top ball was placed"""
     TERMINATION_NO_LEGAL_MOVE: _Termination.ValueType  # 3
@@ -117,7 +121,7 @@ class Termination(_Termination, metaclass=_TerminationEnumTypeWrapper):
 
 TERMINATION_UNSPECIFIED: Termination.ValueType  # 0
 TERMINATION_NORMAL: Termination.ValueType  # 1
-"""Kabaleo: every piece placed"""
+"""Kabaleo: every piece placed; phantom tic-tac-toe: a line or a full board"""
 TERMINATION_PYRAMID_COMPLETE: Termination.ValueType  # 2
 """Pylos: the top ball was placed"""
 TERMINATION_NO_LEGAL_MOVE: Termination.ValueType  # 3
@@ -200,7 +204,7 @@ class GameConfig(_message.Message):
     KABALEO_FIELD_NUMBER: _builtins.int
     game: Global___Game.ValueType
     seats: _builtins.int
-    """Number of seats: 2 for Pylos, 2 to 4 for Kabaleo."""
+    """Number of seats: 2 for Pylos and phantom tic-tac-toe, 2 to 4 for Kabaleo."""
     @_builtins.property
     def pylos(self) -> Global___PylosConfig: ...
     @_builtins.property
@@ -341,6 +345,32 @@ class KabaleoView(_message.Message):
 Global___KabaleoView: _TypeAlias = KabaleoView  # noqa: Y015
 
 @_typing.final
+class PhantomTicTacToeView(_message.Message):
+    """The phantom tic-tac-toe board as one viewer may know it (rules/phantom-tic-tac-toe.md)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CELLS_FIELD_NUMBER: _builtins.int
+    cells: _builtins.str
+    """The nine cells a1, b1, c1, a2, ..., c3: '.' empty or unknown to this viewer, 'x' / 'o' a
+    mark, upper case ('X', 'O') once the mark's opponent has tried that cell. A seat sees its
+    own marks and the opponent cells it found (and what the public counts force); a spectator
+    sees no mark until the match has released the end, then everyone sees the whole board.
+    """
+    def __init__(
+        self,
+        *,
+        cells: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cells", b"cells"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PhantomTicTacToeView: _TypeAlias = PhantomTicTacToeView  # noqa: Y015
+
+@_typing.final
 class GameView(_message.Message):
     """Everything one viewer may know of a game at one moment."""
 
@@ -356,6 +386,7 @@ class GameView(_message.Message):
     OUTCOME_FIELD_NUMBER: _builtins.int
     PYLOS_FIELD_NUMBER: _builtins.int
     KABALEO_FIELD_NUMBER: _builtins.int
+    PHANTOM_TIC_TAC_TOE_FIELD_NUMBER: _builtins.int
     game: Global___Game.ValueType
     viewer_seat: _builtins.int
     """The seat this view is for; 0 = spectator."""
@@ -380,6 +411,8 @@ class GameView(_message.Message):
     def pylos(self) -> Global___PylosView: ...
     @_builtins.property
     def kabaleo(self) -> Global___KabaleoView: ...
+    @_builtins.property
+    def phantom_tic_tac_toe(self) -> Global___PhantomTicTacToeView: ...
     def __init__(
         self,
         *,
@@ -393,12 +426,13 @@ class GameView(_message.Message):
         outcome: Global___Outcome | None = ...,
         pylos: Global___PylosView | None = ...,
         kabaleo: Global___KabaleoView | None = ...,
+        phantom_tic_tac_toe: Global___PhantomTicTacToeView | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["detail", b"detail", "kabaleo", b"kabaleo", "outcome", b"outcome", "pylos", b"pylos"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["detail", b"detail", "kabaleo", b"kabaleo", "outcome", b"outcome", "phantom_tic_tac_toe", b"phantom_tic_tac_toe", "pylos", b"pylos"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["detail", b"detail", "game", b"game", "kabaleo", b"kabaleo", "legal_moves", b"legal_moves", "outcome", b"outcome", "ply", b"ply", "position", b"position", "pylos", b"pylos", "seats", b"seats", "to_move", b"to_move", "viewer_seat", b"viewer_seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["detail", b"detail", "game", b"game", "kabaleo", b"kabaleo", "legal_moves", b"legal_moves", "outcome", b"outcome", "phantom_tic_tac_toe", b"phantom_tic_tac_toe", "ply", b"ply", "position", b"position", "pylos", b"pylos", "seats", b"seats", "to_move", b"to_move", "viewer_seat", b"viewer_seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_detail: _TypeAlias = _typing.Literal["pylos", "kabaleo"]  # noqa: Y015
+    _WhichOneofReturnType_detail: _TypeAlias = _typing.Literal["pylos", "kabaleo", "phantom_tic_tac_toe"]  # noqa: Y015
     _WhichOneofArgType_detail: _TypeAlias = _typing.Literal["detail", b"detail"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_detail) -> _WhichOneofReturnType_detail | None: ...
 

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file ziggurat/v1/game.proto.
  */
 export const file_ziggurat_v1_game: GenFile = /*@__PURE__*/
-  fileDesc("ChZ6aWdndXJhdC92MS9nYW1lLnByb3RvEgt6aWdndXJhdC52MSJMCgtQeWxvc0NvbmZpZxIqCgd2YXJpYW50GAEgASgOMhkuemlnZ3VyYXQudjEuUHlsb3NWYXJpYW50EhEKCW1heF9tb3ZlcxgCIAEoDSJcCg1LYWJhbGVvQ29uZmlnEiYKBGRlYWwYASABKA4yGC56aWdndXJhdC52MS5LYWJhbGVvRGVhbBISCgpsYXN0X3N0YWNrGAIgASgIEg8KB2NvbG91cnMYAyABKAkioQEKCkdhbWVDb25maWcSHwoEZ2FtZRgBIAEoDjIRLnppZ2d1cmF0LnYxLkdhbWUSDQoFc2VhdHMYAiABKA0SKQoFcHlsb3MYAyABKAsyGC56aWdndXJhdC52MS5QeWxvc0NvbmZpZ0gAEi0KB2thYmFsZW8YBCABKAsyGi56aWdndXJhdC52MS5LYWJhbGVvQ29uZmlnSABCCQoHb3B0aW9ucyJYCgdPdXRjb21lEi0KC3Rlcm1pbmF0aW9uGAEgASgOMhguemlnZ3VyYXQudjEuVGVybWluYXRpb24SDQoFcmFua3MYAiADKA0SDwoHd2lubmVycxgDIAMoDSJICglQeWxvc1ZpZXcSDgoGbGV2ZWxzGAEgAygJEhUKDWxpZ2h0X3Jlc2VydmUYAiABKA0SFAoMZGFya19yZXNlcnZlGAMgASgNIn0KC0thYmFsZW9WaWV3Eg4KBnN0YWNrcxgBIAMoCRINCgVoYW5kcxgCIAMoCRISCgpvYmplY3RpdmVzGAMgAygJEg4KBnVuaGVsZBgEIAMoCRISCgpsYXN0X3N0YWNrGAUgASgNEhcKD2ZvcmZlaXRlZF9zZWF0cxgGIAMoDSKbAgoIR2FtZVZpZXcSHwoEZ2FtZRgBIAEoDjIRLnppZ2d1cmF0LnYxLkdhbWUSEwoLdmlld2VyX3NlYXQYAiABKA0SDQoFc2VhdHMYAyABKA0SDwoHdG9fbW92ZRgEIAEoDRILCgNwbHkYBSABKA0SEAoIcG9zaXRpb24YBiABKAkSEwoLbGVnYWxfbW92ZXMYByADKAkSJQoHb3V0Y29tZRgIIAEoCzIULnppZ2d1cmF0LnYxLk91dGNvbWUSJwoFcHlsb3MYCSABKAsyFi56aWdndXJhdC52MS5QeWxvc1ZpZXdIABIrCgdrYWJhbGVvGAogASgLMhguemlnZ3VyYXQudjEuS2FiYWxlb1ZpZXdIAEIICgZkZXRhaWwqPgoER2FtZRIUChBHQU1FX1VOU1BFQ0lGSUVEEAASDgoKR0FNRV9QWUxPUxABEhAKDEdBTUVfS0FCQUxFTxACKoEBCgxQeWxvc1ZhcmlhbnQSHQoZUFlMT1NfVkFSSUFOVF9VTlNQRUNJRklFRBAAEhoKFlBZTE9TX1ZBUklBTlRfU1RBTkRBUkQQARIaChZQWUxPU19WQVJJQU5UX0JFR0lOTkVSEAISGgoWUFlMT1NfVkFSSUFOVF9BRFZBTkNFRBADKlwKC0thYmFsZW9EZWFsEhwKGEtBQkFMRU9fREVBTF9VTlNQRUNJRklFRBAAEhcKE0tBQkFMRU9fREVBTF9SQU5ET00QARIWChJLQUJBTEVPX0RFQUxfRVFVQUwQAirDAgoLVGVybWluYXRpb24SGwoXVEVSTUlOQVRJT05fVU5TUEVDSUZJRUQQABIWChJURVJNSU5BVElPTl9OT1JNQUwQARIgChxURVJNSU5BVElPTl9QWVJBTUlEX0NPTVBMRVRFEAISHQoZVEVSTUlOQVRJT05fTk9fTEVHQUxfTU9WRRADEhoKFlRFUk1JTkFUSU9OX1JFUEVUSVRJT04QBBIaChZURVJNSU5BVElPTl9NT1ZFX0xJTUlUEAUSGwoXVEVSTUlOQVRJT05fUkVTSUdOQVRJT04QBhIXChNURVJNSU5BVElPTl9USU1FT1VUEAcSFwoTVEVSTUlOQVRJT05fQUJPUlRFRBAIEhwKGFRFUk1JTkFUSU9OX0lMTEVHQUxfTU9WRRAJEhkKFVRFUk1JTkFUSU9OX0FCQU5ET05FRBAKQpoBCg9vcmcuemlnZ3VyYXQudjFCCUdhbWVQcm90b1ABWkNnaXRodWIuY29tL3ppZ2d1cmF0LWdhbWVzL3ppZ2d1cmF0L2NsaWVudHMvZ28vemlnZ3VyYXR2MTt6aWdndXJhdHYxogIDWlhYqgILWmlnZ3VyYXQuVjG6AgNaaWfKAgtaaWdndXJhdFxWMeoCDFppZ2d1cmF0OjpWMWIGcHJvdG8z");
+  fileDesc("ChZ6aWdndXJhdC92MS9nYW1lLnByb3RvEgt6aWdndXJhdC52MSJMCgtQeWxvc0NvbmZpZxIqCgd2YXJpYW50GAEgASgOMhkuemlnZ3VyYXQudjEuUHlsb3NWYXJpYW50EhEKCW1heF9tb3ZlcxgCIAEoDSJcCg1LYWJhbGVvQ29uZmlnEiYKBGRlYWwYASABKA4yGC56aWdndXJhdC52MS5LYWJhbGVvRGVhbBISCgpsYXN0X3N0YWNrGAIgASgIEg8KB2NvbG91cnMYAyABKAkioQEKCkdhbWVDb25maWcSHwoEZ2FtZRgBIAEoDjIRLnppZ2d1cmF0LnYxLkdhbWUSDQoFc2VhdHMYAiABKA0SKQoFcHlsb3MYAyABKAsyGC56aWdndXJhdC52MS5QeWxvc0NvbmZpZ0gAEi0KB2thYmFsZW8YBCABKAsyGi56aWdndXJhdC52MS5LYWJhbGVvQ29uZmlnSABCCQoHb3B0aW9ucyJYCgdPdXRjb21lEi0KC3Rlcm1pbmF0aW9uGAEgASgOMhguemlnZ3VyYXQudjEuVGVybWluYXRpb24SDQoFcmFua3MYAiADKA0SDwoHd2lubmVycxgDIAMoDSJICglQeWxvc1ZpZXcSDgoGbGV2ZWxzGAEgAygJEhUKDWxpZ2h0X3Jlc2VydmUYAiABKA0SFAoMZGFya19yZXNlcnZlGAMgASgNIn0KC0thYmFsZW9WaWV3Eg4KBnN0YWNrcxgBIAMoCRINCgVoYW5kcxgCIAMoCRISCgpvYmplY3RpdmVzGAMgAygJEg4KBnVuaGVsZBgEIAMoCRISCgpsYXN0X3N0YWNrGAUgASgNEhcKD2ZvcmZlaXRlZF9zZWF0cxgGIAMoDSIlChRQaGFudG9tVGljVGFjVG9lVmlldxINCgVjZWxscxgBIAEoCSLdAgoIR2FtZVZpZXcSHwoEZ2FtZRgBIAEoDjIRLnppZ2d1cmF0LnYxLkdhbWUSEwoLdmlld2VyX3NlYXQYAiABKA0SDQoFc2VhdHMYAyABKA0SDwoHdG9fbW92ZRgEIAEoDRILCgNwbHkYBSABKA0SEAoIcG9zaXRpb24YBiABKAkSEwoLbGVnYWxfbW92ZXMYByADKAkSJQoHb3V0Y29tZRgIIAEoCzIULnppZ2d1cmF0LnYxLk91dGNvbWUSJwoFcHlsb3MYCSABKAsyFi56aWdndXJhdC52MS5QeWxvc1ZpZXdIABIrCgdrYWJhbGVvGAogASgLMhguemlnZ3VyYXQudjEuS2FiYWxlb1ZpZXdIABJAChNwaGFudG9tX3RpY190YWNfdG9lGAsgASgLMiEuemlnZ3VyYXQudjEuUGhhbnRvbVRpY1RhY1RvZVZpZXdIAEIICgZkZXRhaWwqXAoER2FtZRIUChBHQU1FX1VOU1BFQ0lGSUVEEAASDgoKR0FNRV9QWUxPUxABEhAKDEdBTUVfS0FCQUxFTxACEhwKGEdBTUVfUEhBTlRPTV9USUNfVEFDX1RPRRADKoEBCgxQeWxvc1ZhcmlhbnQSHQoZUFlMT1NfVkFSSUFOVF9VTlNQRUNJRklFRBAAEhoKFlBZTE9TX1ZBUklBTlRfU1RBTkRBUkQQARIaChZQWUxPU19WQVJJQU5UX0JFR0lOTkVSEAISGgoWUFlMT1NfVkFSSUFOVF9BRFZBTkNFRBADKlwKC0thYmFsZW9EZWFsEhwKGEtBQkFMRU9fREVBTF9VTlNQRUNJRklFRBAAEhcKE0tBQkFMRU9fREVBTF9SQU5ET00QARIWChJLQUJBTEVPX0RFQUxfRVFVQUwQAirDAgoLVGVybWluYXRpb24SGwoXVEVSTUlOQVRJT05fVU5TUEVDSUZJRUQQABIWChJURVJNSU5BVElPTl9OT1JNQUwQARIgChxURVJNSU5BVElPTl9QWVJBTUlEX0NPTVBMRVRFEAISHQoZVEVSTUlOQVRJT05fTk9fTEVHQUxfTU9WRRADEhoKFlRFUk1JTkFUSU9OX1JFUEVUSVRJT04QBBIaChZURVJNSU5BVElPTl9NT1ZFX0xJTUlUEAUSGwoXVEVSTUlOQVRJT05fUkVTSUdOQVRJT04QBhIXChNURVJNSU5BVElPTl9USU1FT1VUEAcSFwoTVEVSTUlOQVRJT05fQUJPUlRFRBAIEhwKGFRFUk1JTkFUSU9OX0lMTEVHQUxfTU9WRRAJEhkKFVRFUk1JTkFUSU9OX0FCQU5ET05FRBAKQpoBCg9vcmcuemlnZ3VyYXQudjFCCUdhbWVQcm90b1ABWkNnaXRodWIuY29tL3ppZ2d1cmF0LWdhbWVzL3ppZ2d1cmF0L2NsaWVudHMvZ28vemlnZ3VyYXR2MTt6aWdndXJhdHYxogIDWlhYqgILWmlnZ3VyYXQuVjG6AgNaaWfKAgtaaWdndXJhdFxWMeoCDFppZ2d1cmF0OjpWMWIGcHJvdG8z");
 
 /**
  * Pylos options.
@@ -83,7 +83,7 @@ export type GameConfig = Message<"ziggurat.v1.GameConfig"> & {
   game: Game;
 
   /**
-   * Number of seats: 2 for Pylos, 2 to 4 for Kabaleo.
+   * Number of seats: 2 for Pylos and phantom tic-tac-toe, 2 to 4 for Kabaleo.
    *
    * @generated from field: uint32 seats = 2;
    */
@@ -236,6 +236,30 @@ export const KabaleoViewSchema: GenMessage<KabaleoView> = /*@__PURE__*/
   messageDesc(file_ziggurat_v1_game, 5);
 
 /**
+ * The phantom tic-tac-toe board as one viewer may know it (rules/phantom-tic-tac-toe.md).
+ *
+ * @generated from message ziggurat.v1.PhantomTicTacToeView
+ */
+export type PhantomTicTacToeView = Message<"ziggurat.v1.PhantomTicTacToeView"> & {
+  /**
+   * The nine cells a1, b1, c1, a2, ..., c3: '.' empty or unknown to this viewer, 'x' / 'o' a
+   * mark, upper case ('X', 'O') once the mark's opponent has tried that cell. A seat sees its
+   * own marks and the opponent cells it found (and what the public counts force); a spectator
+   * sees no mark until the match has released the end, then everyone sees the whole board.
+   *
+   * @generated from field: string cells = 1;
+   */
+  cells: string;
+};
+
+/**
+ * Describes the message ziggurat.v1.PhantomTicTacToeView.
+ * Use `create(PhantomTicTacToeViewSchema)` to create a new message.
+ */
+export const PhantomTicTacToeViewSchema: GenMessage<PhantomTicTacToeView> = /*@__PURE__*/
+  messageDesc(file_ziggurat_v1_game, 6);
+
+/**
  * Everything one viewer may know of a game at one moment.
  *
  * @generated from message ziggurat.v1.GameView
@@ -309,6 +333,12 @@ export type GameView = Message<"ziggurat.v1.GameView"> & {
      */
     value: KabaleoView;
     case: "kabaleo";
+  } | {
+    /**
+     * @generated from field: ziggurat.v1.PhantomTicTacToeView phantom_tic_tac_toe = 11;
+     */
+    value: PhantomTicTacToeView;
+    case: "phantomTicTacToe";
   } | { case: undefined; value?: undefined };
 };
 
@@ -317,7 +347,7 @@ export type GameView = Message<"ziggurat.v1.GameView"> & {
  * Use `create(GameViewSchema)` to create a new message.
  */
 export const GameViewSchema: GenMessage<GameView> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_game, 6);
+  messageDesc(file_ziggurat_v1_game, 7);
 
 /**
  * A game ziggurat can host.
@@ -339,6 +369,13 @@ export enum Game {
    * @generated from enum value: GAME_KABALEO = 2;
    */
   KABALEO = 2,
+
+  /**
+   * rules/phantom-tic-tac-toe.md; no options
+   *
+   * @generated from enum value: GAME_PHANTOM_TIC_TAC_TOE = 3;
+   */
+  PHANTOM_TIC_TAC_TOE = 3,
 }
 
 /**
@@ -424,7 +461,7 @@ export enum Termination {
   UNSPECIFIED = 0,
 
   /**
-   * Kabaleo: every piece placed
+   * Kabaleo: every piece placed; phantom tic-tac-toe: a line or a full board
    *
    * @generated from enum value: TERMINATION_NORMAL = 1;
    */
