@@ -839,7 +839,9 @@ func (x *TurnStartedEvent) GetSeats() []*Seat {
 type MovePlayedEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Seat  uint32                 `protobuf:"varint,1,opt,name=seat,proto3" json:"seat,omitempty"`
-	// Canonical notation.
+	// Canonical notation. Empty for a receiver other than the mover in a game whose moves are
+	// private (phantom tic-tac-toe: a seat learns that the other played, never where); such a
+	// game's moves are published by its record (GetMatchRecord) once the match has ended.
 	Move string `protobuf:"bytes,2,opt,name=move,proto3" json:"move,omitempty"`
 	// True when the server played it for the seat (timeout policy or forfeited seat).
 	Substituted bool `protobuf:"varint,3,opt,name=substituted,proto3" json:"substituted,omitempty"`

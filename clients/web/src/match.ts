@@ -301,7 +301,7 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
     const shown = shownNames();
     for (const m of moves) {
       const who = game === Game.PYLOS ? pylosSide(m.seat) : shown[m.seat - 1] || t("match.seat", { seat: m.seat });
-      moveList.append(h("li", { class: m.cancelled ? "cancelled" : "" }, `${who}: `, h("b", {}, m.move),
+      moveList.append(h("li", { class: m.cancelled ? "cancelled" : "" }, `${who}: `, m.move ? h("b", {}, m.move) : h("i", {}, t("match.hiddenMove")),
         m.cancelled ? ` — ${t("match.cancelled")}` : "", m.substituted ? ` ${t("match.byServer")}` : ""));
     }
     moveList.scrollTop = moveList.scrollHeight;
@@ -374,7 +374,7 @@ export function showMatch(root: HTMLElement, matchId: string): () => void {
     const seedLine = h("p", { class: "seed" }, t("match.checkingSeed"));
     endBox.append(
       h("h2", { class: "result" }, resultHeadline(outcome, who)),
-      h("p", { class: "why" }, endingSentence(outcome.termination, culpritSeats(outcome.termination, outcome, states).map(who))),
+      h("p", { class: "why" }, endingSentence(outcome.termination, culpritSeats(outcome.termination, outcome, states).map(who), summary?.config?.game)),
       h("table", { class: "ranks" }, h("thead", {}, h("tr", {}, h("th", {}, draw ? t("match.result") : t("match.rank")), h("th", {}, t("match.player")),
         final?.detail.case === "kabaleo" ? [h("th", {}, t("match.secretColour")), h("th", {}, t("match.score"))] : [])), h("tbody", {}, rows)),
       ...(final?.detail.case === "kabaleo" && final.detail.value.unheld.length

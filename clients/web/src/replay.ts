@@ -156,7 +156,7 @@ export function showReplay(root: HTMLElement, matchId: string): () => void {
             // The last position again, now with every secret revealed.
             frames[frames.length - 1] = { ...frames[frames.length - 1], view: kind.value.view };
             const o = kind.value.outcome;
-            if (o) outcomeText = t("replay.gameOver", { headline: resultHeadline(o, who), why: endingSentence(o.termination, culpritSeats(o.termination, o, states).map(who)) });
+            if (o) outcomeText = t("replay.gameOver", { headline: resultHeadline(o, who), why: endingSentence(o.termination, culpritSeats(o.termination, o, states).map(who), match.config?.game) });
           }
         }
       }

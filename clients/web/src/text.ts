@@ -121,10 +121,12 @@ export function terminationText(termination: Termination): string {
  * How a game ended, as a sentence: "The game ended when Dark (Bea) resigned." `culprits` are the
  * seats (as shown) that resigned, ran out of time or played too many illegal moves, if known.
  */
-export function endingSentence(termination: Termination, culprits: string[]): string {
+export function endingSentence(termination: Termination, culprits: string[], game?: Game): string {
   const who = culprits.length ? listAnd(culprits) : t("end.someone");
   switch (termination) {
-    case Termination.NORMAL: return t("end.normal");
+    // Kabaleo's normal end is its last piece; another game's (three in a row, a full board)
+    // is said without naming how.
+    case Termination.NORMAL: return game === undefined || game === Game.KABALEO ? t("end.normal") : t("end.rules");
     case Termination.PYRAMID_COMPLETE: return t("end.pyramid");
     case Termination.NO_LEGAL_MOVE: return t("end.noMove");
     case Termination.REPETITION: return t("end.repetition");

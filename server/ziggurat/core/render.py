@@ -80,7 +80,10 @@ def render_event(match: Match, entry: LogEntry, audience: int | None) -> mpb.Eve
     event = entry.event
     if isinstance(event, MovePlayed):
         played = out.move_played
-        played.seat, played.move, played.substituted = event.seat + 1, event.move, event.substituted
+        # A game whose moves are private shows the move to its mover alone (every event is
+        # rendered the same before and after the end; the record publishes the moves then).
+        shown = event.move if audience == event.seat or not match.rules.private_moves else ""
+        played.seat, played.move, played.substituted = event.seat + 1, shown, event.substituted
         fill_view(played.view, match.rules.view(entry.game, audience))
     elif isinstance(event, TurnStarted):
         turn = out.turn_started

@@ -478,7 +478,10 @@ class MovePlayedEvent(_message.Message):
     VIEW_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     move: _builtins.str
-    """Canonical notation."""
+    """Canonical notation. Empty for a receiver other than the mover in a game whose moves are
+    private (phantom tic-tac-toe: a seat learns that the other played, never where); such a
+    game's moves are published by its record (GetMatchRecord) once the match has ended.
+    """
     substituted: _builtins.bool
     """True when the server played it for the seat (timeout policy or forfeited seat)."""
     @_builtins.property

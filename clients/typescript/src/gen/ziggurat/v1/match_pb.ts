@@ -338,7 +338,9 @@ export type MovePlayedEvent = Message<"ziggurat.v1.MovePlayedEvent"> & {
   seat: number;
 
   /**
-   * Canonical notation.
+   * Canonical notation. Empty for a receiver other than the mover in a game whose moves are
+   * private (phantom tic-tac-toe: a seat learns that the other played, never where); such a
+   * game's moves are published by its record (GetMatchRecord) once the match has ended.
    *
    * @generated from field: string move = 2;
    */

@@ -1,0 +1,77 @@
+// The third game in the browser: phantom tic-tac-toe has no drawing of its own, so the web
+// client plays it on the generic board (the position in notation, the legal moves as buttons).
+// A whole game against the `random` built-in bot on a real `ziggurat serve`, to the end screen,
+// whose seed check passes; before the end the page never shows an opponent's mark that the seat
+// has not found (the position text as the server sent it). Screenshot: test-output/NN-phantom-*.png
+// (docs/web-phantom.png in the README comes from the same page).
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { assertAccessible } from "./a11y.mjs";
+import { callApi, launchBrowser, pageWithSeat, shot, startServer } from "./harness.mjs";
+
+let server;
+let chrome;
+before(async () => {
+  server = await startServer();
+  chrome = await launchBrowser();
+});
+after(async () => {
+  await chrome?.close();
+  await server?.stop();
+});
+
+test("a phantom tic-tac-toe game on the generic board, to a verified end", { timeout: 300_000 }, async () => {
+  const created = await callApi(server, "CreateMatch", {
+    config: { game: "GAME_PHANTOM_TIC_TAC_TOE", seats: 2 },
+    seatAssignment: "SEAT_ASSIGNMENT_CHOSEN",
+  });
+  const matchId = created.match.matchId;
+  const ada = await callApi(server, "JoinMatch", { matchId, playerName: "Ada", seat: 1 });
+  const page = await pageWithSeat(chrome, { width: 1000, height: 800 }, { matchId, seat: 1, token: ada.token, name: "Ada" });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  await page.goto(`${server.url}#/match/${matchId}`);
+  await page.waitForSelector(".add-bots button[data-bot=random]");
+  await callApi(server, "AddBot", { matchId, bot: "random" });
+  await page.waitForSelector(".generic button.legal-move");
+  assert.match(await page.textContent(".generic-title"), /Phantom tic tac toe/i);
+  let shotTaken = false;
+  for (let step = 0; step < 200; step += 1) {
+    if (await page.$(".end .result")) break;
+    const moves = await page.$$(".generic button.legal-move:not([disabled])");
+    if (moves.length === 0) {
+      await page.waitForTimeout(100);
+      continue;
+    }
+    // Ada's view: her own marks are lower-case x, an O only where she found one; never an o she
+    // has not found (the server sends '.' there).
+    const text = await page.textContent(".generic pre.position");
+    assert.doesNotMatch(text, /o/, "an opponent's mark Ada has not found");
+    for (const line of await page.$$eval("ol.moves li", (items) => items.map((li) => li.textContent))) {
+      assert.doesNotMatch(line, /^random \(bot\): [a-c][1-3]/, "where the opponent played");
+    }
+    if (!shotTaken && /x/.test(text)) {
+      await shot(page, "phantom-in-progress");
+      await assertAccessible(page, "phantom tic-tac-toe on the generic board");
+      shotTaken = true;
+    }
+    await moves[0].click();
+    await page.waitForTimeout(50);
+  }
+  await page.waitForSelector(".end .result", { state: "attached", timeout: 60_000 });
+  await page.waitForSelector(".seed.ok");
+  await shot(page, "phantom-end");
+  // At the end the whole board is released: the opponent's marks show; its moves stay unnamed
+  // in the move list (the record, in the replay, names them).
+  assert.match(await page.textContent(".generic pre.position"), /[oO]/);
+  assert.match(await page.textContent(".end .why"), /The game ended by its rules\./);
+  const listed = await page.$$eval("ol.moves li", (items) => items.map((li) => li.textContent));
+  assert.ok(listed.length >= 5, listed.join(" / "));
+  for (const line of listed) {
+    if (line.startsWith("random (bot)")) assert.match(line, /a move only its player sees/, line);
+    else assert.match(line, /^Ada: [a-c][1-3]/, line);
+  }
+  assert.ok(shotTaken);
+  assert.deepEqual(errors, []);
+  await page.context().close();
+});
