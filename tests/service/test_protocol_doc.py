@@ -6,8 +6,9 @@ import argparse
 import re
 from pathlib import Path
 
-from ziggurat.api import bot_servicer, bots, match, render, servicer
+from ziggurat.api import bot_servicer, bots, servicer
 from ziggurat.cli import serve_cmd
+from ziggurat.core import match, render
 from ziggurat.core.decide import PRESENCE_EVENTS_PER_TURN
 from ziggurat.core.manager import DEFAULT_WAITING_TTL_S
 from ziggurat.hosting.server import MAX_MESSAGE_BYTES, ServeOptions
