@@ -131,8 +131,10 @@ def issue_token(name: str) -> tuple[str, str]:
     """``ziggurat arena token NAME``, as an operator runs it: the token and its [[entrant]] lines."""
     done = processes.run([*CLI, "arena", "token", name], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    first, *entrant = done.stdout.splitlines()
-    token = first.rsplit(" ", 1)[1]
+    # the token once on standard error, the lines for the arena's file on standard output
+    token = done.stderr.strip().rsplit(" ", 1)[1]
+    assert f"{name}'s token" in done.stderr and token not in done.stdout, done.stderr
+    entrant = [line for line in done.stdout.splitlines() if line]
     assert entrant[0] == "[[entrant]]" and entrant[1] == f'name = "{name}"', done.stdout
     return token, "\n".join(entrant)
 
