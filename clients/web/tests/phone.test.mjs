@@ -19,7 +19,8 @@ after(async () => {
 });
 
 const PHONE = { viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true, deviceScaleFactor: 1 };
-const CONTROLS = ".main button, .main input, .side button, .top button, svg.pyramid circle[data-place], .stack, .hand.mine .chip";
+// A checkbox's touch target is its label (the notation view's switch: the box and its words).
+const CONTROLS = ".main button, .main input:not([type=checkbox]), .main label:has(input[type=checkbox]), .side button, .top button, svg.pyramid circle[data-place], .stack, .hand.mine .chip";
 
 async function phonePage(matchId, seat, token) {
   const context = await chrome.browser.newContext(PHONE);
