@@ -105,10 +105,6 @@ class ArenaState:
         version = line.partition("@")[2]
         return "active" if version == self.newest(key) else "superseded"
 
-    def playing(self, line: str) -> int:
-        """Games the line plays now."""
-        return sum(line in g.seats for g in self.live.values())
-
 
 def rebuild_ladders(config: ArenaConfig, store: ArenaStore) -> tuple[dict[str, Ladder], int]:
     """The ladders from the rated games in rating order, and how many there are.

@@ -128,13 +128,23 @@ def _store(config: Any) -> Any:
     return ArenaStore(config.database)
 
 
-def _standings(args: argparse.Namespace) -> int:
+def _open(args: argparse.Namespace) -> tuple[Any, Any] | int:
+    """The arena's configuration and its tables, or the exit code after saying why not (a bad
+    file: 2; an arena that has not run yet: 1)."""
     config = _config(args.config)
     if config is None:
         return exits.USAGE
     store = _store(config)
     if store is None:
         return exits.FAILED
+    return config, store
+
+
+def _standings(args: argparse.Namespace) -> int:
+    opened = _open(args)
+    if isinstance(opened, int):
+        return opened
+    config, store = opened
     from ziggurat.arena.runner import rebuild_ladders
 
     try:
@@ -199,12 +209,10 @@ def _standings(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    config = _config(args.config)
-    if config is None:
-        return exits.USAGE
-    store = _store(config)
-    if store is None:
-        return exits.FAILED
+    opened = _open(args)
+    if isinstance(opened, int):
+        return opened
+    _, store = opened
     from ziggurat.arena.ladder import displayed
 
     try:
@@ -265,12 +273,10 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _control(args: argparse.Namespace) -> int:
-    config = _config(args.config)
-    if config is None:
-        return exits.USAGE
-    store = _store(config)
-    if store is None:
-        return exits.FAILED
+    opened = _open(args)
+    if isinstance(opened, int):
+        return opened
+    config, store = opened
     try:
         if args.control == "pause":
             store.set_control("paused", "1")
@@ -286,12 +292,10 @@ def _control(args: argparse.Namespace) -> int:
 
 
 def _entrant_state(args: argparse.Namespace) -> int:
-    config = _config(args.config)
-    if config is None:
-        return exits.USAGE
-    store = _store(config)
-    if store is None:
-        return exits.FAILED
+    opened = _open(args)
+    if isinstance(opened, int):
+        return opened
+    config, store = opened
     from ziggurat.core.botnames import bot_key
 
     try:
