@@ -1,4 +1,6 @@
 """Suite-wide plugins: tests/status_guard.py (no UNKNOWN/INTERNAL status reaches a client),
-tests/processes.py (no process a test started outlives the run), pytester."""
+tests/processes.py (no process a test started outlives the run), tests/servers.py (the
+real-server fixtures ``server``, ``client`` and ``server_process``, for every folder),
+tests/cpu_report.py (--cpu-report: CPU seconds per folder and test), pytester."""
 
-pytest_plugins = ["tests.status_guard", "tests.processes", "pytester"]
+pytest_plugins = ["tests.status_guard", "tests.processes", "tests.servers", "tests.cpu_report", "pytester"]

@@ -28,9 +28,9 @@ case "$1" in
   --version) echo "cargo 1.99.0 (stand-in)" ;;
   build)
     echo "   Compiling ziggurat-gate v0.1.0 (stand-in)" >&2
-    mkdir -p target/release
-    printf '#!/bin/sh\\necho stand-in gate\\n' > target/release/ziggurat-gate
-    chmod +x target/release/ziggurat-gate ;;
+    mkdir -p "$CARGO_TARGET_DIR/release"
+    printf '#!/bin/sh\\necho stand-in gate\\n' > "$CARGO_TARGET_DIR/release/ziggurat-gate"
+    chmod +x "$CARGO_TARGET_DIR/release/ziggurat-gate" ;;
 esac
 """
 FAKE_RUSTC = '#!/bin/sh\necho "rustc 1.99.0 (stand-in)"\n'
@@ -76,6 +76,8 @@ def _run(tree: Path, *argv: str) -> tuple[subprocess.CompletedProcess[str], str]
         **os.environ,
         "PATH": f"{tree.parent / 'tools'}{os.pathsep}{os.environ['PATH']}",
         "CARGO_LOG": str(log),
+        # The copy's own: never the machine's gate cache, which the stand-in would overwrite.
+        "CARGO_TARGET_DIR": str(tree.parent / "gate-target"),
         "PYTHON": "false",
     }
     result = processes.run(list(argv), cwd=tree, env=env, capture_output=True, text=True, timeout=120)

@@ -49,7 +49,7 @@ import pytest
 
 from tests import processes
 from tests.clients.test_polyglot_table import PREBUILT, REPO, available_languages
-from tests.service.conftest import ServerProcess
+from tests.servers import ServerProcess
 from ziggurat.arena.store import ArenaStore
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.v1 import match_service_pb2_grpc as sgrpc

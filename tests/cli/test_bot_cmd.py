@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from tests import processes
-from tests.service.conftest import ServerProcess
+from tests.servers import ServerProcess
 from ziggurat_client import game_config
 from ziggurat_client.sync import SyncClient
 

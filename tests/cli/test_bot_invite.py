@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from tests import processes
-from tests.service.conftest import ServerProcess
+from tests.servers import ServerProcess
 from ziggurat.verify import verify_record
 from ziggurat_client import MatchHandle, ZigguratClient, ZigguratError, game_config
 from ziggurat_client.v1 import game_pb2, match_pb2

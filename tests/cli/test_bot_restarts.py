@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests import processes
-from tests.service.conftest import ServerProcess, free_port, match_when_back
+from tests.servers import ServerProcess, free_port, match_when_back
 from ziggurat_client.sync import SyncClient
 from ziggurat_client.v1 import match_pb2
 

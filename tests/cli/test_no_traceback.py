@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests import processes
-from tests.service.conftest import ServerProcess
+from tests.servers import ServerProcess
 from ziggurat.cli.main import build_parser
 from ziggurat.tournament.store import TournamentStore
 from ziggurat_client import game_config

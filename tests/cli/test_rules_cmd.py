@@ -61,6 +61,30 @@ def test_bad_position_and_bad_options_are_clear_errors() -> None:
     assert equal4.returncode == 2 and "equal" in equal4.stderr
 
 
+def test_phantom_ttt_is_queried_like_any_game() -> None:
+    """A game the command knows only through the registry: its notation, its seat count."""
+    empty = ".../.../..."
+    moves = run("rules", "moves", "phantom-ttt", empty)
+    assert moves.returncode == 0 and moves.stdout.split() == [f"{c}{r}" for c in "abc" for r in "123"]
+    found = run("rules", "apply", "phantom-ttt", empty, "b2", "b2")  # o tries x's cell and finds it
+    assert found.returncode == 0 and found.stdout == ".../.X./...\n", found.stderr
+    mine = run("rules", "apply", "phantom-ttt", empty, "b2", "a1", "b2")
+    assert mine.returncode == 2 and "move 3 'b2'" in mine.stderr and "ILLEGAL_MOVE" in mine.stderr
+    assert run("rules", "perft", "phantom-ttt", empty, "2").stdout == "81\n"  # 9 cells, then 9 tries
+    new = run("rules", "new", "phantom-ttt", "--seed", "00" * 32)
+    assert new.returncode == 0 and new.stdout == empty + "\n"
+
+
+def test_a_position_is_read_at_the_seat_count_it_is_written_for() -> None:
+    three = KABALEO_START.replace("RRRGGGBBBOOO/RRRGGGBBBOOO", "RRRGGGBBBOOO/RRRGGGBBBOOO/RRRGGGBBBOOO")
+    two = run("rules", "moves", "kabaleo", KABALEO_START)
+    assert two.returncode == 0 and two.stdout.split()[0] == "B1"
+    wrong = run("rules", "moves", "kabaleo", three)  # 3 hands on 16 stacks: no seat count reads it
+    assert wrong.returncode == 2 and len(wrong.stderr.splitlines()) == 1
+    assert "as 3 seats: 3 players play on 20 stacks, got 16" in wrong.stderr
+    assert "as 2 seats: HANDS needs 2 hands, got 3" in wrong.stderr
+
+
 def test_help_lists_every_command() -> None:
     result = run("--help")
     assert result.returncode == 0

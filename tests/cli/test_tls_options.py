@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests import processes
-from tests.service.conftest import ServerProcess
+from tests.servers import ServerProcess
 
 CLI = [sys.executable, "-m", "ziggurat.cli.main"]
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests import processes
-from tests.service.conftest import ServerProcess, pylos_config
+from tests.servers import ServerProcess, pylos_config
 from ziggurat_client import ZigguratClient
 
 

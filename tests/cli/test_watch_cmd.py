@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from tests import processes
-from tests.service.conftest import ServerProcess
+from tests.servers import ServerProcess
 
 
 def _watch(*args: str) -> tuple[subprocess.CompletedProcess[str], float]:

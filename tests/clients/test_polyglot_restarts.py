@@ -23,9 +23,9 @@ import pytest
 
 from tests import processes
 from tests.clients.test_polyglot_table import PREBUILT, REPO, available_languages
-from tests.service.conftest import pylos_config
-from tests.service.test_worker_restarts import PortTaker, _kill9, _restart, _sigterm
-from tests.service.test_workers import CLI, Workers
+from tests.hosting.test_worker_restarts import PortTaker, _kill9, _restart, _sigterm
+from tests.hosting.test_workers import CLI, Workers
+from tests.servers import pylos_config
 from ziggurat.v1 import game_pb2, match_pb2
 from ziggurat_client import ZigguratClient, ZigguratError
 from ziggurat_client.bot import Turn

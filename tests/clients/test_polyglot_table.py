@@ -24,7 +24,7 @@ import grpc
 import pytest
 
 from tests import processes
-from tests.service.conftest import ServerProcess
+from tests.servers import ServerProcess
 from ziggurat_client.v1 import game_pb2
 from ziggurat_client.v1 import match_service_pb2 as spb
 from ziggurat_client.v1 import match_service_pb2_grpc as sgrpc

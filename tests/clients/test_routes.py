@@ -1,7 +1,7 @@
 """The Python client falls back to the public address when a match's learned owner address
 stops answering (a worker restarted on another port, a whole server restarted): the route is
 forgotten and the call goes to the address the client was opened with, which serves the match
-(here: a single server) or names its owner now (``--workers``: tests/service/test_worker_restarts.py).
+(here: a single server) or names its owner now (``--workers``: tests/hosting/test_worker_restarts.py).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import socket
 import grpc
 import pytest
 
-from tests.service.conftest import RunningServer, pylos_config
+from tests.servers import RunningServer, pylos_config
 from ziggurat.bots import make_bot
 from ziggurat.v1 import match_pb2
 from ziggurat.verify import verify_record

@@ -12,7 +12,7 @@ from typing import TypeVar
 
 import pytest
 
-from tests.service.conftest import RunningServer, ServerProcess, pylos_config
+from tests.servers import RunningServer, ServerProcess, pylos_config
 from ziggurat.v1 import match_pb2
 from ziggurat_client import ZigguratClient, ZigguratError
 from ziggurat_client import runner as runner_module

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests import processes
-from tests.service.conftest import RunningServer, ServerProcess, kabaleo_config, pylos_config
+from tests.servers import RunningServer, ServerProcess, kabaleo_config, pylos_config
 from ziggurat.bots import make_bot
 from ziggurat.v1 import match_pb2
 from ziggurat.verify import verify_record

@@ -15,7 +15,7 @@ import pytest
 
 from tests import processes
 from tests.clients.test_polyglot_table import REPO, available_languages
-from tests.service.conftest import ServerProcess
+from tests.servers import ServerProcess
 from ziggurat.v1 import bot_service_pb2 as bpb
 from ziggurat.v1 import bot_service_pb2_grpc as bgrpc
 

@@ -10,7 +10,8 @@ import pytest
 from google.protobuf import any_pb2
 from google.rpc import error_details_pb2, status_pb2
 
-from tests.service.conftest import RunningServer, ServerProcess
+from tests.servers import RunningServer, ServerProcess
+from ziggurat.rules.registry import GAMES
 from ziggurat.wire.codec import config_from_proto
 from ziggurat_client import RandomBot, Turn, ZigguratClient, ZigguratError, config_strings, game_config
 from ziggurat_client.errors import error_info
@@ -40,6 +41,24 @@ def test_unknown_games_and_options_are_refused_early() -> None:
         game_config("chess")
     with pytest.raises(ValueError, match="unknown pylos options"):
         game_config("pylos", deal="equal")
+
+
+async def test_any_game_the_server_lists_is_made_by_name(client: ZigguratClient) -> None:
+    hosted = [info.name for info in await client.list_games()]
+    assert hosted == list(GAMES)
+    phantom = await client.game_config("phantom-ttt")
+    match = await client.create_match(phantom)
+    assert (match.config.game, match.config.seats) == (phantom.game, 2)
+    assert config_strings(match.config) == ("phantom-ttt", 2, {})
+    kabaleo = await client.create_match(await client.game_config("kabaleo", 3, {"deal": "equal"}))
+    # Read back as the server reads it, whichever message carried the options.
+    assert config_strings(kabaleo.config) == ("kabaleo", 3, {"deal": "equal"})
+    with pytest.raises(ValueError, match=f'^unknown game "chess": this server hosts {", ".join(GAMES)}$'):
+        await client.game_config("chess")
+    with pytest.raises(ZigguratError) as refused:
+        await client.create_match(await client.game_config("pylos", options={"variant": "giant"}))
+    assert refused.value.reason == "INVALID_CONFIG"
+    assert [m.match_id for m in await client.list_matches()] == [kabaleo.match_id, match.match_id]
 
 
 async def test_creator_cancels_a_waiting_match(server: RunningServer, client: ZigguratClient) -> None:

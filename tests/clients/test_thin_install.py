@@ -25,7 +25,7 @@ import pytest
 
 from tests import processes
 from tests.cli.test_bot_invite import _connected, _play_human
-from tests.service.conftest import ServerProcess
+from tests.servers import ServerProcess
 from ziggurat_client import ZigguratClient, game_config
 
 ROOT = Path(__file__).resolve().parents[2]

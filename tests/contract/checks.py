@@ -17,6 +17,7 @@ from ziggurat.rules.core import (
     GameOverError,
     GameRules,
     IllegalMoveError,
+    InvalidConfigError,
     MalformedMoveError,
     RulesError,
     Termination,
@@ -56,6 +57,69 @@ def check_conformance(rules: AnyRules) -> None:
             config = rules.parse_config(options, seats)
             again = rules.parse_config(rules.config_options(config), seats)
             assert again == config, f"{rules.name}: {options} does not round-trip through config_options"
+    check_declared_options(rules)
+
+
+SETUP_SEEDS = tuple(bytes([n]) * 32 for n in range(4))  # a few seeds, to compare the set-ups they give
+
+
+def check_declared_setup(rules: AnyRules) -> None:
+    """What a tournament builds on what the game declares about its set-up, checked against it:
+    ``duplicate_deals`` is a deal of hidden information from the seed (different seeds deal
+    differently, and every viewer has a twin at the start), ``openings`` a set-up the seed plays
+    no part in (an opening then means the same position in every game) and public moves."""
+    name = rules.name
+    assert isinstance(rules.duplicate_deals, bool) and isinstance(rules.openings, bool)
+    if rules.duplicate_deals:
+        assert rules.hidden_information, f"{name}: duplicate deals without hidden information"
+    if rules.openings:
+        assert not rules.private_moves, f"{name}: openings in a game whose moves are private"
+    rng = random.Random(0)
+    for seats in range(rules.min_seats, rules.max_seats + 1):
+        for options in rules.option_examples(seats):
+            config = rules.parse_config(options, seats)
+            starts = [rules.new_game(config, seed) for seed in SETUP_SEEDS]
+            differ = any(start != starts[0] for start in starts)
+            if rules.openings:
+                assert not differ, f"{name}: openings, but the set-up depends on the seed ({options})"
+            if rules.duplicate_deals:
+                assert differ, f"{name}: duplicate deals, but every seed deals the same set-up ({options})"
+                blind = [v for v in viewers(rules, starts[0]) if rules.twin(starts[0], v, rng) is None]
+                assert not blind, f"{name}: duplicate deals, nothing dealt hidden from viewer {blind[0]}"
+
+
+def check_declared_options(rules: AnyRules) -> None:
+    """The declared options (what ListGames and the lobbies offer) are the ones parse_config takes:
+    every example uses declared keys, every declared choice is accepted, a declared default means
+    what omitting the option means, and an undeclared key is refused."""
+    assert isinstance(rules.title, str) and rules.title, f"{rules.name}: a title"
+    keys = [option.key for option in rules.options]
+    assert len(set(keys)) == len(keys), f"{rules.name}: an option declared twice"
+    for seats in range(rules.min_seats, rules.max_seats + 1):
+        defaults = rules.parse_config({}, seats)
+        for options in rules.option_examples(seats):
+            undeclared = set(options) - set(keys)
+            assert not undeclared, f"{rules.name}: option_examples use undeclared {sorted(undeclared)}"
+        for option in rules.options:
+            assert option.description, f"{rules.name}: option {option.key} has no description"
+            if option.default:
+                assert rules.parse_config({option.key: option.default}, seats) == defaults, (
+                    f"{rules.name}: {option.key}={option.default} is not what omitting it means"
+                )
+            for choice in option.choices:
+                try:
+                    rules.parse_config({option.key: choice}, seats)
+                except InvalidConfigError as error:
+                    # A choice may depend on the seat count (Kabaleo's equal deal: 2 or 3 seats).
+                    assert seats == rules.max_seats and seats > rules.min_seats, (
+                        f"{rules.name}: {option.key}={choice} refused at {seats} seats: {error}"
+                    )
+        try:
+            rules.parse_config({"no-such-option": "1"}, seats)
+        except InvalidConfigError:
+            pass
+        else:
+            raise AssertionError(f"{rules.name}: an undeclared option is accepted")
 
 
 def viewers(rules: AnyRules, state: State) -> list[int | None]:

@@ -37,6 +37,12 @@ def test_game_conforms(name: str) -> None:
     checks.check_conformance(rules)
 
 
+@pytest.mark.parametrize("name", sorted(GAMES))
+def test_declared_set_up_matches_the_game(name: str) -> None:
+    """What tournaments read (duplicate deals, openings) is what the game does."""
+    checks.check_declared_setup(GAMES[name])
+
+
 @pytest.mark.parametrize(("name", "seats", "index"), CASES)
 @settings(max_examples=3, deadline=None, derandomize=False)
 @given(seed=st.binary(min_size=32, max_size=32), play=st.integers(0, 2**32), junk=MOVE_LIKE)

@@ -2,8 +2,9 @@
 
 Each broken game is the real one with one promise broken (its twin generator removed, a
 hidden field leaked before the end, the end released early or never, a listed move that does
-not apply, a perft that miscounts). The suite's own ``check_game`` must fail on it, for the
-reason named, while the real game passes the same call.
+not apply, a perft that miscounts, a set-up declared as a deal or as fit for openings when it
+is not). The suite's own checks must fail on it, for the reason named, while the real game
+passes the same call.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pytest
 from tests.contract import checks
 from ziggurat.rules import kabaleo
 from ziggurat.rules.kabaleo import KabaleoRules, KabaleoState, KabaleoView
+from ziggurat.rules.phantom_ttt import PhantomRules
 from ziggurat.rules.pylos import PylosRules, PylosState
 from ziggurat.rules.registry import GAMES, AnyRules
 
@@ -125,6 +127,37 @@ class HiddenPylos(PylosRules):
     hidden_information = True
 
 
+class DealingPylos(PylosRules):
+    """Pylos that declares duplicate deals: it deals nothing hidden to replay."""
+
+    duplicate_deals = True
+
+
+class DealingPhantom(PhantomRules):
+    """Phantom tic-tac-toe that declares duplicate deals: its hidden information is not dealt."""
+
+    duplicate_deals = True
+
+
+class SeedlessKabaleo(KabaleoRules):
+    """Kabaleo that declares duplicate deals but deals from a fixed seed, whatever it is given."""
+
+    def new_game(self, config: Any, seed: bytes) -> KabaleoState:
+        return super().new_game(config, bytes(32))
+
+
+class OpeningsKabaleo(KabaleoRules):
+    """Kabaleo that declares openings: its set-up is the seed's deal."""
+
+    openings = True
+
+
+class OpeningsPhantom(PhantomRules):
+    """Phantom tic-tac-toe that declares openings: a public opening would show private marks."""
+
+    openings = True
+
+
 BROKEN = [
     pytest.param(NoTwinKabaleo(), "no twin at the start", id="twin-returns-none"),
     pytest.param(NoSecretsKabaleo(), "its view hides part of the position", id="no-twin-no-secrets"),
@@ -140,6 +173,11 @@ BROKEN = [
     pytest.param(MiscountingPylos(), r"perft\(\d\)", id="perft-miscounts"),
     pytest.param(LooseNotationPylos(), "notation of", id="notation-does-not-round-trip"),
     pytest.param(HiddenPylos(), "no twin at the start", id="claims-secrets"),
+    pytest.param(DealingPylos(), "duplicate deals without hidden information", id="deals-nothing"),
+    pytest.param(DealingPhantom(), "every seed deals the same set-up", id="deals-secrets-of-play"),
+    pytest.param(SeedlessKabaleo(), "every seed deals the same set-up", id="deals-without-the-seed"),
+    pytest.param(OpeningsKabaleo(), "the set-up depends on the seed", id="openings-over-a-deal"),
+    pytest.param(OpeningsPhantom(), "openings in a game whose moves are private", id="openings-private"),
 ]
 
 
@@ -148,9 +186,10 @@ def run_suite(name: str) -> None:
     rules = GAMES[name]
     checks.check_conformance(rules)
     checks.check_game(rules, rules.min_seats, {}, SEED, random.Random(1), perft_depth=2)
+    checks.check_declared_setup(rules)  # last: a broken twin is reported as such, not as a deal
 
 
-@pytest.mark.parametrize("name", ["kabaleo", "pylos"])
+@pytest.mark.parametrize("name", ["kabaleo", "pylos", "phantom-ttt"])
 def test_the_real_games_pass_the_same_call(name: str) -> None:
     run_suite(name)
 

@@ -36,7 +36,7 @@ from pathlib import Path
 import pytest
 
 from tests import processes
-from tests.service.conftest import ServerProcess
+from tests.servers import ServerProcess
 
 REPO = Path(__file__).resolve().parents[2]
 DOCUMENTS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]

@@ -8,7 +8,7 @@ import ast
 import re
 from pathlib import Path
 
-from tests.service.test_protocol_doc import _serve_defaults
+from tests.docs.test_protocol_doc import _serve_defaults
 
 ROOT = Path(__file__).resolve().parents[2]
 OPERATIONS = ROOT / "docs" / "operations.md"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests import processes
-from tests.service.conftest import RunningServer, kabaleo_config, pylos_config
+from tests.servers import RunningServer, kabaleo_config, pylos_config
 from ziggurat.stdio.bridge import (
     BridgeSettings,
     HandshakeError,
@@ -169,6 +169,32 @@ async def test_bots_never_see_another_seats_objective(
         assert sum(len(fields) - 1 for fields in told) == 36 - 9
 
 
+async def test_shell_examples_play_phantom_ttt_and_see_only_their_own_marks(
+    server: RunningServer, client: ZigguratClient, tmp_path: Path
+) -> None:
+    """A game the bridge knows only through the registry: the moves it may not see are ``?``,
+    one word each, so an incremental engine still counts plies; its own marks it is never told."""
+    logs = {seat: tmp_path / f"phantom{seat}.txt" for seat in (1, 2)}
+    config = game_pb2.GameConfig(game=game_pb2.GAME_PHANTOM_TIC_TAC_TOE, seats=2)
+    match_id = await new_match(client, config)
+    bots = await asyncio.gather(
+        *(bridged(client, match_id, seat, recorded(tmp_path, log, RANDOM_SH)) for seat, log in logs.items())
+    )
+    assert [bot.verdict for bot in bots] == [Verdict.FINISHED, Verdict.FINISHED]
+    assert [bot.refused for bot in bots] == [0, 0]
+    final = (await client.get_match(match_id)).view
+    assert final.outcome.termination == game_pb2.TERMINATION_NORMAL
+    for seat, log in logs.items():
+        lines = seen_lines(log)
+        assert lines[1] == f"game phantom-ttt 2 {seat}"
+        told = [line.split(" ")[1:] for line in lines if line.startswith("moves ")]
+        assert all(words and "" not in words for words in told), told  # one word per move
+        assert {move for words in told for move in words[1:]} <= {"?"}  # the other seat's, unseen
+        answered = sum(line.startswith("go ") for line in lines)
+        assert sum(len(words) - 1 for words in told) + answered == final.ply
+        assert lines[-3] == f"reveal {final.position}" and lines[-1] == "quit"
+
+
 # ---------------------------------------------------------------------------- misbehaviour
 
 CRASHER = """\
@@ -324,3 +350,7 @@ def test_answers_are_checked_like_the_server_checks_them() -> None:
     assert bot._refusal(turn, "move 1d4")[0] == "illegal"
     assert bot._refusal(turn, "move  1c2 now")[0] == "syntax"
     assert bot._refusal(turn, "1c2")[0] == "syntax"
+    # A seat of a game with hidden information sees part of the position: the listed moves only.
+    phantom = Turn("phantom-ttt", {}, 2, 1, 0, game_pb2.GameView(position=".../.../..."), ("a1", "b2"))
+    assert bot._refusal(phantom, "move b2") == ("", "b2")
+    assert bot._refusal(phantom, "move B2")[0] == "illegal"

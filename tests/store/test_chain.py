@@ -20,7 +20,7 @@ import pytest
 from google.protobuf import json_format
 
 from tests import processes
-from tests.service.conftest import ServerProcess, pylos_config
+from tests.servers import ServerProcess, pylos_config
 from ziggurat.rules.registry import get_rules
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat_client import ZigguratError

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from tests import processes
-from tests.service.conftest import ServerProcess, pylos_config
+from tests.servers import ServerProcess, pylos_config
 from ziggurat_client.sync import SyncClient
 
 

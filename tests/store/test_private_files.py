@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from tests import processes
-from tests.service.conftest import ServerProcess, pylos_config
-from tests.service.test_startup_errors import assert_refused, serve
+from tests.hosting.test_startup_errors import assert_refused, serve
+from tests.servers import ServerProcess, pylos_config
 from ziggurat_client.sync import SyncClient
 
 NOBODY = 65534
@@ -32,13 +32,15 @@ def _mode(path: Path) -> int:
 
 
 def _read_as_nobody(path: Path) -> subprocess.CompletedProcess[bytes]:
-    """``cat path`` in a child process that has become the user nobody."""
+    """``cat path`` in a child process that has become the user nobody.
 
-    def drop() -> None:
-        os.setgid(NOBODY)
-        os.setuid(NOBODY)
-
-    return processes.run(["cat", str(path)], capture_output=True, preexec_fn=drop, timeout=30)
+    Dropped by subprocess itself (``user``/``group``/``extra_groups``, done in C between fork and
+    exec), not by a Python ``preexec_fn``: that runs Python in the child of a threaded process
+    (xdist's, the server's), and one such child died of SIGABRT before it could cat in CI.
+    """
+    return processes.run(
+        ["cat", str(path)], capture_output=True, user=NOBODY, group=NOBODY, extra_groups=[], timeout=30
+    )
 
 
 def _serve_and_create(db: Path) -> ServerProcess:

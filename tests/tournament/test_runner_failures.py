@@ -249,7 +249,7 @@ async def test_kabaleo_forfeits_in_duplicate_deals(tmp_path: Path, caplog: pytes
     """Two crashers are disqualified early: later tables hold one forfeiting seat (the two seats
     that played stay rated against each other) or two (the held rotation is decided at its start
     and the one seat left wins it; no ERROR is logged). The turn such a decided rotation used to
-    leave its healthy seat is tested on the match itself in tests/service/test_decide_evolve.py."""
+    leave its healthy seat is tested on the match itself in tests/core/test_decide_evolve.py."""
     body = """
 name = "kabaleo-forfeits"
 seed = "e2e-kabaleo-forfeits"

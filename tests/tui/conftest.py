@@ -6,12 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.service.conftest import RunningServer, client, server_process
+from tests.servers import RunningServer
 from ziggurat.bots.house import HouseBots
 from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.tui.i18n import set_language
-
-__all__ = ["client", "server", "server_process"]
 
 
 @pytest.fixture

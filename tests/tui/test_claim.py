@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.service.conftest import pylos_config
+from tests.servers import pylos_config
 from tests.tui.test_tui import screen_of, text_of, until
 from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.tui import ZigguratApp

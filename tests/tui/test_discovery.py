@@ -13,6 +13,7 @@ from pathlib import Path
 from ziggurat import __version__
 from ziggurat.hosting.mdns import interfaces_for, txt_properties
 from ziggurat.hosting.server import ServeOptions, ZigguratServer
+from ziggurat.rules.registry import GAMES
 from ziggurat.tui.discovery import ServerInfo, discover
 from ziggurat_client import ZigguratClient
 
@@ -38,10 +39,11 @@ async def test_served_server_is_discovered_and_reachable(tmp_path: Path) -> None
         assert info.host == "127.0.0.1"
         assert (info.api, info.games, info.tls, info.version) == (
             "v1",
-            ("pylos", "kabaleo"),
+            ("pylos", "kabaleo", "phantom-ttt"),  # the registry's games, in its order
             False,
             __version__,
         )
+        assert info.games == tuple(GAMES)
         assert info.address == f"127.0.0.1:{port}"
         async with ZigguratClient(info.address) as client:
             assert await client.list_matches() == []
@@ -64,7 +66,12 @@ async def test_no_mdns_means_not_advertised(tmp_path: Path) -> None:
 def test_advertised_interfaces_follow_the_bind_host() -> None:
     assert interfaces_for("127.0.0.1")[0] == LOOPBACK
     assert interfaces_for("localhost")[2] == ["127.0.0.1"]
-    assert txt_properties() == {"api": "v1", "games": "pylos,kabaleo", "tls": "0", "version": __version__}
+    assert txt_properties() == {
+        "api": "v1",
+        "games": "pylos,kabaleo,phantom-ttt",
+        "tls": "0",
+        "version": __version__,
+    }
 
 
 def test_cli_flag_turns_advertising_off() -> None:

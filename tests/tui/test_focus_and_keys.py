@@ -20,7 +20,7 @@ from textual.widget import Widget
 from textual.widgets import Button, Input, Select
 from textual.widgets._select import SelectCurrent
 
-from tests.service.conftest import RunningServer, pylos_config
+from tests.servers import RunningServer, pylos_config
 from tests.tui.test_tui import screen_of, shown_moves, text_of, until
 from ziggurat.tui import ZigguratApp
 from ziggurat.tui.discovery import ServerInfo
@@ -121,20 +121,26 @@ async def test_the_create_form_shows_the_focus_and_the_chosen_game_s_fields_only
             }
 
         common = {"game", "per-move", "base", "increment", "timeout", "opponents"}
-        assert shown_fields() == common | {"variant", "max-moves"}
+        pylos = {"pylos-variant", "pylos-max-moves"}
+        assert shown_fields() == common | pylos
         await assert_focus_shows(
-            pilot, lobby, {"matches", "game", "variant", "max-moves", "per-move", "create-button", "add-bot"}
+            pilot, lobby, {"matches", "game", *pylos, "per-move", "create-button", "add-bot"}
         )
-        # Kabaleo chosen with the keyboard: its fields only (Pylos always has 2 seats).
+        # Kabaleo chosen with the keyboard: its fields only, and the seat count (Pylos always has 2).
         lobby.query_one("#game", Select).focus()
         await pilot.press("enter", "down", "enter")
         await until(pilot, lambda: lobby.query_one("#game", Select).value == "kabaleo")
         await pilot.pause()
-        assert shown_fields() == common | {"seats", "deal", "last-stack"}
-        await assert_focus_shows(pilot, lobby, {"seats", "deal", "last-stack"})
+        kabaleo = {"seats", "kabaleo-deal", "kabaleo-last-stack", "kabaleo-colours"}
+        assert shown_fields() == common | kabaleo
+        await assert_focus_shows(pilot, lobby, kabaleo)
+        # A game with no options and one seat count: nothing but the common fields.
+        lobby.query_one("#game", Select).value = "phantom-ttt"
+        await pilot.pause()
+        assert shown_fields() == common
         lobby.query_one("#game", Select).value = "pylos"
         await pilot.pause()
-        assert shown_fields() == common | {"variant", "max-moves"}
+        assert shown_fields() == common | pylos
 
 
 async def test_the_focus_shows_in_a_game_and_in_the_resign_question(server: RunningServer) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from textual.widgets import Button, Input, OptionList, Select
 
-from tests.service.conftest import RunningServer
+from tests.servers import RunningServer
 from tests.tui.test_i18n import screen_text
 from tests.tui.test_tui import screen_of, shown_moves, snap, text_of, until
 from ziggurat.tui import ZigguratApp

@@ -13,7 +13,7 @@ from rich.console import Console
 from textual.pilot import Pilot
 from textual.widgets import Button, Select
 
-from tests.service.conftest import RunningServer
+from tests.servers import RunningServer
 from tests.tui.test_tui import screen_of, shown_moves, until
 from ziggurat.cli import terminal_ui
 from ziggurat.tui import ZigguratApp

@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 import random
 
-from textual.widgets import Button, Select
+from textual.widgets import Button, Input, Select
 
-from tests.service.conftest import RunningServer, pylos_config, random_chooser
+from tests.servers import RunningServer, pylos_config, random_chooser
 from tests.tui.test_tui import SIZE, screen_of, shown_moves, text_of, type_move, until
 from ziggurat.tui import ZigguratApp
 from ziggurat.tui.game import GameScreen
@@ -52,7 +52,8 @@ async def test_a_new_match_against_builtin_bots_is_played_to_the_end(server: Run
         lobby: LobbyScreen = await screen_of(pilot, LobbyScreen)
         await until(pilot, lambda: len(lobby.opponents) == 4)
         lobby.query_one("#game", Select).value = "kabaleo"
-        await until(pilot, lambda: lobby.query_one("#seats").value == "3")  # type: ignore[attr-defined]
+        await until(pilot, lambda: lobby.query_one("#seats").region.area > 0)  # Kabaleo: a choice of seats
+        lobby.query_one("#seats", Input).value = "3"
         options = lobby.query_one("#opponents", Select)
         await until(pilot, lambda: "builtin:alphabeta" not in [v for _, v in options._options])  # Pylos only
         options.value = "builtin:random"

@@ -12,7 +12,7 @@ import random
 from rich.text import Text
 from textual.widgets import OptionList, Static
 
-from tests.service.conftest import RunningServer
+from tests.servers import RunningServer
 from tests.tui.test_tui import create_and_join, shown_moves, snap, text_of, type_move, until
 from ziggurat.tui import ZigguratApp
 from ziggurat.tui.game import GameScreen

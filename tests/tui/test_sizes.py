@@ -15,7 +15,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Button, Checkbox, Input, Select, Static
 
-from tests.service.conftest import RunningServer
+from tests.servers import RunningServer
 from tests.tui.test_tui import screen_of, shown_moves, snap, until
 from ziggurat.tui import ZigguratApp
 from ziggurat.tui.game import GameScreen
@@ -69,7 +69,9 @@ async def test_every_lobby_control_is_on_screen(server: RunningServer, size: tup
                 "timeout",
             }
             assert {c.id for c in shown} >= (
-                {"seats", "deal"} if game == "kabaleo" else {"variant", "max-moves"}
+                {"seats", "kabaleo-deal", "kabaleo-colours"}
+                if game == "kabaleo"
+                else {"pylos-variant", "pylos-max-moves"}
             )
             for control in shown:
                 assert_visible(lobby, control)

@@ -21,7 +21,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Input, OptionList, Select, Static
 from textual.worker import WorkerState
 
-from tests.service.conftest import RunningServer, random_chooser
+from tests.servers import RunningServer, random_chooser
 from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.rules.kabaleo_model import score_key
 from ziggurat.tui import ZigguratApp
@@ -73,9 +73,11 @@ async def type_move(pilot: Pilot[Any], game: GameScreen, move: str) -> None:
 
 async def create_and_join(pilot: Pilot[Any], game: str = "pylos", per_move: str = "") -> GameScreen:
     lobby: LobbyScreen = await screen_of(pilot, LobbyScreen)
-    if game != "pylos":
-        lobby.query_one("#game", Select).value = game
-        await until(pilot, lambda: lobby.query_one("#seats", Input).value == "3")
+    await until(pilot, lambda: bool(lobby.games))  # the form is built from what ListGames says
+    lobby.query_one("#game", Select).value = game
+    if game == "kabaleo":
+        await pilot.pause()
+        lobby.query_one("#seats", Input).value = "3"
     if per_move:
         lobby.query_one("#per-move", Input).value = per_move
     snap(pilot, f"lobby-{game}")

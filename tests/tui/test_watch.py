@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.service.conftest import RunningServer, pylos_config
+from tests.servers import RunningServer, pylos_config
 from tests.tui.test_tui import SIZE, screen_of, text_of, until
 from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.tui import ZigguratApp

@@ -1,6 +1,6 @@
 """One API on both ports: every refusal of the gRPC suite, replayed over Connect in binary and JSON.
 
-Each row of :data:`CASES` is a bad request (the refusals of ``tests/service/test_bad_input.py``
+Each row of :data:`CASES` is a bad request (the refusals of ``tests/api/test_bad_input.py``
 and ``test_decode_errors.py``, the sizes of ``--max-message-bytes``): it is sent to a real
 server's gRPC port as raw bytes and to its web port as ``application/proto`` and as
 ``application/json`` (``application/connect+…`` for WatchMatch), and the three answers must
@@ -23,7 +23,7 @@ import pytest
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from tests.service.conftest import kabaleo_config, pylos_config
+from tests.servers import kabaleo_config, pylos_config
 from tests.web.connect_wire import Http, Refusal, envelope, refusal
 from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.v1 import bot_service_pb2 as bpb

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.service.conftest import pylos_config
+from tests.servers import pylos_config
 from tests.web.connect_wire import Http, refusal
 from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.v1 import match_service_pb2 as spb

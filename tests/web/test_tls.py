@@ -31,7 +31,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID
 from zeroconf.asyncio import AsyncServiceInfo, AsyncZeroconf
 
 from tests import processes
-from tests.service.conftest import ServerProcess, pylos_config, random_chooser
+from tests.servers import ServerProcess, pylos_config, random_chooser
 from ziggurat.hosting.mdns import HTTPS_SERVICE_TYPE
 from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat_client import ZigguratClient, ZigguratError

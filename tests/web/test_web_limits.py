@@ -24,8 +24,8 @@ from connectrpc.code import Code
 from connectrpc.errors import ConnectError
 from google.rpc import error_details_pb2
 
-from tests.service.conftest import ServerProcess, pylos_config
-from tests.service.test_limits import LOOPBACK, SLEEP_METHOD, _read_to_eof, _sleeper_service, until
+from tests.hosting.test_limits import LOOPBACK, SLEEP_METHOD, _read_to_eof, _sleeper_service, until
+from tests.servers import ServerProcess, pylos_config
 from tests.web.test_connect import Web, _reason
 from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.v1 import match_service_pb2 as spb

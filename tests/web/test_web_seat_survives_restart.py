@@ -23,7 +23,7 @@ from connectrpc.client import ConnectClient
 from connectrpc.compat import google_protobuf_binary_codec
 from connectrpc.errors import ConnectError
 
-from tests.service.conftest import ServerProcess, free_port
+from tests.servers import ServerProcess, free_port
 from ziggurat.v1 import game_pb2, match_pb2
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.web.connect import method_infos

@@ -11,25 +11,43 @@ import (
 	"github.com/ziggurat-games/ziggurat/clients/go/ziggurat"
 )
 
-// The README's "smallest bot" is a whole program: it is compiled and played against a real
-// server here, so the documented code cannot rot.
-func TestReadmeSmallestBotPlaysAMatch(t *testing.T) {
+// readmeProgram writes the README's Go block that contains marker (each block is a whole
+// program) into a fresh directory inside the module, so it builds against it, and returns
+// that directory's name relative to the module.
+func readmeProgram(t *testing.T, marker string) string {
+	t.Helper()
 	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	blocks := regexp.MustCompile("(?s)```go\n(.*?)```").FindAllSubmatch(readme, -1)
-	if len(blocks) != 1 || !strings.Contains(string(blocks[0][1]), "func main()") {
-		t.Fatalf("want one complete Go program in README.md, found %d blocks", len(blocks))
+	var found [][]byte
+	for _, block := range blocks {
+		if !strings.Contains(string(block[1]), "func main()") {
+			t.Fatalf("a Go block of README.md is not a whole program:\n%s", block[1])
+		}
+		if strings.Contains(string(block[1]), marker) {
+			found = append(found, block[1])
+		}
 	}
-	dir, err := os.MkdirTemp("..", "readme-bot-") // inside the module, so it builds against it
+	if len(blocks) != 2 || len(found) != 1 {
+		t.Fatalf("want two Go programs in README.md, one containing %q; found %d blocks, %d with it", marker, len(blocks), len(found))
+	}
+	dir, err := os.MkdirTemp("..", "readme-bot-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), blocks[0][1], 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), found[0], 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return "./" + filepath.Base(dir)
+}
+
+// The README's "smallest bot" is a whole program: it is compiled and played against a real
+// server here, so the documented code cannot rot.
+func TestReadmeSmallestBotPlaysAMatch(t *testing.T) {
+	program := readmeProgram(t, "client.Join(ctx, os.Args[2]")
 	server := startServer(t)
 	client := dial(t, server.Address)
 	ctx := testContext(t)
@@ -45,7 +63,7 @@ func TestReadmeSmallestBotPlaysAMatch(t *testing.T) {
 		}
 		opponent <- err
 	}()
-	run := exec.CommandContext(ctx, "go", "run", "./"+filepath.Base(dir), server.Address, match.GetMatchId())
+	run := exec.CommandContext(ctx, "go", "run", program, server.Address, match.GetMatchId())
 	run.Dir = ".."
 	out, err := run.CombinedOutput()
 	if err != nil || !regexp.MustCompile(`rank [12]\n`).Match(out) {
@@ -55,4 +73,38 @@ func TestReadmeSmallestBotPlaysAMatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	server.verify(match.GetMatchId())
+}
+
+// The README's "any game by its name" program plays phantom tic-tac-toe (no helper in this
+// package) from ListGames and the generic view alone, and the match verifies; a name the
+// server does not list stops it with the names it does.
+func TestReadmeAnyGameProgramPlaysPhantomTicTacToe(t *testing.T) {
+	program := readmeProgram(t, "client.ListGames(ctx)")
+	server := startServer(t)
+	ctx := testContext(t)
+	run := exec.CommandContext(ctx, "go", "run", program, server.Address, "phantom-ttt")
+	run.Dir = ".."
+	out, err := run.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the README program: %v\n%s", err, out)
+	}
+	text := string(out)
+	for _, want := range []string{"phantom-ttt (Phantom tic-tac-toe): 2 to 2 seats, 0 options\n", "seat 1 sees ", "seat 2 sees "} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("no %q in:\n%s", want, text)
+		}
+	}
+	ranked := regexp.MustCompile(`seat [12] ranked [12]\n`).FindAllString(text, -1)
+	created := regexp.MustCompile(`created match (\S+)\n`).FindStringSubmatch(text)
+	if len(ranked) != 2 || created == nil {
+		t.Fatalf("want a created match and both seats ranked:\n%s", text)
+	}
+	server.verify(created[1])
+
+	run = exec.CommandContext(ctx, "go", "run", program, server.Address, "chess")
+	run.Dir = ".."
+	out, err = run.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `unknown game "chess": this server hosts pylos, kabaleo, phantom-ttt`) {
+		t.Fatalf("an unknown game: %v\n%s", err, out)
+	}
 }

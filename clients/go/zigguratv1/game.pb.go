@@ -379,7 +379,14 @@ type GameConfig struct {
 	//
 	//	*GameConfig_Pylos
 	//	*GameConfig_Kabaleo
-	Options       isGameConfig_Options `protobuf_oneof:"options"`
+	Options isGameConfig_Options `protobuf_oneof:"options"`
+	// Rule options by name, spelled as the rules pages, the command line and
+	// GameInfo.options spell them ({"variant": "beginner"}): the way to set the options of
+	// any game, including one with no typed message above. A key also set by the typed
+	// message is refused (INVALID_CONFIG), as is a key the game does not declare. Answers
+	// (Match.config, records) carry a game's options in its typed message when it has one,
+	// and here otherwise.
+	RuleOptions   map[string]string `protobuf:"bytes,5,rep,name=rule_options,json=ruleOptions,proto3" json:"rule_options,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -453,6 +460,13 @@ func (x *GameConfig) GetKabaleo() *KabaleoConfig {
 	return nil
 }
 
+func (x *GameConfig) GetRuleOptions() map[string]string {
+	if x != nil {
+		return x.RuleOptions
+	}
+	return nil
+}
+
 type isGameConfig_Options interface {
 	isGameConfig_Options()
 }
@@ -469,6 +483,187 @@ func (*GameConfig_Pylos) isGameConfig_Options() {}
 
 func (*GameConfig_Kabaleo) isGameConfig_Options() {}
 
+// A game this server hosts (MatchService.ListGames).
+type GameInfo struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Game  Game                   `protobuf:"varint,1,opt,name=game,proto3,enum=ziggurat.v1.Game" json:"game,omitempty"`
+	// The game's name on the command line and in tournament files: "pylos", "kabaleo",
+	// "phantom-ttt".
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// The name people read: "Pylos", "Phantom tic-tac-toe".
+	Title    string `protobuf:"bytes,3,opt,name=title,proto3" json:"title,omitempty"`
+	MinSeats uint32 `protobuf:"varint,4,opt,name=min_seats,json=minSeats,proto3" json:"min_seats,omitempty"`
+	MaxSeats uint32 `protobuf:"varint,5,opt,name=max_seats,json=maxSeats,proto3" json:"max_seats,omitempty"`
+	// Every rule option GameConfig.rule_options accepts for this game, in the order a form shows them.
+	Options []*GameOptionInfo `protobuf:"bytes,6,rep,name=options,proto3" json:"options,omitempty"`
+	// Some seat may not see part of the game before the end (GameView shows it as '?').
+	HiddenInformation bool `protobuf:"varint,7,opt,name=hidden_information,json=hiddenInformation,proto3" json:"hidden_information,omitempty"`
+	// A move is shown only to its mover; the others learn that a ply passed
+	// (MovePlayed.move is empty for them) until the match has ended.
+	PrivateMoves  bool `protobuf:"varint,8,opt,name=private_moves,json=privateMoves,proto3" json:"private_moves,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GameInfo) Reset() {
+	*x = GameInfo{}
+	mi := &file_ziggurat_v1_game_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GameInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GameInfo) ProtoMessage() {}
+
+func (x *GameInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_ziggurat_v1_game_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GameInfo.ProtoReflect.Descriptor instead.
+func (*GameInfo) Descriptor() ([]byte, []int) {
+	return file_ziggurat_v1_game_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *GameInfo) GetGame() Game {
+	if x != nil {
+		return x.Game
+	}
+	return Game_GAME_UNSPECIFIED
+}
+
+func (x *GameInfo) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *GameInfo) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *GameInfo) GetMinSeats() uint32 {
+	if x != nil {
+		return x.MinSeats
+	}
+	return 0
+}
+
+func (x *GameInfo) GetMaxSeats() uint32 {
+	if x != nil {
+		return x.MaxSeats
+	}
+	return 0
+}
+
+func (x *GameInfo) GetOptions() []*GameOptionInfo {
+	if x != nil {
+		return x.Options
+	}
+	return nil
+}
+
+func (x *GameInfo) GetHiddenInformation() bool {
+	if x != nil {
+		return x.HiddenInformation
+	}
+	return false
+}
+
+func (x *GameInfo) GetPrivateMoves() bool {
+	if x != nil {
+		return x.PrivateMoves
+	}
+	return false
+}
+
+// One rule option of a game.
+type GameOptionInfo struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The key in GameConfig.rule_options, e.g. "variant".
+	Key string `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	// One line for people choosing it.
+	Description string `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	// Every accepted value when there are few; empty when free text or a number (see description).
+	Choices []string `protobuf:"bytes,3,rep,name=choices,proto3" json:"choices,omitempty"`
+	// The value the option takes when it is left out ("" when leaving it out means "none").
+	DefaultValue  string `protobuf:"bytes,4,opt,name=default_value,json=defaultValue,proto3" json:"default_value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GameOptionInfo) Reset() {
+	*x = GameOptionInfo{}
+	mi := &file_ziggurat_v1_game_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GameOptionInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GameOptionInfo) ProtoMessage() {}
+
+func (x *GameOptionInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_ziggurat_v1_game_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GameOptionInfo.ProtoReflect.Descriptor instead.
+func (*GameOptionInfo) Descriptor() ([]byte, []int) {
+	return file_ziggurat_v1_game_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *GameOptionInfo) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *GameOptionInfo) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *GameOptionInfo) GetChoices() []string {
+	if x != nil {
+		return x.Choices
+	}
+	return nil
+}
+
+func (x *GameOptionInfo) GetDefaultValue() string {
+	if x != nil {
+		return x.DefaultValue
+	}
+	return ""
+}
+
 // End of a game: why, and the rank of every seat (ties share a rank).
 type Outcome struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
@@ -483,7 +678,7 @@ type Outcome struct {
 
 func (x *Outcome) Reset() {
 	*x = Outcome{}
-	mi := &file_ziggurat_v1_game_proto_msgTypes[3]
+	mi := &file_ziggurat_v1_game_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -495,7 +690,7 @@ func (x *Outcome) String() string {
 func (*Outcome) ProtoMessage() {}
 
 func (x *Outcome) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_game_proto_msgTypes[3]
+	mi := &file_ziggurat_v1_game_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -508,7 +703,7 @@ func (x *Outcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Outcome.ProtoReflect.Descriptor instead.
 func (*Outcome) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_game_proto_rawDescGZIP(), []int{3}
+	return file_ziggurat_v1_game_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Outcome) GetTermination() Termination {
@@ -545,7 +740,7 @@ type PylosView struct {
 
 func (x *PylosView) Reset() {
 	*x = PylosView{}
-	mi := &file_ziggurat_v1_game_proto_msgTypes[4]
+	mi := &file_ziggurat_v1_game_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -557,7 +752,7 @@ func (x *PylosView) String() string {
 func (*PylosView) ProtoMessage() {}
 
 func (x *PylosView) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_game_proto_msgTypes[4]
+	mi := &file_ziggurat_v1_game_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -570,7 +765,7 @@ func (x *PylosView) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PylosView.ProtoReflect.Descriptor instead.
 func (*PylosView) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_game_proto_rawDescGZIP(), []int{4}
+	return file_ziggurat_v1_game_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *PylosView) GetLevels() []string {
@@ -616,7 +811,7 @@ type KabaleoView struct {
 
 func (x *KabaleoView) Reset() {
 	*x = KabaleoView{}
-	mi := &file_ziggurat_v1_game_proto_msgTypes[5]
+	mi := &file_ziggurat_v1_game_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -628,7 +823,7 @@ func (x *KabaleoView) String() string {
 func (*KabaleoView) ProtoMessage() {}
 
 func (x *KabaleoView) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_game_proto_msgTypes[5]
+	mi := &file_ziggurat_v1_game_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -641,7 +836,7 @@ func (x *KabaleoView) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KabaleoView.ProtoReflect.Descriptor instead.
 func (*KabaleoView) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_game_proto_rawDescGZIP(), []int{5}
+	return file_ziggurat_v1_game_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *KabaleoView) GetStacks() []string {
@@ -700,7 +895,7 @@ type PhantomTicTacToeView struct {
 
 func (x *PhantomTicTacToeView) Reset() {
 	*x = PhantomTicTacToeView{}
-	mi := &file_ziggurat_v1_game_proto_msgTypes[6]
+	mi := &file_ziggurat_v1_game_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -712,7 +907,7 @@ func (x *PhantomTicTacToeView) String() string {
 func (*PhantomTicTacToeView) ProtoMessage() {}
 
 func (x *PhantomTicTacToeView) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_game_proto_msgTypes[6]
+	mi := &file_ziggurat_v1_game_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -725,7 +920,7 @@ func (x *PhantomTicTacToeView) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhantomTicTacToeView.ProtoReflect.Descriptor instead.
 func (*PhantomTicTacToeView) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_game_proto_rawDescGZIP(), []int{6}
+	return file_ziggurat_v1_game_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *PhantomTicTacToeView) GetCells() string {
@@ -765,7 +960,7 @@ type GameView struct {
 
 func (x *GameView) Reset() {
 	*x = GameView{}
-	mi := &file_ziggurat_v1_game_proto_msgTypes[7]
+	mi := &file_ziggurat_v1_game_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -777,7 +972,7 @@ func (x *GameView) String() string {
 func (*GameView) ProtoMessage() {}
 
 func (x *GameView) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_game_proto_msgTypes[7]
+	mi := &file_ziggurat_v1_game_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -790,7 +985,7 @@ func (x *GameView) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GameView.ProtoReflect.Descriptor instead.
 func (*GameView) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_game_proto_rawDescGZIP(), []int{7}
+	return file_ziggurat_v1_game_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GameView) GetGame() Game {
@@ -917,14 +1112,32 @@ const file_ziggurat_v1_game_proto_rawDesc = "" +
 	"\x04deal\x18\x01 \x01(\x0e2\x18.ziggurat.v1.KabaleoDealR\x04deal\x12\x1d\n" +
 	"\n" +
 	"last_stack\x18\x02 \x01(\bR\tlastStack\x12\x18\n" +
-	"\acolours\x18\x03 \x01(\tR\acolours\"\xbe\x01\n" +
+	"\acolours\x18\x03 \x01(\tR\acolours\"\xcb\x02\n" +
 	"\n" +
 	"GameConfig\x12%\n" +
 	"\x04game\x18\x01 \x01(\x0e2\x11.ziggurat.v1.GameR\x04game\x12\x14\n" +
 	"\x05seats\x18\x02 \x01(\rR\x05seats\x120\n" +
 	"\x05pylos\x18\x03 \x01(\v2\x18.ziggurat.v1.PylosConfigH\x00R\x05pylos\x126\n" +
-	"\akabaleo\x18\x04 \x01(\v2\x1a.ziggurat.v1.KabaleoConfigH\x00R\akabaleoB\t\n" +
-	"\aoptions\"u\n" +
+	"\akabaleo\x18\x04 \x01(\v2\x1a.ziggurat.v1.KabaleoConfigH\x00R\akabaleo\x12K\n" +
+	"\frule_options\x18\x05 \x03(\v2(.ziggurat.v1.GameConfig.RuleOptionsEntryR\vruleOptions\x1a>\n" +
+	"\x10RuleOptionsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\t\n" +
+	"\aoptions\"\xa0\x02\n" +
+	"\bGameInfo\x12%\n" +
+	"\x04game\x18\x01 \x01(\x0e2\x11.ziggurat.v1.GameR\x04game\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
+	"\x05title\x18\x03 \x01(\tR\x05title\x12\x1b\n" +
+	"\tmin_seats\x18\x04 \x01(\rR\bminSeats\x12\x1b\n" +
+	"\tmax_seats\x18\x05 \x01(\rR\bmaxSeats\x125\n" +
+	"\aoptions\x18\x06 \x03(\v2\x1b.ziggurat.v1.GameOptionInfoR\aoptions\x12-\n" +
+	"\x12hidden_information\x18\a \x01(\bR\x11hiddenInformation\x12#\n" +
+	"\rprivate_moves\x18\b \x01(\bR\fprivateMoves\"\x83\x01\n" +
+	"\x0eGameOptionInfo\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12 \n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x18\n" +
+	"\achoices\x18\x03 \x03(\tR\achoices\x12#\n" +
+	"\rdefault_value\x18\x04 \x01(\tR\fdefaultValue\"u\n" +
 	"\aOutcome\x12:\n" +
 	"\vtermination\x18\x01 \x01(\x0e2\x18.ziggurat.v1.TerminationR\vtermination\x12\x14\n" +
 	"\x05ranks\x18\x02 \x03(\rR\x05ranks\x12\x18\n" +
@@ -1004,7 +1217,7 @@ func file_ziggurat_v1_game_proto_rawDescGZIP() []byte {
 }
 
 var file_ziggurat_v1_game_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_ziggurat_v1_game_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_ziggurat_v1_game_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_ziggurat_v1_game_proto_goTypes = []any{
 	(Game)(0),                    // 0: ziggurat.v1.Game
 	(PylosVariant)(0),            // 1: ziggurat.v1.PylosVariant
@@ -1013,11 +1226,14 @@ var file_ziggurat_v1_game_proto_goTypes = []any{
 	(*PylosConfig)(nil),          // 4: ziggurat.v1.PylosConfig
 	(*KabaleoConfig)(nil),        // 5: ziggurat.v1.KabaleoConfig
 	(*GameConfig)(nil),           // 6: ziggurat.v1.GameConfig
-	(*Outcome)(nil),              // 7: ziggurat.v1.Outcome
-	(*PylosView)(nil),            // 8: ziggurat.v1.PylosView
-	(*KabaleoView)(nil),          // 9: ziggurat.v1.KabaleoView
-	(*PhantomTicTacToeView)(nil), // 10: ziggurat.v1.PhantomTicTacToeView
-	(*GameView)(nil),             // 11: ziggurat.v1.GameView
+	(*GameInfo)(nil),             // 7: ziggurat.v1.GameInfo
+	(*GameOptionInfo)(nil),       // 8: ziggurat.v1.GameOptionInfo
+	(*Outcome)(nil),              // 9: ziggurat.v1.Outcome
+	(*PylosView)(nil),            // 10: ziggurat.v1.PylosView
+	(*KabaleoView)(nil),          // 11: ziggurat.v1.KabaleoView
+	(*PhantomTicTacToeView)(nil), // 12: ziggurat.v1.PhantomTicTacToeView
+	(*GameView)(nil),             // 13: ziggurat.v1.GameView
+	nil,                          // 14: ziggurat.v1.GameConfig.RuleOptionsEntry
 }
 var file_ziggurat_v1_game_proto_depIdxs = []int32{
 	1,  // 0: ziggurat.v1.PylosConfig.variant:type_name -> ziggurat.v1.PylosVariant
@@ -1025,17 +1241,20 @@ var file_ziggurat_v1_game_proto_depIdxs = []int32{
 	0,  // 2: ziggurat.v1.GameConfig.game:type_name -> ziggurat.v1.Game
 	4,  // 3: ziggurat.v1.GameConfig.pylos:type_name -> ziggurat.v1.PylosConfig
 	5,  // 4: ziggurat.v1.GameConfig.kabaleo:type_name -> ziggurat.v1.KabaleoConfig
-	3,  // 5: ziggurat.v1.Outcome.termination:type_name -> ziggurat.v1.Termination
-	0,  // 6: ziggurat.v1.GameView.game:type_name -> ziggurat.v1.Game
-	7,  // 7: ziggurat.v1.GameView.outcome:type_name -> ziggurat.v1.Outcome
-	8,  // 8: ziggurat.v1.GameView.pylos:type_name -> ziggurat.v1.PylosView
-	9,  // 9: ziggurat.v1.GameView.kabaleo:type_name -> ziggurat.v1.KabaleoView
-	10, // 10: ziggurat.v1.GameView.phantom_tic_tac_toe:type_name -> ziggurat.v1.PhantomTicTacToeView
-	11, // [11:11] is the sub-list for method output_type
-	11, // [11:11] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	14, // 5: ziggurat.v1.GameConfig.rule_options:type_name -> ziggurat.v1.GameConfig.RuleOptionsEntry
+	0,  // 6: ziggurat.v1.GameInfo.game:type_name -> ziggurat.v1.Game
+	8,  // 7: ziggurat.v1.GameInfo.options:type_name -> ziggurat.v1.GameOptionInfo
+	3,  // 8: ziggurat.v1.Outcome.termination:type_name -> ziggurat.v1.Termination
+	0,  // 9: ziggurat.v1.GameView.game:type_name -> ziggurat.v1.Game
+	9,  // 10: ziggurat.v1.GameView.outcome:type_name -> ziggurat.v1.Outcome
+	10, // 11: ziggurat.v1.GameView.pylos:type_name -> ziggurat.v1.PylosView
+	11, // 12: ziggurat.v1.GameView.kabaleo:type_name -> ziggurat.v1.KabaleoView
+	12, // 13: ziggurat.v1.GameView.phantom_tic_tac_toe:type_name -> ziggurat.v1.PhantomTicTacToeView
+	14, // [14:14] is the sub-list for method output_type
+	14, // [14:14] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_ziggurat_v1_game_proto_init() }
@@ -1047,7 +1266,7 @@ func file_ziggurat_v1_game_proto_init() {
 		(*GameConfig_Pylos)(nil),
 		(*GameConfig_Kabaleo)(nil),
 	}
-	file_ziggurat_v1_game_proto_msgTypes[7].OneofWrappers = []any{
+	file_ziggurat_v1_game_proto_msgTypes[9].OneofWrappers = []any{
 		(*GameView_Pylos)(nil),
 		(*GameView_Kabaleo)(nil),
 		(*GameView_PhantomTicTacToe)(nil),
@@ -1058,7 +1277,7 @@ func file_ziggurat_v1_game_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ziggurat_v1_game_proto_rawDesc), len(file_ziggurat_v1_game_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   8,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1786,6 +1786,89 @@ func (x *BuiltinBot) GetDescription() string {
 	return ""
 }
 
+// ListGames input.
+type ListGamesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListGamesRequest) Reset() {
+	*x = ListGamesRequest{}
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListGamesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListGamesRequest) ProtoMessage() {}
+
+func (x *ListGamesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListGamesRequest.ProtoReflect.Descriptor instead.
+func (*ListGamesRequest) Descriptor() ([]byte, []int) {
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{30}
+}
+
+// ListGames output.
+type ListGamesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Every game, in the order a lobby should offer them.
+	Games         []*GameInfo `protobuf:"bytes,1,rep,name=games,proto3" json:"games,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListGamesResponse) Reset() {
+	*x = ListGamesResponse{}
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListGamesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListGamesResponse) ProtoMessage() {}
+
+func (x *ListGamesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListGamesResponse.ProtoReflect.Descriptor instead.
+func (*ListGamesResponse) Descriptor() ([]byte, []int) {
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *ListGamesResponse) GetGames() []*GameInfo {
+	if x != nil {
+		return x.Games
+	}
+	return nil
+}
+
 // AddBot input.
 type AddBotRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
@@ -1800,7 +1883,7 @@ type AddBotRequest struct {
 
 func (x *AddBotRequest) Reset() {
 	*x = AddBotRequest{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[30]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1812,7 +1895,7 @@ func (x *AddBotRequest) String() string {
 func (*AddBotRequest) ProtoMessage() {}
 
 func (x *AddBotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[30]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1825,7 +1908,7 @@ func (x *AddBotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddBotRequest.ProtoReflect.Descriptor instead.
 func (*AddBotRequest) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{30}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *AddBotRequest) GetMatchId() string {
@@ -1861,7 +1944,7 @@ type AddBotResponse struct {
 
 func (x *AddBotResponse) Reset() {
 	*x = AddBotResponse{}
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[31]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1873,7 +1956,7 @@ func (x *AddBotResponse) String() string {
 func (*AddBotResponse) ProtoMessage() {}
 
 func (x *AddBotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ziggurat_v1_match_service_proto_msgTypes[31]
+	mi := &file_ziggurat_v1_match_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1886,7 +1969,7 @@ func (x *AddBotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddBotResponse.ProtoReflect.Descriptor instead.
 func (*AddBotResponse) Descriptor() ([]byte, []int) {
-	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{31}
+	return file_ziggurat_v1_match_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *AddBotResponse) GetSeat() uint32 {
@@ -2018,14 +2101,17 @@ const file_ziggurat_v1_match_service_proto_rawDesc = "" +
 	"BuiltinBot\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12'\n" +
 	"\x05games\x18\x02 \x03(\x0e2\x11.ziggurat.v1.GameR\x05games\x12 \n" +
-	"\vdescription\x18\x03 \x01(\tR\vdescription\"P\n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\"\x12\n" +
+	"\x10ListGamesRequest\"@\n" +
+	"\x11ListGamesResponse\x12+\n" +
+	"\x05games\x18\x01 \x03(\v2\x15.ziggurat.v1.GameInfoR\x05games\"P\n" +
 	"\rAddBotRequest\x12\x19\n" +
 	"\bmatch_id\x18\x01 \x01(\tR\amatchId\x12\x10\n" +
 	"\x03bot\x18\x02 \x01(\tR\x03bot\x12\x12\n" +
 	"\x04seat\x18\x03 \x01(\rR\x04seat\"N\n" +
 	"\x0eAddBotResponse\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\rR\x04seat\x12(\n" +
-	"\x05match\x18\x02 \x01(\v2\x12.ziggurat.v1.MatchR\x05match2\x94\b\n" +
+	"\x05match\x18\x02 \x01(\v2\x12.ziggurat.v1.MatchR\x05match2\xe0\b\n" +
 	"\fMatchService\x12P\n" +
 	"\vCreateMatch\x12\x1f.ziggurat.v1.CreateMatchRequest\x1a .ziggurat.v1.CreateMatchResponse\x12P\n" +
 	"\vCancelMatch\x12\x1f.ziggurat.v1.CancelMatchRequest\x1a .ziggurat.v1.CancelMatchResponse\x12J\n" +
@@ -2041,7 +2127,8 @@ const file_ziggurat_v1_match_service_proto_rawDesc = "" +
 	"\x04Play\x12\x18.ziggurat.v1.PlayRequest\x1a\x19.ziggurat.v1.PlayResponse(\x010\x01\x12Y\n" +
 	"\x0eGetMatchRecord\x12\".ziggurat.v1.GetMatchRecordRequest\x1a#.ziggurat.v1.GetMatchRecordResponse\x12\\\n" +
 	"\x0fListBuiltinBots\x12#.ziggurat.v1.ListBuiltinBotsRequest\x1a$.ziggurat.v1.ListBuiltinBotsResponse\x12A\n" +
-	"\x06AddBot\x12\x1a.ziggurat.v1.AddBotRequest\x1a\x1b.ziggurat.v1.AddBotResponseB\xa2\x01\n" +
+	"\x06AddBot\x12\x1a.ziggurat.v1.AddBotRequest\x1a\x1b.ziggurat.v1.AddBotResponse\x12J\n" +
+	"\tListGames\x12\x1d.ziggurat.v1.ListGamesRequest\x1a\x1e.ziggurat.v1.ListGamesResponseB\xa2\x01\n" +
 	"\x0forg.ziggurat.v1B\x11MatchServiceProtoP\x01ZCgithub.com/ziggurat-games/ziggurat/clients/go/zigguratv1;zigguratv1\xa2\x02\x03ZXX\xaa\x02\vZiggurat.V1\xba\x02\x03Zig\xca\x02\vZiggurat\\V1\xea\x02\fZiggurat::V1b\x06proto3"
 
 var (
@@ -2056,7 +2143,7 @@ func file_ziggurat_v1_match_service_proto_rawDescGZIP() []byte {
 	return file_ziggurat_v1_match_service_proto_rawDescData
 }
 
-var file_ziggurat_v1_match_service_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_ziggurat_v1_match_service_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_ziggurat_v1_match_service_proto_goTypes = []any{
 	(*CreateMatchRequest)(nil),      // 0: ziggurat.v1.CreateMatchRequest
 	(*CreateMatchResponse)(nil),     // 1: ziggurat.v1.CreateMatchResponse
@@ -2088,77 +2175,83 @@ var file_ziggurat_v1_match_service_proto_goTypes = []any{
 	(*ListBuiltinBotsRequest)(nil),  // 27: ziggurat.v1.ListBuiltinBotsRequest
 	(*ListBuiltinBotsResponse)(nil), // 28: ziggurat.v1.ListBuiltinBotsResponse
 	(*BuiltinBot)(nil),              // 29: ziggurat.v1.BuiltinBot
-	(*AddBotRequest)(nil),           // 30: ziggurat.v1.AddBotRequest
-	(*AddBotResponse)(nil),          // 31: ziggurat.v1.AddBotResponse
-	(*GameConfig)(nil),              // 32: ziggurat.v1.GameConfig
-	(*TimeControl)(nil),             // 33: ziggurat.v1.TimeControl
-	(SeatAssignment)(0),             // 34: ziggurat.v1.SeatAssignment
-	(*Match)(nil),                   // 35: ziggurat.v1.Match
-	(MatchStatus)(0),                // 36: ziggurat.v1.MatchStatus
-	(Game)(0),                       // 37: ziggurat.v1.Game
-	(*Event)(nil),                   // 38: ziggurat.v1.Event
-	(*Seat)(nil),                    // 39: ziggurat.v1.Seat
-	(*Outcome)(nil),                 // 40: ziggurat.v1.Outcome
-	(Termination)(0),                // 41: ziggurat.v1.Termination
+	(*ListGamesRequest)(nil),        // 30: ziggurat.v1.ListGamesRequest
+	(*ListGamesResponse)(nil),       // 31: ziggurat.v1.ListGamesResponse
+	(*AddBotRequest)(nil),           // 32: ziggurat.v1.AddBotRequest
+	(*AddBotResponse)(nil),          // 33: ziggurat.v1.AddBotResponse
+	(*GameConfig)(nil),              // 34: ziggurat.v1.GameConfig
+	(*TimeControl)(nil),             // 35: ziggurat.v1.TimeControl
+	(SeatAssignment)(0),             // 36: ziggurat.v1.SeatAssignment
+	(*Match)(nil),                   // 37: ziggurat.v1.Match
+	(MatchStatus)(0),                // 38: ziggurat.v1.MatchStatus
+	(Game)(0),                       // 39: ziggurat.v1.Game
+	(*Event)(nil),                   // 40: ziggurat.v1.Event
+	(*Seat)(nil),                    // 41: ziggurat.v1.Seat
+	(*Outcome)(nil),                 // 42: ziggurat.v1.Outcome
+	(Termination)(0),                // 43: ziggurat.v1.Termination
+	(*GameInfo)(nil),                // 44: ziggurat.v1.GameInfo
 }
 var file_ziggurat_v1_match_service_proto_depIdxs = []int32{
-	32, // 0: ziggurat.v1.CreateMatchRequest.config:type_name -> ziggurat.v1.GameConfig
-	33, // 1: ziggurat.v1.CreateMatchRequest.time_control:type_name -> ziggurat.v1.TimeControl
-	34, // 2: ziggurat.v1.CreateMatchRequest.seat_assignment:type_name -> ziggurat.v1.SeatAssignment
-	35, // 3: ziggurat.v1.CreateMatchResponse.match:type_name -> ziggurat.v1.Match
-	35, // 4: ziggurat.v1.CancelMatchResponse.match:type_name -> ziggurat.v1.Match
-	35, // 5: ziggurat.v1.JoinMatchResponse.match:type_name -> ziggurat.v1.Match
-	36, // 6: ziggurat.v1.ListMatchesRequest.status:type_name -> ziggurat.v1.MatchStatus
-	37, // 7: ziggurat.v1.ListMatchesRequest.game:type_name -> ziggurat.v1.Game
-	35, // 8: ziggurat.v1.ListMatchesResponse.matches:type_name -> ziggurat.v1.Match
-	35, // 9: ziggurat.v1.GetMatchResponse.match:type_name -> ziggurat.v1.Match
-	38, // 10: ziggurat.v1.WatchMatchResponse.events:type_name -> ziggurat.v1.Event
-	38, // 11: ziggurat.v1.PlayResponse.events:type_name -> ziggurat.v1.Event
+	34, // 0: ziggurat.v1.CreateMatchRequest.config:type_name -> ziggurat.v1.GameConfig
+	35, // 1: ziggurat.v1.CreateMatchRequest.time_control:type_name -> ziggurat.v1.TimeControl
+	36, // 2: ziggurat.v1.CreateMatchRequest.seat_assignment:type_name -> ziggurat.v1.SeatAssignment
+	37, // 3: ziggurat.v1.CreateMatchResponse.match:type_name -> ziggurat.v1.Match
+	37, // 4: ziggurat.v1.CancelMatchResponse.match:type_name -> ziggurat.v1.Match
+	37, // 5: ziggurat.v1.JoinMatchResponse.match:type_name -> ziggurat.v1.Match
+	38, // 6: ziggurat.v1.ListMatchesRequest.status:type_name -> ziggurat.v1.MatchStatus
+	39, // 7: ziggurat.v1.ListMatchesRequest.game:type_name -> ziggurat.v1.Game
+	37, // 8: ziggurat.v1.ListMatchesResponse.matches:type_name -> ziggurat.v1.Match
+	37, // 9: ziggurat.v1.GetMatchResponse.match:type_name -> ziggurat.v1.Match
+	40, // 10: ziggurat.v1.WatchMatchResponse.events:type_name -> ziggurat.v1.Event
+	40, // 11: ziggurat.v1.PlayResponse.events:type_name -> ziggurat.v1.Event
 	20, // 12: ziggurat.v1.PlayResponse.move_rejected:type_name -> ziggurat.v1.MoveRejected
 	23, // 13: ziggurat.v1.GetMatchRecordResponse.record:type_name -> ziggurat.v1.MatchRecord
-	32, // 14: ziggurat.v1.MatchRecord.config:type_name -> ziggurat.v1.GameConfig
-	33, // 15: ziggurat.v1.MatchRecord.time_control:type_name -> ziggurat.v1.TimeControl
-	39, // 16: ziggurat.v1.MatchRecord.seats:type_name -> ziggurat.v1.Seat
+	34, // 14: ziggurat.v1.MatchRecord.config:type_name -> ziggurat.v1.GameConfig
+	35, // 15: ziggurat.v1.MatchRecord.time_control:type_name -> ziggurat.v1.TimeControl
+	41, // 16: ziggurat.v1.MatchRecord.seats:type_name -> ziggurat.v1.Seat
 	25, // 17: ziggurat.v1.MatchRecord.moves:type_name -> ziggurat.v1.RecordedMove
-	40, // 18: ziggurat.v1.MatchRecord.outcome:type_name -> ziggurat.v1.Outcome
+	42, // 18: ziggurat.v1.MatchRecord.outcome:type_name -> ziggurat.v1.Outcome
 	26, // 19: ziggurat.v1.MatchRecord.forfeits:type_name -> ziggurat.v1.Forfeit
-	34, // 20: ziggurat.v1.MatchRecord.seat_assignment:type_name -> ziggurat.v1.SeatAssignment
+	36, // 20: ziggurat.v1.MatchRecord.seat_assignment:type_name -> ziggurat.v1.SeatAssignment
 	24, // 21: ziggurat.v1.MatchRecord.log:type_name -> ziggurat.v1.ChainedEvent
-	41, // 22: ziggurat.v1.Forfeit.termination:type_name -> ziggurat.v1.Termination
+	43, // 22: ziggurat.v1.Forfeit.termination:type_name -> ziggurat.v1.Termination
 	29, // 23: ziggurat.v1.ListBuiltinBotsResponse.bots:type_name -> ziggurat.v1.BuiltinBot
-	37, // 24: ziggurat.v1.BuiltinBot.games:type_name -> ziggurat.v1.Game
-	35, // 25: ziggurat.v1.AddBotResponse.match:type_name -> ziggurat.v1.Match
-	0,  // 26: ziggurat.v1.MatchService.CreateMatch:input_type -> ziggurat.v1.CreateMatchRequest
-	2,  // 27: ziggurat.v1.MatchService.CancelMatch:input_type -> ziggurat.v1.CancelMatchRequest
-	4,  // 28: ziggurat.v1.MatchService.JoinMatch:input_type -> ziggurat.v1.JoinMatchRequest
-	6,  // 29: ziggurat.v1.MatchService.ListMatches:input_type -> ziggurat.v1.ListMatchesRequest
-	8,  // 30: ziggurat.v1.MatchService.GetMatch:input_type -> ziggurat.v1.GetMatchRequest
-	10, // 31: ziggurat.v1.MatchService.WatchMatch:input_type -> ziggurat.v1.WatchMatchRequest
-	12, // 32: ziggurat.v1.MatchService.SubmitMove:input_type -> ziggurat.v1.SubmitMoveRequest
-	14, // 33: ziggurat.v1.MatchService.Resign:input_type -> ziggurat.v1.ResignRequest
-	16, // 34: ziggurat.v1.MatchService.ClaimAbandoned:input_type -> ziggurat.v1.ClaimAbandonedRequest
-	18, // 35: ziggurat.v1.MatchService.Play:input_type -> ziggurat.v1.PlayRequest
-	21, // 36: ziggurat.v1.MatchService.GetMatchRecord:input_type -> ziggurat.v1.GetMatchRecordRequest
-	27, // 37: ziggurat.v1.MatchService.ListBuiltinBots:input_type -> ziggurat.v1.ListBuiltinBotsRequest
-	30, // 38: ziggurat.v1.MatchService.AddBot:input_type -> ziggurat.v1.AddBotRequest
-	1,  // 39: ziggurat.v1.MatchService.CreateMatch:output_type -> ziggurat.v1.CreateMatchResponse
-	3,  // 40: ziggurat.v1.MatchService.CancelMatch:output_type -> ziggurat.v1.CancelMatchResponse
-	5,  // 41: ziggurat.v1.MatchService.JoinMatch:output_type -> ziggurat.v1.JoinMatchResponse
-	7,  // 42: ziggurat.v1.MatchService.ListMatches:output_type -> ziggurat.v1.ListMatchesResponse
-	9,  // 43: ziggurat.v1.MatchService.GetMatch:output_type -> ziggurat.v1.GetMatchResponse
-	11, // 44: ziggurat.v1.MatchService.WatchMatch:output_type -> ziggurat.v1.WatchMatchResponse
-	13, // 45: ziggurat.v1.MatchService.SubmitMove:output_type -> ziggurat.v1.SubmitMoveResponse
-	15, // 46: ziggurat.v1.MatchService.Resign:output_type -> ziggurat.v1.ResignResponse
-	17, // 47: ziggurat.v1.MatchService.ClaimAbandoned:output_type -> ziggurat.v1.ClaimAbandonedResponse
-	19, // 48: ziggurat.v1.MatchService.Play:output_type -> ziggurat.v1.PlayResponse
-	22, // 49: ziggurat.v1.MatchService.GetMatchRecord:output_type -> ziggurat.v1.GetMatchRecordResponse
-	28, // 50: ziggurat.v1.MatchService.ListBuiltinBots:output_type -> ziggurat.v1.ListBuiltinBotsResponse
-	31, // 51: ziggurat.v1.MatchService.AddBot:output_type -> ziggurat.v1.AddBotResponse
-	39, // [39:52] is the sub-list for method output_type
-	26, // [26:39] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	39, // 24: ziggurat.v1.BuiltinBot.games:type_name -> ziggurat.v1.Game
+	44, // 25: ziggurat.v1.ListGamesResponse.games:type_name -> ziggurat.v1.GameInfo
+	37, // 26: ziggurat.v1.AddBotResponse.match:type_name -> ziggurat.v1.Match
+	0,  // 27: ziggurat.v1.MatchService.CreateMatch:input_type -> ziggurat.v1.CreateMatchRequest
+	2,  // 28: ziggurat.v1.MatchService.CancelMatch:input_type -> ziggurat.v1.CancelMatchRequest
+	4,  // 29: ziggurat.v1.MatchService.JoinMatch:input_type -> ziggurat.v1.JoinMatchRequest
+	6,  // 30: ziggurat.v1.MatchService.ListMatches:input_type -> ziggurat.v1.ListMatchesRequest
+	8,  // 31: ziggurat.v1.MatchService.GetMatch:input_type -> ziggurat.v1.GetMatchRequest
+	10, // 32: ziggurat.v1.MatchService.WatchMatch:input_type -> ziggurat.v1.WatchMatchRequest
+	12, // 33: ziggurat.v1.MatchService.SubmitMove:input_type -> ziggurat.v1.SubmitMoveRequest
+	14, // 34: ziggurat.v1.MatchService.Resign:input_type -> ziggurat.v1.ResignRequest
+	16, // 35: ziggurat.v1.MatchService.ClaimAbandoned:input_type -> ziggurat.v1.ClaimAbandonedRequest
+	18, // 36: ziggurat.v1.MatchService.Play:input_type -> ziggurat.v1.PlayRequest
+	21, // 37: ziggurat.v1.MatchService.GetMatchRecord:input_type -> ziggurat.v1.GetMatchRecordRequest
+	27, // 38: ziggurat.v1.MatchService.ListBuiltinBots:input_type -> ziggurat.v1.ListBuiltinBotsRequest
+	32, // 39: ziggurat.v1.MatchService.AddBot:input_type -> ziggurat.v1.AddBotRequest
+	30, // 40: ziggurat.v1.MatchService.ListGames:input_type -> ziggurat.v1.ListGamesRequest
+	1,  // 41: ziggurat.v1.MatchService.CreateMatch:output_type -> ziggurat.v1.CreateMatchResponse
+	3,  // 42: ziggurat.v1.MatchService.CancelMatch:output_type -> ziggurat.v1.CancelMatchResponse
+	5,  // 43: ziggurat.v1.MatchService.JoinMatch:output_type -> ziggurat.v1.JoinMatchResponse
+	7,  // 44: ziggurat.v1.MatchService.ListMatches:output_type -> ziggurat.v1.ListMatchesResponse
+	9,  // 45: ziggurat.v1.MatchService.GetMatch:output_type -> ziggurat.v1.GetMatchResponse
+	11, // 46: ziggurat.v1.MatchService.WatchMatch:output_type -> ziggurat.v1.WatchMatchResponse
+	13, // 47: ziggurat.v1.MatchService.SubmitMove:output_type -> ziggurat.v1.SubmitMoveResponse
+	15, // 48: ziggurat.v1.MatchService.Resign:output_type -> ziggurat.v1.ResignResponse
+	17, // 49: ziggurat.v1.MatchService.ClaimAbandoned:output_type -> ziggurat.v1.ClaimAbandonedResponse
+	19, // 50: ziggurat.v1.MatchService.Play:output_type -> ziggurat.v1.PlayResponse
+	22, // 51: ziggurat.v1.MatchService.GetMatchRecord:output_type -> ziggurat.v1.GetMatchRecordResponse
+	28, // 52: ziggurat.v1.MatchService.ListBuiltinBots:output_type -> ziggurat.v1.ListBuiltinBotsResponse
+	33, // 53: ziggurat.v1.MatchService.AddBot:output_type -> ziggurat.v1.AddBotResponse
+	31, // 54: ziggurat.v1.MatchService.ListGames:output_type -> ziggurat.v1.ListGamesResponse
+	41, // [41:55] is the sub-list for method output_type
+	27, // [27:41] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_ziggurat_v1_match_service_proto_init() }
@@ -2176,7 +2269,7 @@ func file_ziggurat_v1_match_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ziggurat_v1_match_service_proto_rawDesc), len(file_ziggurat_v1_match_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   32,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -32,6 +32,7 @@ const (
 	MatchService_GetMatchRecord_FullMethodName  = "/ziggurat.v1.MatchService/GetMatchRecord"
 	MatchService_ListBuiltinBots_FullMethodName = "/ziggurat.v1.MatchService/ListBuiltinBots"
 	MatchService_AddBot_FullMethodName          = "/ziggurat.v1.MatchService/AddBot"
+	MatchService_ListGames_FullMethodName       = "/ziggurat.v1.MatchService/ListGames"
 )
 
 // MatchServiceClient is the client API for MatchService service.
@@ -146,6 +147,10 @@ type MatchServiceClient interface {
 	// Refusals: UNKNOWN_BOT, BOT_GAME (it does not play this game), TOO_MANY_BOTS, and
 	// those of JoinMatch.
 	AddBot(ctx context.Context, in *AddBotRequest, opts ...grpc.CallOption) (*AddBotResponse, error)
+	// The games this server hosts: names, seat counts, rule options and what each game hides,
+	// from the server's game registry. A lobby builds its "new match" form from it and a bot
+	// can create any game by name (GameInfo.name) without knowing its enum.
+	ListGames(ctx context.Context, in *ListGamesRequest, opts ...grpc.CallOption) (*ListGamesResponse, error)
 }
 
 type matchServiceClient struct {
@@ -298,6 +303,16 @@ func (c *matchServiceClient) AddBot(ctx context.Context, in *AddBotRequest, opts
 	return out, nil
 }
 
+func (c *matchServiceClient) ListGames(ctx context.Context, in *ListGamesRequest, opts ...grpc.CallOption) (*ListGamesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListGamesResponse)
+	err := c.cc.Invoke(ctx, MatchService_ListGames_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MatchServiceServer is the server API for MatchService service.
 // All implementations must embed UnimplementedMatchServiceServer
 // for forward compatibility.
@@ -410,6 +425,10 @@ type MatchServiceServer interface {
 	// Refusals: UNKNOWN_BOT, BOT_GAME (it does not play this game), TOO_MANY_BOTS, and
 	// those of JoinMatch.
 	AddBot(context.Context, *AddBotRequest) (*AddBotResponse, error)
+	// The games this server hosts: names, seat counts, rule options and what each game hides,
+	// from the server's game registry. A lobby builds its "new match" form from it and a bot
+	// can create any game by name (GameInfo.name) without knowing its enum.
+	ListGames(context.Context, *ListGamesRequest) (*ListGamesResponse, error)
 	mustEmbedUnimplementedMatchServiceServer()
 }
 
@@ -458,6 +477,9 @@ func (UnimplementedMatchServiceServer) ListBuiltinBots(context.Context, *ListBui
 }
 func (UnimplementedMatchServiceServer) AddBot(context.Context, *AddBotRequest) (*AddBotResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method AddBot not implemented")
+}
+func (UnimplementedMatchServiceServer) ListGames(context.Context, *ListGamesRequest) (*ListGamesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListGames not implemented")
 }
 func (UnimplementedMatchServiceServer) mustEmbedUnimplementedMatchServiceServer() {}
 func (UnimplementedMatchServiceServer) testEmbeddedByValue()                      {}
@@ -696,6 +718,24 @@ func _MatchService_AddBot_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MatchService_ListGames_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListGamesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MatchServiceServer).ListGames(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MatchService_ListGames_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MatchServiceServer).ListGames(ctx, req.(*ListGamesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // MatchService_ServiceDesc is the grpc.ServiceDesc for MatchService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -746,6 +786,10 @@ var MatchService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "AddBot",
 			Handler:    _MatchService_AddBot_Handler,
+		},
+		{
+			MethodName: "ListGames",
+			Handler:    _MatchService_ListGames_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -263,6 +263,28 @@ class ZigguratClient:
         except grpc.aio.AioRpcError as error:
             raise ZigguratError.from_rpc(error) from None
         return list(response.bots)
+
+    async def list_games(self) -> list[game_pb2.GameInfo]:
+        """The games the server hosts, as each declares itself: name, title, seat counts and
+        the rule options ``GameConfig.rule_options`` takes (what a create form offers)."""
+        response: spb.ListGamesResponse = await self._call("ListGames", spb.ListGamesRequest())
+        return list(response.games)
+
+    async def game_config(
+        self, name: str, seats: int = 0, options: Mapping[str, str] | None = None
+    ) -> game_pb2.GameConfig:
+        """The configuration of a ``name`` game as this server lists it (:meth:`list_games`): any
+        game it hosts, also one this client was written before. ``seats`` 0 is the game's fewest;
+        ``options`` go by name (``GameConfig.rule_options``), checked by the server on create.
+        ValueError names the server's games when it hosts no ``name``."""
+        games = await self.list_games()
+        info = next((game for game in games if game.name == name), None)
+        if info is None:
+            hosted = ", ".join(game.name for game in games)
+            raise ValueError(f'unknown game "{name}": this server hosts {hosted}')
+        return game_pb2.GameConfig(
+            game=info.game, seats=seats or info.min_seats, rule_options=dict(options or {})
+        )
 
     async def list_builtin_bots(self) -> list[spb.BuiltinBot]:
         """The server's own bots (what :meth:`add_bot` takes), with the games each plays."""

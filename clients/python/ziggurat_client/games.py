@@ -48,6 +48,7 @@ def config_strings(config: game_pb2.GameConfig) -> tuple[str, int, dict[str, str
             options["last_stack"] = "true"
         if config.kabaleo.colours:
             options["colours"] = config.kabaleo.colours
+    options.update(config.rule_options)  # a game without a typed message has its options here
     return game, config.seats or 2, options
 
 

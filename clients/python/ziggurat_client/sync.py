@@ -86,6 +86,16 @@ class SyncClient:
         """See :meth:`ZigguratClient.invite_bot`."""
         return self._run(self._client.invite_bot(match_id, bot_name, seat, creator_token=creator_token))
 
+    def list_games(self) -> list[game_pb2.GameInfo]:
+        """See :meth:`ZigguratClient.list_games`."""
+        return self._run(self._client.list_games())
+
+    def game_config(
+        self, name: str, seats: int = 0, options: dict[str, str] | None = None
+    ) -> game_pb2.GameConfig:
+        """See :meth:`ZigguratClient.game_config`."""
+        return self._run(self._client.game_config(name, seats, options))
+
     def add_bot(self, match_id: str, bot: str, seat: int = 0) -> int:
         """See :meth:`ZigguratClient.add_bot`."""
         return self._run(self._client.add_bot(match_id, bot, seat))

@@ -93,12 +93,13 @@ struct Routes {
     channels: HashMap<String, Channel>,
 }
 
-/// A `GameConfig` for `game` with `seats` seats and default options.
+/// A `GameConfig` for `game` with `seats` seats and default options ([`Client::game_config`]
+/// makes one for any game the server lists, by its name).
 pub fn game_config(game: pb::Game, seats: u32) -> pb::GameConfig {
     pb::GameConfig {
         game: game as i32,
         seats,
-        options: None,
+        ..Default::default()
     }
 }
 
@@ -291,6 +292,47 @@ impl Client {
 
     pub(crate) fn bot_service(&self) -> BotServiceClient<Channel> {
         BotServiceClient::new(self.channel.clone())
+    }
+
+    /// Every game the server hosts (`MatchService.ListGames`), in the order a lobby should
+    /// offer them: name, title, seat counts, rule options and whether anything is hidden. A
+    /// bot written before a game existed can still create and play it from this.
+    pub async fn list_games(&self) -> Result<Vec<pb::GameInfo>, Error> {
+        let response = self.matches.clone().list_games(pb::ListGamesRequest {}).await?;
+        Ok(response.into_inner().games)
+    }
+
+    /// The configuration of the game the server lists under `name` (`"pylos"`, `"kabaleo"`,
+    /// `"phantom-ttt"`, or one added since), resolved through [`Client::list_games`], so it
+    /// needs no per-game code. `seats` 0 takes the game's fewest seats; `options` are its rule
+    /// options by name, as `GameInfo.options` spells them (`GameConfig.rule_options`), judged by
+    /// the server when the match is created (`INVALID_CONFIG`). A name the server does not list
+    /// is refused here with [`Reason::UnknownGame`], the message naming every game it does.
+    pub async fn game_config(
+        &self,
+        name: &str,
+        seats: u32,
+        options: &[(&str, &str)],
+    ) -> Result<pb::GameConfig, Error> {
+        let games = self.list_games().await?;
+        let Some(game) = games.iter().find(|game| game.name == name) else {
+            let known: Vec<&str> = games.iter().map(|game| game.name.as_str()).collect();
+            let message = format!("unknown game {name:?}: this server hosts {}", known.join(", "));
+            return Err(Error::new(
+                Code::InvalidArgument,
+                Some(Reason::UnknownGame),
+                message,
+            ));
+        };
+        Ok(pb::GameConfig {
+            game: game.game,
+            seats: if seats == 0 { game.min_seats } else { seats },
+            rule_options: options
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            ..Default::default()
+        })
     }
 
     /// Creates a match with open seats (untimed, seats by lot, unless `options` say

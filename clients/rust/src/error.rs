@@ -57,6 +57,9 @@ pub enum Reason {
     WorkerUnavailable,
     /// Not sent by the server: the client gave up reconnecting.
     GaveUp,
+    /// Not sent by the server: [`Client::game_config`](crate::Client::game_config) was given a
+    /// name the server's `ListGames` does not list (the message names those it does).
+    UnknownGame,
     /// A reason this client version does not name.
     Other(String),
 }
@@ -105,6 +108,7 @@ const NAMES: &[(&str, Reason)] = &[
     ("MATCH_ELSEWHERE", Reason::MatchElsewhere),
     ("WORKER_UNAVAILABLE", Reason::WorkerUnavailable),
     ("GAVE_UP", Reason::GaveUp),
+    ("UNKNOWN_GAME", Reason::UnknownGame),
 ];
 
 impl Reason {
@@ -248,7 +252,7 @@ mod tests {
         for (name, reason) in NAMES {
             assert_eq!(Reason::parse(name), *reason);
             assert_eq!(reason.as_str(), *name);
-            if *reason != Reason::GaveUp {
+            if *reason != Reason::GaveUp && *reason != Reason::UnknownGame {
                 assert!(listed.contains(name), "{name} is not in the server's registry");
             }
         }

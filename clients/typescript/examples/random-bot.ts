@@ -1,11 +1,12 @@
 // The TypeScript starter bot: it plays uniformly random legal moves. Replace choose.
 //
 //   node dist/examples/random-bot.js --server 127.0.0.1:50051 --create pylos    # create, print the id, play
+//   node dist/examples/random-bot.js --server 127.0.0.1:50051 --create phantom-ttt  # any game the server lists
 //   node dist/examples/random-bot.js --server 127.0.0.1:50051 --match MATCH_ID  # join and play
 //   node dist/examples/random-bot.js --server 127.0.0.1:50051 --remote --token SECRET  # wait for seats
 import { parseArgs } from "node:util";
 
-import { type Turn, ZigguratClient, kabaleo, pylos } from "../src/index.js";
+import { type Turn, UnknownGameError, ZigguratClient } from "../src/index.js";
 
 function choose(turn: Turn): string {
   return turn.legalMoves[Math.floor(Math.random() * turn.legalMoves.length)];
@@ -14,8 +15,8 @@ function choose(turn: Turn): string {
 const { values: args } = parseArgs({
   options: {
     server: { type: "string", default: "127.0.0.1:50051" },
-    create: { type: "string" }, // pylos or kabaleo
-    seats: { type: "string", default: "2" },
+    create: { type: "string" }, // any game the server lists (ListGames): pylos, kabaleo, phantom-ttt, ...
+    seats: { type: "string", default: "0" }, // 0: the game's fewest
     match: { type: "string" },
     name: { type: "string", default: "ts-random" },
     remote: { type: "boolean", default: false },
@@ -40,7 +41,13 @@ try {
   } else {
     let matchId = args.match;
     if (args.create) {
-      const config = args.create === "kabaleo" ? kabaleo(Number(args.seats)) : pylos();
+      // Any game the server hosts, by its name: resolved through ListGames, so this bot plays
+      // games added after it was written (choose only picks among legalMoves).
+      const config = await client.gameConfig(args.create, Number(args.seats)).catch((error: unknown) => {
+        if (!(error instanceof UnknownGameError)) throw error;
+        console.error(error.message); // one line naming the server's games
+        process.exit(2);
+      });
       matchId = (await client.createMatch(config)).matchId;
       console.log(`created match ${matchId}`);
     }

@@ -5,9 +5,18 @@ import { type Client as RpcClient, createClient } from "@connectrpc/connect";
 import { Http2SessionManager, createGrpcTransport } from "@connectrpc/connect-node";
 
 import { BackoffState, type Backoff, DEFAULT_BACKOFF } from "./backoff.js";
-import { Code, Reason, RejectedError, type Rejection, ZigguratError, isRetryable, rejectionFrom } from "./errors.js";
+import {
+  Code,
+  Reason,
+  RejectedError,
+  type Rejection,
+  UnknownGameError,
+  ZigguratError,
+  isRetryable,
+  rejectionFrom,
+} from "./errors.js";
 import { BotService, type Assignment } from "./gen/ziggurat/v1/bot_service_pb.js";
-import { type GameConfig, GameConfigSchema, Game, type GameView } from "./gen/ziggurat/v1/game_pb.js";
+import { type GameConfig, GameConfigSchema, Game, type GameInfo, type GameView } from "./gen/ziggurat/v1/game_pb.js";
 import {
   type Event,
   type Match,
@@ -241,6 +250,25 @@ export class ZigguratClient {
         if (hop === 2) throw silent ?? failure;
       }
     }
+  }
+
+  /** Every game the server hosts (MatchService.ListGames), in the order a lobby should offer
+   * them: name, title, seat counts, rule options and whether anything is hidden. A bot written
+   * before a game existed can still create and play it from this. */
+  async listGames(): Promise<GameInfo[]> {
+    return (await this.call(this.matches.listGames({}))).games;
+  }
+
+  /** The configuration of the game the server lists under `name` ("pylos", "kabaleo",
+   * "phantom-ttt", or one added since), resolved through listGames, so it needs no per-game
+   * code. `seats` 0 takes the game's fewest seats; `options` are its rule options by name, as
+   * GameInfo.options spells them (GameConfig.ruleOptions), judged by the server when the match
+   * is created (INVALID_CONFIG). A name the server does not list throws UnknownGameError. */
+  async gameConfig(name: string, seats = 0, options: Record<string, string> = {}): Promise<GameConfig> {
+    const games = await this.listGames();
+    const game = games.find((info) => info.name === name);
+    if (game === undefined) throw new UnknownGameError(name, games.map((info) => info.name));
+    return create(GameConfigSchema, { game: game.game, seats: seats || game.minSeats, ruleOptions: { ...options } });
   }
 
   /** Creates a match with open seats: the match as a spectator sees it, plus the creator

@@ -32,6 +32,18 @@ export const Reason = {
   GaveUp: "GAVE_UP",
 } as const;
 
+/** A game name the server does not list (ZigguratClient.gameConfig); `known` is every name it
+ * does, so the message tells a person what to type instead. */
+export class UnknownGameError extends Error {
+  constructor(
+    readonly game: string,
+    readonly known: string[],
+  ) {
+    super(`unknown game ${JSON.stringify(game)}: this server hosts ${known.join(", ")}`);
+    this.name = "UnknownGameError";
+  }
+}
+
 /** A call the server refused (or the network lost): code, reason ("" when none), message,
  * and the ErrorInfo's metadata (e.g. MATCH_ELSEWHERE's "address"). */
 export class ZigguratError extends Error {

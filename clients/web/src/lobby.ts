@@ -1,25 +1,23 @@
 // The lobby: the server's matches (refreshed every two seconds), the seats this browser holds,
 // the player's name (one field, remembered, checked as the server checks it), and the form that
-// creates a match, seats you, and fills other seats with built-in bots or connected remote bots
-// (invited with BotService.InviteBot). The list is updated in place, row by row, keyed by match
+// creates a match of any game the server lists, seats you, and fills other seats with built-in
+// bots or connected remote bots (invited with BotService.InviteBot; the form: newmatch.ts). The list is updated in place, row by row, keyed by match
 // id: a refresh never replaces a button under the pointer, so a click across a refresh counts.
-import { create } from "@bufbuild/protobuf";
 import { api, allTickets, asCreator, bots as botService, explain, forgetTicket, keepTicket, playerName, reasonOf, setPlayerName, ticketFor, tournaments, unreachable, arena } from "./api.js";
 import { clear, h } from "./dom.js";
-import { Game, GameConfigSchema, KabaleoDeal, PylosVariant, type GameConfig } from "./gen/ziggurat/v1/game_pb.js";
-import { MatchStatus, SeatState, TimeoutPolicy, type Match } from "./gen/ziggurat/v1/match_pb.js";
+import { MatchStatus, SeatState, type Match } from "./gen/ziggurat/v1/match_pb.js";
 import type { ConnectedBot } from "./gen/ziggurat/v1/bot_service_pb.js";
-import type { BuiltinBot } from "./gen/ziggurat/v1/match_service_pb.js";
 import { MAX_NAME, nameProblem } from "./name.js";
+import { renderForm } from "./newmatch.js";
 import { navigate } from "./router.js";
 import { rulesLinks } from "./rules.js";
-import { clockText, duration, gameName, isHere, optionsText, seatLabel } from "./text.js";
-import { t } from "./i18n.js";
+import { clockText, gameName, isHere, optionsText, seatLabel } from "./text.js";
+import { listAnd, t } from "./i18n.js";
 
 const REFRESH_MS = 2000;
 
 /** The name field, shared by Join and Create: its value once valid, else "" (the problem shown). */
-interface NameField {
+export interface NameField {
   section: HTMLElement;
   /** The trimmed name, remembered; or "" after showing why it cannot be used and focusing the field. */
   take(): string;
@@ -68,8 +66,9 @@ export function showLobby(root: HTMLElement): () => void {
   const mine = h("section", { class: "my-seats" });
   const list = h("section", { class: "matches" });
   const form = h("section", { class: "create" });
+  const subtitle = h("span", { class: "sub" }); // the games the server hosts, once it has said
   root.append(
-    h("header", { class: "top" }, h("h1", {}, "ziggurat"), h("span", { class: "sub" }, t("lobby.subtitle")), rulesLinks()),
+    h("header", { class: "top" }, h("h1", {}, "ziggurat"), subtitle, rulesLinks()),
     connection,
     h("div", { class: "lobby" }, h("div", { class: "col" }, you.section, form, mine), h("div", { class: "col wide" }, list)),
     status,
@@ -87,23 +86,38 @@ export function showLobby(root: HTMLElement): () => void {
     root.querySelector("header.top")?.after(h("p", { class: "tournament-banner arena-banner" }, `${t("lobby.arena", { name: r.arena.name })} `,
       h("a", { class: "to-arena", href: "#/arena" }, t("lobby.arenaLink"))));
   }).catch(() => undefined); // any other server: ArenaService is not served (unimplemented)
-  let bots: BuiltinBot[] = [];
   let stopped = false;
   const remote = new RemoteBots();
   const rows = new MatchList(list, you);
   const seats = new MySeats(mine);
-  void api.listBuiltinBots({}).then((r) => {
-    bots = r.bots;
-    renderForm(form, bots, remote, status, you);
-  }).catch((e: unknown) => { status.textContent = explain(e); renderForm(form, bots, remote, status, you); });
+  // The form needs the games the server hosts (ListGames) and its bots: asked again with each
+  // refresh of the list until both have answered.
+  let formShown = false;
+  let listSaid = false;
+  async function showForm(): Promise<void> {
+    const [games, bots] = await Promise.all([api.listGames({}), api.listBuiltinBots({})]);
+    if (stopped || formShown) return;
+    formShown = true;
+    subtitle.textContent = t("lobby.subtitle", { games: listAnd(games.games.map((g) => g.title || g.name)) });
+    renderForm(form, games.games, bots.bots, remote, status, you);
+  }
 
   async function refresh(): Promise<void> {
+    if (!formShown) {
+      void showForm().catch((e: unknown) => {
+        if (stopped || unreachable(e)) return;
+        status.textContent = explain(e);
+        listSaid = true;
+      });
+    }
     try {
       const [response] = await Promise.all([api.listMatches({ pageSize: 50 }), remote.refresh()]);
       if (stopped) return;
       rows.update(response.matches);
       seats.update(response.matches);
-      status.textContent = "";
+      // Only what a refresh said is taken back by one: the form's words stay until it speaks again.
+      if (listSaid) status.textContent = "";
+      listSaid = false;
       connection.hidden = true;
       list.classList.remove("stale");
     } catch (error) {
@@ -112,7 +126,10 @@ export function showLobby(root: HTMLElement): () => void {
       const lost = unreachable(error);
       connection.hidden = !lost;
       list.classList.toggle("stale", lost);
-      if (!lost) status.textContent = explain(error);
+      if (!lost) {
+        status.textContent = explain(error);
+        listSaid = true;
+      }
     }
   }
   list.addEventListener("refresh", () => void refresh());
@@ -301,7 +318,7 @@ function statusName(status: MatchStatus): string {
 }
 
 /** The remote bots connected now (ListBots), refreshed with the list; listeners hear of changes. */
-class RemoteBots {
+export class RemoteBots {
   bots: ConnectedBot[] = [];
   private key = "";
   private listeners: (() => void)[] = [];
@@ -322,106 +339,4 @@ class RemoteBots {
   onChange(listener: () => void): void {
     this.listeners.push(listener);
   }
-}
-
-/** The value of an opponent choice that invites a connected remote bot (built-in bots have no colon). */
-const REMOTE_PREFIX = "remote:";
-
-function renderForm(section: HTMLElement, bots: BuiltinBot[], remote: RemoteBots, status: HTMLElement, you: NameField): void {
-  clear(section);
-  const game = h("select", { id: "game" }, h("option", { value: "pylos" }, t("form.pylos")), h("option", { value: "kabaleo" }, t("form.kabaleo")));
-  const seats = h("select", { id: "seats" }, [2, 3, 4].map((n) => h("option", { value: n }, t("options.players", { count: n }))));
-  const variant = h("select", { id: "variant" },
-    h("option", { value: PylosVariant.STANDARD }, t("variant.standard")),
-    h("option", { value: PylosVariant.BEGINNER }, t("variant.beginner")),
-    h("option", { value: PylosVariant.ADVANCED }, t("variant.advanced")));
-  const deal = h("select", { id: "deal" }, h("option", { value: KabaleoDeal.RANDOM }, t("options.randomDeal")), h("option", { value: KabaleoDeal.EQUAL }, t("options.equalDeal")));
-  const lastStack = h("input", { id: "last-stack", type: "checkbox" });
-  const clock = h("select", { id: "clock" },
-    h("option", { value: "none" }, t("form.noClock")),
-    h("option", { value: "move30" }, t("clock.perMove", { limit: duration(30000) })),
-    h("option", { value: "move10" }, t("clock.perMove", { limit: duration(10000) })),
-    h("option", { value: "fischer5" }, t("clock.fischer", { base: duration(300000), increment: duration(3000) })),
-    h("option", { value: "fischer1" }, t("clock.fischer", { base: duration(60000), increment: duration(2000) })));
-  const opponents = h("div", { class: "opponents" });
-  const renderOpponents = (): void => {
-    const chosen = [...opponents.querySelectorAll<HTMLSelectElement>("select.opponent")].map((s) => s.value);
-    clear(opponents);
-    const g = game.value === "pylos" ? Game.PYLOS : Game.KABALEO;
-    const n = g === Game.PYLOS ? 2 : Number(seats.value);
-    const choices = bots.filter((b) => b.games.includes(g));
-    // A remote bot with no games listed plays every game.
-    const connected = remote.bots.filter((b) => !b.games.length || b.games.includes(g));
-    for (let i = 1; i < n; i++) {
-      const select = h("select", { class: "opponent", "data-index": i },
-        h("option", { value: "" }, t("form.person")),
-        choices.length ? h("optgroup", { label: t("form.builtinBots") },
-          choices.map((b) => h("option", { value: b.name, title: b.description }, t("form.bot", { name: b.name })))) : null,
-        connected.length ? h("optgroup", { label: t("form.remoteBots") },
-          connected.map((b) => h("option", { value: REMOTE_PREFIX + b.name, title: t("form.remoteLoad", { active: b.activeMatches, max: b.maxMatches }) },
-            t("form.remote", { name: b.name })))) : null);
-      const before = chosen[i - 1];
-      if (before && [...select.options].some((o) => o.value === before)) select.value = before;
-      opponents.append(h("label", {}, `${t("form.seatFor", { n: i })} `, select));
-    }
-  };
-  remote.onChange(renderOpponents);
-  const kabaleoOnly = h("div", { class: "kabaleo-only" }, h("label", {}, `${t("form.players")} `, seats), h("label", {}, `${t("form.deal")} `, deal), h("label", {}, lastStack, ` ${t("options.lastStack")}`));
-  const pylosOnly = h("div", { class: "pylos-only" }, h("label", {}, `${t("form.variant")} `, variant));
-  const sync = (): void => {
-    kabaleoOnly.hidden = game.value !== "kabaleo";
-    pylosOnly.hidden = game.value !== "pylos";
-    renderOpponents();
-  };
-  game.addEventListener("change", sync);
-  seats.addEventListener("change", renderOpponents);
-  const button = h("button", { id: "create", class: "primary" }, t("form.create"));
-  button.addEventListener("click", () => void (async () => {
-    const who = you.take();
-    if (!who) {
-      status.textContent = t("lobby.nameBeforeCreate");
-      return;
-    }
-    button.disabled = true;
-    let made = "";
-    try {
-      const config: GameConfig = create(GameConfigSchema, game.value === "pylos"
-        ? { game: Game.PYLOS, seats: 2, options: { case: "pylos", value: { variant: Number(variant.value) } } }
-        : { game: Game.KABALEO, seats: Number(seats.value), options: { case: "kabaleo", value: { deal: Number(deal.value), lastStack: lastStack.checked } } });
-      const timeControl = {
-        none: {}, move30: { perMoveMs: 30000 }, move10: { perMoveMs: 10000 },
-        fischer5: { baseMs: 300000, incrementMs: 3000 }, fischer1: { baseMs: 60000, incrementMs: 2000 },
-      }[clock.value] ?? {};
-      const created = await api.createMatch({ config, timeControl: { ...timeControl, onTimeout: TimeoutPolicy.FORFEIT } });
-      const matchId = created.match!.matchId;
-      made = matchId;
-      const joined = await api.joinMatch({ matchId, playerName: who });
-      keepTicket({ matchId, seat: joined.seat, token: joined.token, name: who, creatorToken: created.creatorToken });
-      for (const select of opponents.querySelectorAll<HTMLSelectElement>("select.opponent")) {
-        if (select.value.startsWith(REMOTE_PREFIX)) {
-          await botService.inviteBot({ matchId, botName: select.value.slice(REMOTE_PREFIX.length) }, asCreator(created.creatorToken));
-        } else if (select.value) {
-          await api.addBot({ matchId, bot: select.value });
-        }
-      }
-      navigate(`/match/${matchId}`);
-    } catch (error) {
-      if (reasonOf(error) === "BAD_NAME") you.refuse(explain(error));
-      status.textContent = made
-        ? t("form.partly", { id: made, why: explain(error) })
-        : t("form.notCreated", { why: explain(error) });
-    } finally {
-      button.disabled = false;
-    }
-  })());
-  section.append(
-    h("h2", {}, t("form.title")),
-    h("label", {}, `${t("form.game")} `, game),
-    pylosOnly,
-    kabaleoOnly,
-    h("label", {}, `${t("form.clock")} `, clock),
-    opponents,
-    button,
-  );
-  sync();
 }

@@ -76,8 +76,11 @@ export function optionsText(config: GameConfig | undefined): string {
     const variant = config.options.case === "pylos" ? config.options.value.variant : PylosVariant.UNSPECIFIED;
     return t(VARIANTS[variant] ?? "variant.standard");
   }
-  // A game with no options this client knows: its number of seats only.
-  if (config.options.case !== "kabaleo" && config.game !== Game.KABALEO) return t("options.players", { count: config.seats });
+  // A game with no typed options: its number of seats, then its options by name as the server says them.
+  if (config.options.case !== "kabaleo" && config.game !== Game.KABALEO) {
+    const named = Object.entries(config.ruleOptions ?? {}).sort(([a], [b]) => a.localeCompare(b)).map(([key, value]) => `${key}: ${value}`);
+    return [t("options.players", { count: config.seats }), ...named].join(", ");
+  }
   const k = config.options.case === "kabaleo" ? config.options.value : undefined;
   const deal = k?.deal === KabaleoDeal.EQUAL ? t("options.equalDeal") : t("options.randomDeal");
   return [t("options.players", { count: config.seats }), deal, k?.lastStack ? t("options.lastStack") : ""].filter(Boolean).join(", ");

@@ -39,7 +39,7 @@ test("a person invites a connected remote bot from the browser and plays it to t
   await page.goto(server.url);
   await page.fill("#name", "Ada");
   await page.selectOption("#game", "pylos");
-  await page.selectOption("#variant", { label: "beginner (no recovery)" });
+  await page.selectOption("#option-variant", { label: "beginner (no recovery)" });
   // The lobby offers the connected bot for the open seat (it appears within a refresh or two).
   await page.waitForSelector('select.opponent option[value="remote:robo"]', { state: "attached", timeout: 30_000 });
   const groups = await page.$$eval("select.opponent optgroup", (gs) => gs.map((g) => g.label));

@@ -9,22 +9,11 @@ from __future__ import annotations
 
 import hmac
 from dataclasses import dataclass
-from pathlib import Path
 
 from ziggurat.core.match import hash_token
+from ziggurat.core.tokens import read_token_file
 from ziggurat.wire import errors
 from ziggurat.wire.reasons import Reason
-
-
-def read_token_file(path: str, what: str) -> str:
-    """The token in ``path`` (surrounding whitespace ignored); ValueError with a one-line message."""
-    try:
-        token = Path(path).read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError) as error:
-        raise ValueError(f"cannot read the {what} file {path}: {error}") from None
-    if len(token) < 16:
-        raise ValueError(f"the {what} file {path} must hold a token of at least 16 characters")
-    return token
 
 
 @dataclass(frozen=True, slots=True)

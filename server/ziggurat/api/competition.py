@@ -27,7 +27,7 @@ Every refusal is ``PERMISSION_DENIED`` with the reason ``NOT_ALLOWED_IN_COMPETIT
 message naming the call, the listener and why; it is decided before the servicer runs, so a
 refused call changes nothing and tells nothing (not even whether a match id exists).
 ``docs/tournaments.md`` ("What a participant can do") prints this table and
-``tests/service/test_competition.py`` checks that the two agree and that a real server does
+``tests/api/test_competition.py`` checks that the two agree and that a real server does
 what every cell says.
 """
 
@@ -121,6 +121,8 @@ POLICY: Mapping[str, Mapping[Listener, Rule]] = {
     _MATCH + "JoinMatch": _REFUSED_EVERYWHERE,
     _MATCH + "AddBot": _REFUSED_EVERYWHERE,
     _MATCH + "ListBuiltinBots": _REFUSED_EVERYWHERE,
+    # What the server hosts: public, as the rules pages are; a participant is told its game.
+    _MATCH + "ListGames": _row(Rule.REFUSED, Rule.AUDIENCE, Rule.AUDIENCE),
     _BOT + "ConnectBot": _row(Rule.REGISTERED_BOT, Rule.REGISTERED_BOT, Rule.NOT_SERVED),
     _BOT + "ListBots": _REFUSED_EVERYWHERE,
     _BOT + "InviteBot": _REFUSED_EVERYWHERE,

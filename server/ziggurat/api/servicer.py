@@ -37,10 +37,11 @@ from ziggurat.core.render import (
 from ziggurat.core.timecontrol import TimeControl
 from ziggurat.core.tokens import new_token
 from ziggurat.rules.core import RulesError
+from ziggurat.rules.registry import GAMES
 from ziggurat.v1 import match_pb2 as mpb
 from ziggurat.v1 import match_service_pb2 as spb
 from ziggurat.wire import errors
-from ziggurat.wire.codec import GAME_NAMES, config_from_proto
+from ziggurat.wire.codec import GAME_NAMES, config_from_proto, game_info
 from ziggurat.wire.reasons import Reason
 
 _POLICIES = {
@@ -290,6 +291,13 @@ class MatchServicer:
         return spb.GetMatchRecordResponse(record=match_record(match))
 
     @api
+    async def ListGames(
+        self, request: spb.ListGamesRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> spb.ListGamesResponse:
+        """Every game of the registry, as the games declare themselves."""
+        return spb.ListGamesResponse(games=[game_info(rules) for rules in GAMES.values()])
+
+    @api
     async def ListBuiltinBots(
         self, request: spb.ListBuiltinBotsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> spb.ListBuiltinBotsResponse:
@@ -528,6 +536,7 @@ def method_handlers(servicer: MatchServicer) -> dict[str, grpc.RpcMethodHandler[
         "GetMatchRecord": (spb.GetMatchRecordRequest, spb.GetMatchRecordResponse),
         "ListBuiltinBots": (spb.ListBuiltinBotsRequest, spb.ListBuiltinBotsResponse),
         "AddBot": (spb.AddBotRequest, spb.AddBotResponse),
+        "ListGames": (spb.ListGamesRequest, spb.ListGamesResponse),
     }
     for name, (request_type, response_type) in unary.items():
         generic[name] = grpc.unary_unary_rpc_method_handler(

@@ -74,7 +74,7 @@ async def end_call(context: Any, error: errors.ApiError) -> None:
     raises on the call's own state, and that exception's traceback runs through the call's
     frames, so every refused call (a flood of out-of-turn moves, of unknown match ids, of
     silent streams) stayed in a reference cycle until a full collection
-    (``tests/service/test_memory.py``). The refusal's own traceback, which holds the
+    (``tests/hosting/test_memory.py``). The refusal's own traceback, which holds the
     handler's frames, is dropped for the same reason. The web port's Connect context
     (``ziggurat.web.connect.CallContext``) has no status to set: its ``abort`` raises the
     Connect error, as before.
@@ -100,7 +100,7 @@ async def write(context: Any, message: Any) -> bool:
 
     gRPC fails such a write with ExecuteBatchError and ignores it only once it has noticed the
     client's close itself, which it often has not yet: 500 abandoned WatchMatch streams on a
-    1-byte flow-control window left about 450 of them answered UNKNOWN (``tests/service/
+    1-byte flow-control window left about 450 of them answered UNKNOWN (``tests/api/
     test_abandoned_streams.py``), each logged and recorded as a bug.
     """
     try:
@@ -166,7 +166,7 @@ async def close_requests(requests: object) -> None:
     the receiver to the call's context and state: a handler that takes only the first
     message from the iterator (Play reads the rest with ``context.read()``) would leave the
     whole call in a reference cycle that only a full garbage collection frees
-    (``tests/service/test_memory.py::test_ended_play_streams_leave_no_reference_cycle``).
+    (``tests/hosting/test_memory.py::test_ended_play_streams_leave_no_reference_cycle``).
     """
     aclose = getattr(requests, "aclose", None)
     if aclose is not None:

@@ -46,7 +46,8 @@ class ArenaConfigError(ConfigError):
 
 @dataclass(frozen=True)
 class LadderConfig:
-    """One game the arena plays: Pylos (2 seats) or Kabaleo at the given table sizes."""
+    """One game the arena plays (any registered game) and the table sizes it is played at,
+    within the seats the game declares (Pylos, phantom tic-tac-toe: 2; Kabaleo: 2 to 4)."""
 
     game: str
     table_sizes: tuple[int, ...]

@@ -5,8 +5,8 @@ The rule, each pairing round, per ladder (:func:`pair`):
 1. **Who picks first.** The free lines are ordered by uncertainty, most uncertain first
    (OpenSkill's sigma), then by how long they have waited: new and uncertain lines are
    seated first and so play more, and nobody who is free waits behind a crowd forever.
-2. **Table size.** Pylos seats 2. For Kabaleo, among the configured sizes that the free
-   lines can fill, the size with the fewest rated games so far.
+2. **Table size.** Among the ladder's configured sizes that the free lines can fill, the
+   size with the fewest rated games so far (a two-seat game such as Pylos has one size).
 3. **Opponents.** The first free line picks, one seat at a time, the free line that makes
    the closest table: the highest match quality, OpenSkill's draw probability of the whole
    table (``Ladder.quality``), the longest waiting on a tie. Lines it met in its last

@@ -23,14 +23,13 @@ import os
 import sys
 from typing import Any
 
-from ziggurat.api.access import read_token_file
 from ziggurat.bots import BOTS, GAMES_OF
 from ziggurat.bots.workers import SEARCH_BOTS, SearchPool
 from ziggurat.cli import exits
 from ziggurat.cli.commands import summary_of
 from ziggurat.cli.gameopts import add_game_options, game_options
 from ziggurat.cli.tls_options import TlsOptionError, add_tls_arguments, tls_from_args
-from ziggurat.core.tokens import new_token
+from ziggurat.core.tokens import new_token, read_token_file
 from ziggurat.rules.core import InvalidConfigError
 from ziggurat.rules.registry import GAMES
 from ziggurat.v1 import match_pb2

@@ -2,7 +2,8 @@
 
 The games come from ``ziggurat tournament export --jsonl``. Each game is rebuilt
 from its revealed seed (checked against its commitment) and its moves, so what
-is shown is what the rules make of the record, not what the record claims.
+is shown is what the rules make of the record, not what the record claims: each position
+drawn when :mod:`ziggurat.cli.drawings` draws the game, else as its full position text.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from ziggurat.cli import exits
 from ziggurat.cli.commands import summary_of
+from ziggurat.cli.drawings import draw
 from ziggurat.rules.core import RulesError
 from ziggurat.rules.registry import get_rules
 from ziggurat.rules.seeding import commitment
@@ -45,29 +47,6 @@ def _seconds(text: str) -> float:
     if not value >= 0:
         raise argparse.ArgumentTypeError("must be 0 or more seconds")
     return value
-
-
-def render(game: str, position: str) -> str:
-    """A position drawn for people: Pylos levels side by side, Kabaleo stacks and hands."""
-    fields = position.split()
-    if game == "pylos":
-        levels = fields[0].split("/")
-        sizes = (4, 3, 2, 1)
-        rows = []
-        for row in range(4):
-            parts = []
-            for level, size in zip(levels, sizes, strict=True):
-                cells = level[row * size : (row + 1) * size] if row < size else ""
-                parts.append(" ".join(cells).ljust(2 * 4))
-            rows.append("   ".join(parts).rstrip())
-        return "\n".join(rows) + f"\nto move: {fields[1]}"
-    stacks = fields[0].split("/")
-    hands = fields[1].split("/")
-    tops = " ".join(f"{i + 1}:{s[-1]}{len(s)}" for i, s in enumerate(stacks))
-    lines = [f"stacks {tops}"]
-    lines += [f"seat {i + 1} hand {hand}" for i, hand in enumerate(hands)]
-    lines.append(f"to move {fields[2]}, last stack {fields[3]}, objectives {fields[4]}")
-    return "\n".join(lines)
 
 
 # The fields a game record must have, and their JSON types (``ziggurat tournament export --jsonl``).
@@ -192,7 +171,7 @@ def _play_back(record: dict[str, Any], args: argparse.Namespace) -> bool:
         print(f"   cannot set the game up: {error}")
         return False
     if not args.final:
-        print(render(game, rules.format_position(state)))
+        print(draw(game, rules.format_position(state)))
     for ply, move in enumerate(record["moves"], start=1):
         try:
             state = rules.apply(state, move["move"])
@@ -202,11 +181,11 @@ def _play_back(record: dict[str, Any], args: argparse.Namespace) -> bool:
         if not args.final:
             note = " (played by the server)" if move["substituted"] else ""
             print(f"\n{ply}. seat {move['seat']} ({seats[move['seat'] - 1]}): {move['move']}{note}")
-            print(render(game, rules.format_position(state)))
+            print(draw(game, rules.format_position(state)))
             if args.delay:
                 time.sleep(args.delay)
     if args.final:
-        print(render(game, rules.format_position(state)))
+        print(draw(game, rules.format_position(state)))
     ranks = record["ranks"]
     verdicts = record["verdicts"]
     print(

@@ -1,7 +1,7 @@
 """``ziggurat rules``: legal moves, move application, perft and seeded set-ups from the shell.
 
 Made for bot authors in any language to check their own move generators against
-ours. Kabaleo positions given here are full (objectives visible).
+ours. Positions given here are full (Kabaleo's objectives visible), for any registered game.
 """
 
 from __future__ import annotations
@@ -56,18 +56,24 @@ def _position_args(parser: argparse.ArgumentParser) -> None:
     add_game_options(parser)
 
 
-def _seats(game: str, position: str) -> int:
-    """Seats of a position: Kabaleo has one hand per seat in its second field."""
-    if game == "kabaleo":
-        fields = position.split()
-        return len(fields[1].split("/")) if len(fields) > 1 else 0
-    return 2
-
-
 def _load(args: argparse.Namespace) -> tuple[AnyRules, Any]:
+    """The rules and the state of the position given, read at the seat count it is written for.
+
+    A position says its number of seats only in the game's own notation (Kabaleo: one hand per
+    seat), so each seat count the game declares is tried, fewest first; the first whose
+    configuration reads the position wins. When none does, the error says what each one said.
+    """
     rules = get_rules(args.game)
-    config = rules.parse_config(game_options(args), _seats(args.game, args.position))
-    return rules, rules.parse_position(args.position, config)
+    options = game_options(args)
+    said: dict[str, list[int]] = {}
+    for seats in range(rules.min_seats, rules.max_seats + 1):
+        try:
+            return rules, rules.parse_position(args.position, rules.parse_config(options, seats))
+        except RulesError as error:
+            said.setdefault(str(error), []).append(seats)
+    if len(said) == 1:
+        raise RulesError(next(iter(said)))
+    raise RulesError("; ".join(f"as {'/'.join(map(str, n))} seats: {text}" for text, n in said.items()))
 
 
 def _fail(error: Exception) -> int:

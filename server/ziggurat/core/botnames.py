@@ -41,8 +41,6 @@ import unicodedata
 from functools import lru_cache
 from importlib import resources
 
-from confusable_homoglyphs import confusables  # type: ignore[import-untyped]
-
 from ziggurat.wire import errors
 
 MAX_NAME = 64
@@ -59,6 +57,8 @@ def display_name(name: str) -> str:
     text = unicodedata.normalize("NFKC", name).strip()
     if not text or len(text) > MAX_NAME or not text.isprintable():
         raise errors.invalid("BAD_NAME", f"a bot name is 1 to {MAX_NAME} printable characters")
+    from confusable_homoglyphs import confusables  # type: ignore[import-untyped]  # 65 ms: first name only
+
     if confusables.is_mixed_script(text):
         raise errors.invalid("BAD_NAME", f"a bot name may not mix scripts (look-alike letters): {text!r}")
     if claims_house_bot(text):
@@ -95,7 +95,7 @@ def claims_house_bot(name: str) -> bool:
     (True, True, False)
     """
     key = "".join(skeleton(name).split())
-    return key.endswith(_BOT_SUFFIX_KEY)
+    return key.endswith(skeleton(BOT_SUFFIX))
 
 
 def house_bot_display(bot_name: str) -> str:
@@ -108,7 +108,7 @@ def _prototype(ch: str) -> str:
     """The prototype of ``ch``'s confusable class (itself when it has none), small capitals
     read as their letter."""
     plain = EXTRA.get(ch) or _small_capital(ch)
-    return "".join(_small_capital(c) for c in _PROTOTYPES.get(plain, plain))
+    return "".join(_small_capital(c) for c in _prototypes().get(plain, plain))
 
 
 def _small_capital(ch: str) -> str:
@@ -118,8 +118,10 @@ def _small_capital(ch: str) -> str:
     return ch
 
 
-def _load_prototypes() -> dict[str, str]:
-    """Each confusable character -> the prototype of its class, from the library's table.
+@lru_cache(maxsize=1)
+def _prototypes() -> dict[str, str]:
+    """Each confusable character -> the prototype of its class, from the library's table (read
+    at the first name checked, not at import: every server and CLI process imports this module).
 
     The library stores confusables.txt's ``source -> prototype`` lines both ways (each source
     lists its prototype; each prototype lists its sources), so the classes are stars: the
@@ -149,7 +151,3 @@ def _centre_of_pair(a: str, b: str) -> str:
     if a.isascii() != b.isascii():
         return a if a.isascii() else b
     return min(a, b)
-
-
-_PROTOTYPES = _load_prototypes()
-_BOT_SUFFIX_KEY = skeleton(BOT_SUFFIX)

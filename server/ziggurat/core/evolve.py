@@ -118,7 +118,7 @@ def evolve(rules: AnyRules, state: MatchState, event: Event | Strike, game: Any 
     """
     # The two events of every ply build the new state directly (``replace`` costs more than
     # the rest of evolve together); a field added to MatchState must be added here too
-    # (tests/service/test_decide_evolve.py checks that every other field is carried over).
+    # (tests/core/test_decide_evolve.py checks that every other field is carried over).
     if isinstance(event, MovePlayed):
         after = rules.apply(state.game, event.move) if game is _UNSET else game
         seats = state.seats

@@ -24,6 +24,7 @@ from zeroconf import InterfaceChoice, IPVersion
 from zeroconf.asyncio import AsyncServiceInfo, AsyncZeroconf
 
 from ziggurat import __version__
+from ziggurat.rules.registry import GAMES
 
 log = logging.getLogger("ziggurat.mdns")
 
@@ -32,7 +33,6 @@ SERVICE_TYPE = "_ziggurat._tcp.local."
 # as an HTTPS site when the web port speaks TLS.
 HTTP_SERVICE_TYPE = "_http._tcp.local."
 HTTPS_SERVICE_TYPE = "_https._tcp.local."
-GAMES = ("pylos", "kabaleo")
 API = "v1"
 
 # What zeroconf accepts as ``interfaces``: a choice, or addresses.
@@ -46,7 +46,8 @@ def txt_properties(
     client's port when it speaks plain HTTP, ``https`` when it speaks TLS; a reader that knows
     only ``http`` then finds no web port, rather than one it would talk to in the clear).
     """
-    properties = {"api": API, "games": ",".join(GAMES), "tls": "1" if tls else "0", "version": __version__}
+    games = ",".join(GAMES)  # every registered game, in the registry's order
+    properties = {"api": API, "games": games, "tls": "1" if tls else "0", "version": __version__}
     if http_port is not None:
         properties["https" if web_tls else "http"] = str(http_port)
     return properties

@@ -137,6 +137,22 @@ class View:
     outcome: Outcome | None
 
 
+@dataclass(frozen=True, slots=True)
+class GameOption:
+    """One rule option as a game declares it: what lobbies, the command line's help and
+    ``MatchService.ListGames`` offer, so that none of them needs to know the game.
+
+    ``choices`` lists every accepted value when there are few (empty: free text or a number,
+    as ``description`` says); ``default`` is the value an omitted option takes, spelled as the
+    option is (``""`` when omitting it means "none", as Kabaleo's ``colours``).
+    """
+
+    key: str
+    description: str
+    choices: tuple[str, ...] = ()
+    default: str = ""
+
+
 StateT = TypeVar("StateT")
 ConfigT = TypeVar("ConfigT")
 MoveT = TypeVar("MoveT")
@@ -153,8 +169,12 @@ class GameRules(Protocol, Generic[ConfigT, StateT, MoveT]):
 
     name: str
     """The registry key and the ``View.game`` of every view (the wire codec maps it to the proto enum)."""
+    title: str
+    """The game's name as people read it ("Pylos", "Phantom tic-tac-toe")."""
     min_seats: int
     max_seats: int
+    options: tuple[GameOption, ...]
+    """Every option :meth:`parse_config` accepts, in the order a form shows them."""
     hidden_information: bool
     """True when some seat may not see part of the state before the end (Kabaleo's objectives).
     Then :meth:`twin` must find a twin for every viewer at the start, or (when secrets arise
@@ -166,6 +186,16 @@ class GameRules(Protocol, Generic[ConfigT, StateT, MoveT]):
     With private moves the legal moves and error messages are the mover's alone, and a seat
     learns from its own moves, so a twin need keep them only for the mover and the suite
     follows twins only through the other seats' moves."""
+    duplicate_deals: bool
+    """True when the set-up deals hidden information from the seed (Kabaleo's objectives), so a
+    tournament may replay one deal with the seats rotated and compare how each player did with
+    the same cards. The suite checks that such a game has hidden information, that different
+    seeds deal differently, and that every viewer has a twin at the start (something is dealt)."""
+    openings: bool
+    """True when a tournament may start games from a book of opening moves (Pylos): the set-up
+    does not depend on the seed, so an opening means the same position in every game, and
+    every move is public, so the book (public text) tells no seat what it may not know. The
+    suite checks both: equal set-ups from different seeds, and no private moves."""
     perft_ignores: frozenset[Termination]
     """Endings :meth:`perft` does not apply because they depend on more than the position
     (Pylos: the repetition draw needs the history); usually empty."""

@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ziggurat.rules.core import (
+    GameOption,
     GameOverError,
     GameRules,
     IllegalMoveError,
@@ -272,10 +273,25 @@ class KabaleoRules:
     """Kabaleo behind the :class:`~ziggurat.rules.core.GameRules` contract the server and bots use."""
 
     name = "kabaleo"
+    title = "Kabaleo"
     min_seats = 2
     max_seats = 4
+    options: tuple[GameOption, ...] = (
+        GameOption(
+            "deal", "how pieces are dealt ('equal': 2 or 3 players only)", ("random", "equal"), "random"
+        ),
+        GameOption("last_stack", "forbid the stack of the previous move", ("false", "true"), "false"),
+        GameOption(
+            "colours",
+            "colours in play as letters of RYGBOP, seats + 2 of them; empty: drawn from the seed",
+            (),
+            "",
+        ),
+    )
     hidden_information = True
     private_moves = False  # every move is public
+    duplicate_deals = True  # the seed deals the objectives: a deal can be replayed, seats rotated
+    openings = False  # the set-up is the seed's deal: no one opening fits every game
     perft_ignores: frozenset[Termination] = frozenset()
 
     def option_examples(self, seats: int) -> list[dict[str, str]]:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ziggurat.rules.core import (
+    GameOption,
     GameOverError,
     GameRules,
     IllegalMoveError,
@@ -176,10 +177,17 @@ class PhantomRules:
     """Phantom tic-tac-toe behind the :class:`~ziggurat.rules.core.GameRules` contract."""
 
     name = "phantom-ttt"
+    title = "Phantom tic-tac-toe"
     min_seats = SEATS
     max_seats = SEATS
+    options: tuple[GameOption, ...] = ()
     hidden_information = True
     private_moves = True
+    duplicate_deals = False  # nothing is dealt: secrets arise only in play, from the seats' own marks
+    # No openings, although every game starts from the same empty board: the moves are private,
+    # and an opening book is public text, so pre-played marks would tell each seat where the
+    # other's marks are, which the game exists to hide.
+    openings = False
     perft_ignores: frozenset[Termination] = frozenset()
 
     def option_examples(self, seats: int) -> list[dict[str, str]]:

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from ziggurat.rules.core import (
+    GameOption,
     GameOverError,
     GameRules,
     IllegalMoveError,
@@ -445,10 +446,24 @@ class PylosRules:
     """Pylos behind the shared :class:`~ziggurat.rules.core.GameRules` contract."""
 
     name = "pylos"
+    title = "Pylos"
     min_seats = SEATS
     max_seats = SEATS
+    options: tuple[GameOption, ...] = (
+        GameOption(
+            "variant",
+            "rule variant (rules/pylos.md, Variants)",
+            ("standard", "beginner", "advanced"),
+            "standard",
+        ),
+        GameOption(
+            "max_moves", "a positive number: the game is drawn after this many moves; empty: no limit"
+        ),
+    )
     hidden_information = False  # perfect information: no seat ever has a twin
     private_moves = False  # every move is public
+    duplicate_deals = False  # nothing is dealt: the seed plays no part in the set-up
+    openings = True  # one empty board for every seed, every move public: a book of openings fits
     perft_ignores = frozenset({Termination.REPETITION})  # perft reads the board, not the history
 
     def option_examples(self, seats: int) -> list[dict[str, str]]:

@@ -21,8 +21,6 @@ from ziggurat.rules.pylos_geometry import (
     ABOVE,
     BALLS_PER_COLOUR,
     BELOW,
-    BITS_HIGH,
-    BITS_LOW,
     COVERED_BY_2,
     COVERED_BY_3,
     RAISE_TARGETS,
@@ -30,8 +28,20 @@ from ziggurat.rules.pylos_geometry import (
     SUPPORTED_BY_2,
     SUPPORTED_BY_3,
     TOP,
+    bit_tables,
     covered,
 )
+
+# The set-bit tables, bound here by _tables() at the first call of a function below (the loops
+# read them as globals at every move), not at import: every server process imports this module.
+BITS_LOW: tuple[tuple[int, ...], ...] = ()
+BITS_HIGH: tuple[tuple[int, ...], ...] = ()
+
+
+def _tables() -> None:
+    global BITS_LOW, BITS_HIGH
+    BITS_LOW, BITS_HIGH = bit_tables()
+
 
 CompletionTables = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]
 
@@ -50,6 +60,8 @@ def recovery_options(own: int, occupied: int) -> list[tuple[int, ...]]:
     first. Shared by the playout and the public move generator so both count the
     same set.
     """
+    if not BITS_LOW:
+        _tables()
     free = own & ~covered(occupied)
     singles = BITS_LOW[free & 0xFFFF] + BITS_HIGH[free >> 16]
     options: list[tuple[int, ...]] = [(a,) for a in singles]
@@ -66,6 +78,8 @@ def recovery_options(own: int, occupied: int) -> list[tuple[int, ...]]:
 
 def count_recoveries(own: int, occupied: int) -> int:
     """Count recovery choices without listing them: the weight of a completing move."""
+    if not BITS_LOW:
+        _tables()
     free = own & ~(COVERED_BY_2[occupied >> 16 & 0x1FF] | COVERED_BY_3[occupied >> 25 & 0xF])
     n = free.bit_count()
     total = n + n * (n - 1) // 2
@@ -100,6 +114,8 @@ def playout(
     sup1, sup2, sup3 = SUPPORTED_BY_1, SUPPORTED_BY_2, SUPPORTED_BY_3
     cov2, cov3 = COVERED_BY_2, COVERED_BY_3
     raise_targets = RAISE_TARGETS
+    if not BITS_LOW:
+        _tables()
     low, high = BITS_LOW, BITS_HIGH
     k1, k2, k3 = completion
     get = seen.get

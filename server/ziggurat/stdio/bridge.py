@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from types import TracebackType
 
-from ziggurat.bots.positions import pylos_state_for_turn
-from ziggurat.rules.pylos import PYLOS
+from ziggurat.rules.core import RulesError
+from ziggurat.rules.registry import GAMES
 from ziggurat.stdio.process import BotExitedError, BotProcess, LineTooLongError
 from ziggurat.v1 import game_pb2, match_pb2
 from ziggurat.wire.codec import config_from_proto
@@ -38,6 +38,28 @@ log = logging.getLogger("ziggurat.stdio")
 
 PROTOCOL_VERSION = 1
 MAX_NAME = 64  # the server's limit on player names
+HIDDEN_MOVE = "?"  # a move this seat may not see (a game with private moves): one word all the same
+
+
+def canonical_answer(turn: Turn, move: str) -> str | None:
+    """The canonical form of ``move`` in the turn's position, or None when it has none.
+
+    A notation may write one move several ways (Pylos: two recoveries in either order), and the
+    server accepts any of them, so the bridge must too. The rules say which form is canonical,
+    from a state: in a game without hidden information a seat's position text is the whole
+    position (the contract suite checks it), so the state is read from it. A seat of a game with
+    hidden information sees only part of the position, so there only the listed moves are
+    accepted (Kabaleo's and phantom tic-tac-toe's notations are strict: a legal move is written
+    one way).
+    """
+    rules = GAMES.get(turn.game)
+    if rules is None or rules.hidden_information:
+        return None
+    try:
+        state = rules.parse_position(turn.view.position, rules.parse_config(turn.options, turn.seats))
+        return rules.canonical_move(state, move)
+    except RulesError:
+        return None
 
 
 class Verdict(StrEnum):
@@ -222,11 +244,9 @@ class StdioBot:
         move = parts[1]
         if move in turn.legal_moves:
             return "", move
-        if turn.game == "pylos":  # recoveries may come in either order
-            with contextlib.suppress(Exception):
-                canonical = PYLOS.canonical_move(pylos_state_for_turn(turn), move)
-                if canonical in turn.legal_moves:
-                    return "", canonical
+        canonical = canonical_answer(turn, move)
+        if canonical in turn.legal_moves:
+            return "", canonical
         return "illegal", f"{_printable(move, 40)} is not a legal move here"
 
     def _moves_line(self, history: Sequence[str]) -> str:
@@ -238,7 +258,7 @@ class StdioBot:
             self._pending = None
         first = min(self._known, len(history))
         self._known = len(history)
-        return " ".join(["moves", str(first), *history[first:]])
+        return " ".join(["moves", str(first), *(move or HIDDEN_MOVE for move in history[first:])])
 
     async def finish(self, ended: match_pb2.MatchEndedEvent, history: Sequence[str]) -> None:
         """Tell the program the end (last moves, reveal, ranks); verdict ``finished``."""

@@ -27,7 +27,10 @@ Decisions:
   are checked against the constructor's keyword names. ``seed`` is refused:
   every game gives each seat its own seed (``GameSpec.bot_seeds``) so a run is
   reproducible.
-* **Openings** (Pylos only) are checked move by move with the tournament's
+* **Duplicate deals and openings** are for the games that declare them
+  (``GameRules.duplicate_deals``: Kabaleo; ``GameRules.openings``: Pylos), never chosen by
+  the game's name; a key the game does not declare is refused with one line saying why.
+* **Openings** are checked move by move with the tournament's
   rule options and stored in canonical notation; duplicate lines are refused
   because they would silently weight one opening twice.
 """
@@ -251,14 +254,15 @@ def parse_config(data: dict[str, Any], base_dir: Path) -> TournamentConfig:
         raise ConfigError(f"format: must be one of {', '.join(FORMATS)}, not {fmt_text!r}")
     if fmt == "swiss" and seats != 2:
         raise ConfigError("format: swiss pairs two players; it needs a 2-seat game")
-    has_hidden_deal = game == "kabaleo"
-    if top.has("duplicate") and not has_hidden_deal:
-        raise ConfigError(f"duplicate: only for kabaleo ({game} has no hidden deal to duplicate)")
+    if top.has("duplicate") and not rules.duplicate_deals:
+        raise ConfigError(
+            f"duplicate: {game} deals nothing hidden to replay (games with duplicate deals: {_dealers()})"
+        )
     openings: tuple[tuple[str, ...], ...] = ()
     openings_path = None
     if top.has("openings"):
-        if game != "pylos":
-            raise ConfigError("openings: only pylos has openings")
+        if not rules.openings:
+            raise ConfigError(f"openings: {game} does not start from openings ({_why_no_openings(rules)})")
         openings_path = (base_dir / top.string("openings")).resolve()
         openings = _read_openings(openings_path, rules, rules_config)
     champion = _champion(top, fmt, participants)
@@ -273,7 +277,7 @@ def parse_config(data: dict[str, Any], base_dir: Path) -> TournamentConfig:
         options=_frozen(options),
         rounds=top.integer("rounds", 1, minimum=1),
         concurrency=top.integer("concurrency", 1, minimum=1),
-        duplicate=top.boolean("duplicate", False) if has_hidden_deal else False,
+        duplicate=top.boolean("duplicate", False) if rules.duplicate_deals else False,
         openings=openings,
         openings_path=openings_path,
         time_control=_time_control(top.sub("time_control")),
@@ -287,6 +291,19 @@ def parse_config(data: dict[str, Any], base_dir: Path) -> TournamentConfig:
     if config.duplicate:
         _check_duplicate(config)
     return config
+
+
+def _dealers() -> str:
+    """The games whose set-up is a deal a tournament may replay, for the error line."""
+    return ", ".join(sorted(name for name, rules in GAMES.items() if rules.duplicate_deals)) or "none"
+
+
+def _why_no_openings(rules: AnyRules) -> str:
+    """Why a game declares no openings (``GameRules.openings``), for the error line."""
+    if rules.private_moves:
+        return "its moves are private, and an opening book is public"
+    games = ", ".join(sorted(name for name, other in GAMES.items() if other.openings)) or "none"
+    return f"its set-up depends on the seed; games with openings: {games}"
 
 
 def _check_duplicate(config: TournamentConfig) -> None:
@@ -433,7 +450,7 @@ def _read_openings(path: Path, rules: AnyRules, rules_config: Any) -> tuple[tupl
         if not moves:
             continue
         where = f"openings: {path.name} line {number}"
-        state = rules.new_game(rules_config, bytes(32))  # Pylos has no hidden set-up: any seed
+        state = rules.new_game(rules_config, bytes(32))  # openings: the same set-up from any seed
         canonical: list[str] = []
         for move in moves:
             try:

@@ -269,7 +269,7 @@ class TournamentRunner:
         self._launched: list[_Launched] = []
         self.exits: dict[str, int] = {}  # exits of launched remote bots, by bot name
         # duplicate deals: the rotations of a deal run together and their reveals wait for all
-        self.barrier = DealBarrier() if self.config.duplicate and self.config.game == "kabaleo" else None
+        self.barrier = DealBarrier() if self.config.duplicate else None  # only a game that deals has it
         self.server: ZigguratServer | None = None
 
     def bot_name(self, participant: Participant) -> str:

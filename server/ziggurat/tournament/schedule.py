@@ -16,15 +16,16 @@ Decisions:
 * **Seeds.** The set-up ``seed`` and ``bot_seeds`` of a game are *not* drawn from the
   configuration: they come from the organiser's secret (:mod:`ziggurat.tournament.sealed`,
   passed as ``secret``), so the public TOML text decides who plays whom but nothing
-  hidden. The games of a Kabaleo duplicate deal share their deal's seed. The order of the
+  hidden. The games of a duplicate deal share their deal's seed. The order of the
   schedule never depends on ``concurrency``, so changing it between runs never renumbers
   games.
-* **Two seats** (Pylos, 2-seat Kabaleo in Swiss): each pairing plays a pair of
-  games with colours swapped, once per opening. Games are emitted by blocks of
+* **Two seats** (Pylos, phantom tic-tac-toe, 2-seat Kabaleo in Swiss): each pairing plays
+  a pair of games with colours swapped, once per opening. Games are emitted by blocks of
   disjoint pairings (a round of the circle method): the first game of every
   pairing of the block, then the swapped games, so consecutive games rarely
   share a bot.
-* **Kabaleo tables** of size T: every T-subset of the field when there are at
+* **Tables** of size T, for a game that deals (``GameRules.duplicate_deals``: Kabaleo) or
+  seats more than two, outside Swiss: every T-subset of the field when there are at
   most :data:`MAX_TABLES` of them per cycle. Otherwise tables are drawn: each
   table takes the T participants who have played least so far this cycle
   (ties by lot), and a cycle has the largest number of tables ≤ :data:`MAX_TABLES`
@@ -45,6 +46,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from ziggurat.rules.registry import GAMES
 from ziggurat.rules.seeding import SeedStream
 from ziggurat.tournament import sealed
 from ziggurat.tournament.config import TournamentConfig
@@ -76,9 +78,9 @@ class GameSpec:
     options: Mapping[str, str] = field(hash=False)
     seats: tuple[str, ...]  # participant name per seat, seat 1 first (Pylos seat 1 = light)
     seed: bytes  # 32-byte match set-up seed
-    opening: tuple[str, ...]  # moves pre-played by the organiser (Pylos openings), else ()
+    opening: tuple[str, ...]  # moves pre-played by the organiser (a game with openings), else ()
     pair: int | None  # colour-swapped pair id (index of its first game): pentanomial statistics
-    deal: int | None  # Kabaleo duplicate-deal id (index of its first game)
+    deal: int | None  # duplicate-deal id (index of its first game)
     bot_seeds: tuple[int, ...]  # per-seat seeds for built-in bots (reproducibility)
 
 
@@ -183,7 +185,7 @@ def _tables(config: TournamentConfig, cycle: int, pool: list[str], size: int) ->
 
 
 def _table_drafts(config: TournamentConfig, cycle: int, tables: list[tuple[str, ...]]) -> list[_Draft]:
-    """Kabaleo games of the tables, by blocks of as many tables as the field could seat at once:
+    """The games of the tables, by blocks of as many tables as the field could seat at once:
     with ``duplicate`` every rotation of each deal of the block, else one game per table with seats by lot.
     """
     seats = _stream(config, f"seats/{cycle}")
@@ -210,7 +212,10 @@ def _shift(d: _Draft, by: int) -> _Draft:
 def _cycle(config: TournamentConfig, cycle: int) -> list[_Draft]:
     """The games of one cycle of a round robin or gauntlet."""
     names = list(config.names)
-    tables = config.game == "kabaleo"  # the one game with deals; Pylos is played in pairs
+    rules = GAMES[config.game]
+    # Tables for a game that deals (its deals may be replayed, seats rotated) or seats more than
+    # two; any other game is played in colour-swapped pairs.
+    tables = rules.duplicate_deals or config.seats > 2
     if config.format == "gauntlet":
         champion = config.champion
         assert champion is not None  # the config guarantees it
@@ -322,7 +327,7 @@ def swiss_round(
       past :data:`SEARCH_BUDGET` nodes in a round (large fields only), which
       pairs greedily down the standings and may repeat a pairing;
     * each pairing plays a colour-swapped pair of games, so colours balance by
-      construction. Pylos openings: one drawn by lot per pairing;
+      construction. Openings: one drawn by lot per pairing;
     * a participant in ``withdrawn`` (disqualified) leaves the draw from the round
       given: it is neither paired nor given a bye, so nobody scores off it again.
 

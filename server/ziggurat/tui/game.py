@@ -25,6 +25,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Footer, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from ziggurat.rules.registry import GAMES
 from ziggurat.tui import generic_board, kabaleo_board, pylos_board, render
 from ziggurat.tui.i18n import t, translate_bindings
 from ziggurat.tui.model import MatchState
@@ -224,8 +225,11 @@ class GameScreen(Screen[None]):
             not state.my_turn or self.recovery.base not in bases(state.legal_moves)
         ):
             self.recovery = None  # the turn is over (or another began): nothing is half-chosen
-        game = state.game.capitalize() or (
-            generic_board.game_name(state.config.game) if state.config.game else t("game.match")
+        rules = GAMES.get(state.game)
+        game = (
+            rules.title
+            if rules is not None
+            else (generic_board.game_name(state.config.game) if state.config.game else t("game.match"))
         )
         role = t("game.youAreSeat", seat=state.my_seat) if state.my_seat else t("game.spectating")
         self.query_one("#title", Static).update(t("game.title", game=game, id=state.match_id, role=role))

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from ziggurat.rules.registry import GAMES
 from ziggurat.tui.i18n import t
 from ziggurat.v1 import game_pb2
+from ziggurat.wire.codec import GAME_NAMES
 
 DRAWN = frozenset({game_pb2.GAME_PYLOS, game_pb2.GAME_KABALEO})
 """The games this TUI draws (pylos_board, kabaleo_board); every other one gets this board."""
@@ -25,8 +27,12 @@ def has_board(game: int) -> bool:
 
 
 def game_name(game: int) -> str:
-    """A game's name from its enum value (``GAME_PHANTOM_TIC_TAC_TOE``: "Phantom tic tac toe"),
-    or "game 7" for a value this build's generated code does not know."""
+    """A game's title as its rules declare it (``GAME_PHANTOM_TIC_TAC_TOE``: "Phantom tic-tac-toe"),
+    its enum's words for a game this build's registry lacks, or "game 7" for a value this build's
+    generated code does not know."""
+    rules = GAMES.get(GAME_NAMES.get(game, ""))
+    if rules is not None:
+        return rules.title
     try:
         name = game_pb2.Game.Name(game)  # type: ignore[arg-type]
     except ValueError:

@@ -14,15 +14,26 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Button, Checkbox, Footer, Input, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
-from ziggurat.tui.forms import FormError, MatchForm, describe_match, parse_form
+from ziggurat.tui.forms import (
+    FormError,
+    MatchForm,
+    choice_label,
+    choices_of,
+    describe_match,
+    is_switch,
+    option_hint,
+    option_label,
+    parse_form,
+)
 from ziggurat.tui.game import GameScreen
 from ziggurat.tui.i18n import t, translate_bindings
-from ziggurat.tui.opponents import GAME_NAMES, Opponent, opponents, parse_key, seat_bot
+from ziggurat.tui.opponents import Opponent, opponents, parse_key, seat_bot
 from ziggurat.tui.seats import SeatStore
-from ziggurat.v1 import match_pb2
+from ziggurat.v1 import game_pb2, match_pb2
 from ziggurat.v1.match_service_pb2 import BuiltinBot
 from ziggurat_client.client import ZigguratClient, ZigguratError
 
@@ -48,6 +59,8 @@ class LobbyScreen(Screen[None]):
     #matches { height: 1fr; border: round $secondary; }
     #side { width: 38; height: 1fr; overflow-y: auto; }
     #create, #bots { height: auto; border: round $secondary; padding: 0 1; }
+    #game-fields { height: auto; }
+    #create SelectCurrent #label { text-wrap: nowrap; text-overflow: ellipsis; }
     #lobby-message { height: auto; max-height: 4; padding: 0 1; }
     .row { height: 1; }
     .row Label { width: 15; }
@@ -68,6 +81,8 @@ class LobbyScreen(Screen[None]):
         self.server = server
         self.builtin_bots: list[BuiltinBot] = []
         self.opponents: list[Opponent] = []
+        self.games: dict[str, game_pb2.GameInfo] = {}
+        """The games the server hosts (ListGames), by name: what the create form offers."""
 
     def compose(self) -> ComposeResult:
         """Match list left; the create form and the bot chooser right."""
@@ -78,32 +93,11 @@ class LobbyScreen(Screen[None]):
                 yield Static(id="lobby-message")
             with Vertical(id="side"):
                 with Vertical(id="create"):
-                    yield _row(t("form.game"), _select([("Pylos", "pylos"), ("Kabaleo", "kabaleo")], "game"))
-                    yield _row(
-                        t("form.seats"),
-                        Input("2", id="seats", restrict=r"[0-9]*", compact=True),
-                        only="kabaleo",
-                    )
-                    yield _row(
-                        t("form.variant"),
-                        _select(
-                            [(t(f"variant.{v}"), v) for v in ("standard", "beginner", "advanced")], "variant"
-                        ),
-                        only="pylos",
-                    )
-                    yield _row(
-                        t("form.maxMoves"),
-                        Input("0", id="max-moves", restrict=r"[0-9]*", compact=True),
-                        only="pylos",
-                    )
-                    yield _row(
-                        t("form.deal"),
-                        _select([(t(f"deal.{d}"), d) for d in ("random", "equal")], "deal"),
-                        only="kabaleo",
-                    )
-                    yield Checkbox(
-                        t("options.lastStack"), id="last-stack", compact=True, classes="only-kabaleo"
-                    )
+                    yield _row(t("form.game"), _select([("…", "")], "game"))
+                    seats = Input("2", id="seats", restrict=r"[0-9]*", compact=True)
+                    yield _row(t("form.seats"), seats, only="seats")
+                    # Each game's option fields, mounted once ListGames has answered.
+                    yield Vertical(id="game-fields")
                     yield _row(
                         t("form.perMove"), Input("0", id="per-move", restrict=r"[0-9.]*", compact=True)
                     )
@@ -126,7 +120,7 @@ class LobbyScreen(Screen[None]):
 
     def on_mount(self) -> None:
         """List the matches (and the bots) now and every few seconds."""
-        self._show_fields_of(str(self.query_one("#game", Select).value))
+        self._show_fields_of("")
         self.matches_list.border_title = t("lobby.matches")
         self.query_one("#create").border_title = t("form.title")
         self.query_one("#bots").border_title = t("bots.title")
@@ -159,7 +153,32 @@ class LobbyScreen(Screen[None]):
             listing.add_option(Option(t("lobby.noMatches"), id="", disabled=True))
         if highlighted in self.matches:
             listing.highlighted = listing.get_option_index(highlighted)
+        if not self.games:
+            await self._load_games()
         await self._refresh_bots()
+
+    async def _load_games(self) -> None:
+        """The games the server hosts (asked until it answers), into the create form: the game
+        chooser, and each game's option fields (hidden unless that game is chosen)."""
+        try:
+            listed = await self.client.list_games()
+        except ZigguratError as error:
+            self.say(t("lobby.cannotList", why=f"{error.reason or error.code.name}: {error.message}"))
+            return
+        if not listed or self.games:
+            return
+        try:
+            fields = self.query_one("#game-fields", Vertical)
+            chooser = self.query_one("#game", Select)
+        except NoMatches:  # the lobby was taken down (the app is closing) while the games came
+            return
+        await fields.mount_all(widget for info in listed for widget in _option_fields(info))
+        if not chooser.is_attached:
+            return
+        chooser.set_options([(info.title or info.name, info.name) for info in listed])
+        self.games = {info.name: info for info in listed}  # the form is ready: every game chosen can be
+        chooser.value = listed[0].name
+        self._choose(listed[0].name)
 
     async def _refresh_bots(self) -> None:
         """The built-in bots (asked once) and the remote bots connected now, into both choosers."""
@@ -188,7 +207,8 @@ class LobbyScreen(Screen[None]):
         if not chooser.children:
             return  # not composed yet (a change at start-up): filled when the bots are known
         keep = chooser.value
-        game = GAME_NAMES.get(str(self.query_one("#game", Select).value), 0)
+        info = self.games.get(str(self.query_one("#game", Select).value))
+        game = info.game if info is not None else 0
         choices = [(t("form.people"), PEOPLE)] + [
             (bot.label, bot.key) for bot in self.opponents if bot.plays(game)
         ]
@@ -239,7 +259,7 @@ class LobbyScreen(Screen[None]):
     async def create(self) -> None:
         """Create the match described by the form, join it, and seat the chosen opponents."""
         try:
-            config, time_control = parse_form(self._form())
+            config, time_control = parse_form(self._form(), self.games)
         except FormError as error:
             self.say(t("lobby.cannotCreate", why=error))
             return
@@ -282,13 +302,21 @@ class LobbyScreen(Screen[None]):
         def choice(widget_id: str) -> str:
             return str(self.query_one(f"#{widget_id}", Select).value)
 
+        game = choice("game")
+        info = self.games.get(game)
+        options: list[tuple[str, str]] = []
+        for option in info.options if info is not None else ():
+            field = self.query_one(f"#{field_id(game, option.key)}")
+            if isinstance(field, Checkbox):
+                options.append((option.key, str(field.value).lower()))
+            elif isinstance(field, Input):
+                options.append((option.key, field.value))
+            elif isinstance(field, Select):
+                options.append((option.key, str(field.value)))
         return MatchForm(
-            game=choice("game"),
+            game=game,
             seats=text("seats"),
-            variant=choice("variant"),
-            max_moves=text("max-moves"),
-            deal=choice("deal"),
-            last_stack=self.query_one("#last-stack", Checkbox).value,
+            options=tuple(options),
             per_move=text("per-move"),
             base=text("base"),
             increment=text("increment"),
@@ -297,23 +325,76 @@ class LobbyScreen(Screen[None]):
 
     @on(Select.Changed, "#game")
     def _game_changed(self, event: Select.Changed) -> None:
+        self._choose(str(event.value))
+
+    def _choose(self, game: str) -> None:
+        """The form for ``game``: a seat count it takes, its fields, the bots that play it."""
+        info = self.games.get(game)
+        if info is None:
+            return
         seats = self.query_one("#seats", Input)
-        if event.value == "pylos":
-            seats.value = "2"
-        elif seats.value == "2":
-            seats.value = "3"
-        self._show_fields_of(str(event.value))
+        if not seats.value.isdigit() or not info.min_seats <= int(seats.value) <= info.max_seats:
+            seats.value = str(info.min_seats)  # a count the game takes (the only one, for most)
+        self._show_fields_of(info.name)
         self._fill_opponents()
 
     def _show_fields_of(self, game: str) -> None:
-        """Only the chosen game's fields (a Pylos variant means nothing to Kabaleo, and Pylos
-        always has 2 seats); the hidden ones keep their values and are not read."""
-        for widget in self.query(".only-pylos, .only-kabaleo"):
-            widget.display = widget.has_class(f"only-{game}")
+        """Only the chosen game's fields (a Pylos variant means nothing to Kabaleo), and the seat
+        count only when the game has a choice of it; the hidden ones keep their values and are
+        not read."""
+        info = self.games.get(game)
+        for widget in self.query(".only-seats"):
+            widget.display = info is not None and info.max_seats > info.min_seats
+        for widget in self.query(".game-field"):
+            widget.display = widget.has_class(f"only-{css_name(game)}")
+
+
+def css_name(text: str) -> str:
+    """A game name or option key as a class or id fragment ("phantom-ttt", "max_moves" → "max-moves")."""
+    return "".join(c if c.isalnum() else "-" for c in text.lower())
+
+
+def field_id(game: str, key: str) -> str:
+    """The id of a game's option field: "pylos-variant", "kabaleo-last-stack"."""
+    return f"{css_name(game)}-{css_name(key)}"
+
+
+def _option_fields(info: game_pb2.GameInfo) -> list[Widget]:
+    """One line per option the game declares, at its default: a checkbox for false/true, a choice
+    for a few values, a text field otherwise (its hint, translated or the server's, as placeholder)."""
+    out: list[Widget] = []
+    classes = f"game-field only-{css_name(info.name)}"
+    for option in info.options:
+        widget_id = field_id(info.name, option.key)
+        label = option_label(info.name, option)
+        if is_switch(option):
+            box = Checkbox(label, option.default_value == "true", id=widget_id, compact=True, classes=classes)
+            box.tooltip = option_hint(info.name, option)
+            out.append(box)
+            continue
+        field: Input | Select[str]
+        if option.choices:
+            values = choices_of(option)
+            field = Select(
+                [(choice_label(info.name, option, v), v) for v in values],
+                value=option.default_value if option.default_value in values else values[0],
+                allow_blank=False,
+                id=widget_id,
+                compact=True,
+            )
+        else:
+            field = Input(
+                option.default_value, placeholder=option_hint(info.name, option), id=widget_id, compact=True
+            )
+        field.tooltip = option_hint(info.name, option)
+        row = _row(label, field)
+        row.add_class(*classes.split())
+        out.append(row)
+    return out
 
 
 def _row(label: str, widget: Input | Select[str], *, only: str = "") -> Horizontal:
-    """A label and its field on one line; ``only``: the game the field is for (else both)."""
+    """A label and its field on one line; ``only``: a class saying when it shows (else always)."""
     return Horizontal(Label(label), widget, classes=f"row only-{only}" if only else "row")
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from ziggurat.rules.core import InvalidConfigError
 from ziggurat.rules.seeding import commitment
 from ziggurat.v1 import game_pb2, match_pb2
+from ziggurat.wire.codec import GAME_NAMES
 
 
 @dataclass
@@ -90,8 +91,9 @@ class MatchState:
 
     @property
     def game(self) -> str:
-        """``pylos`` or ``kabaleo`` (empty before the config is known)."""
-        return {game_pb2.GAME_PYLOS: "pylos", game_pb2.GAME_KABALEO: "kabaleo"}.get(self.config.game, "")
+        """The game's registry name (``pylos``, ``phantom-ttt``); empty before the config is known
+        or for a game this build does not know."""
+        return GAME_NAMES.get(self.config.game, "")
 
     @property
     def my_turn(self) -> bool:

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ziggurat.tui.i18n import t
-from ziggurat.v1 import bot_service_pb2, game_pb2, match_service_pb2
+from ziggurat.v1 import bot_service_pb2, match_service_pb2
 from ziggurat_client.client import ZigguratClient
 
 BUILTIN = "builtin"
@@ -63,6 +63,3 @@ async def seat_bot(client: ZigguratClient, match_id: str, key: str) -> int:
     if kind == BUILTIN:
         return await client.add_bot(match_id, name)
     return await client.invite_bot(match_id, name)
-
-
-GAME_NAMES = {"pylos": game_pb2.GAME_PYLOS, "kabaleo": game_pb2.GAME_KABALEO}

@@ -6,6 +6,7 @@ from ziggurat.rules.core import InvalidConfigError, Outcome, Termination, View
 from ziggurat.rules.kabaleo import KabaleoView
 from ziggurat.rules.phantom_ttt import PhantomTicTacToeView
 from ziggurat.rules.pylos import PylosView
+from ziggurat.rules.registry import AnyRules
 from ziggurat.v1 import game_pb2 as pb
 
 GAME_ENUMS: dict[str, pb.Game.ValueType] = {
@@ -71,6 +72,13 @@ def config_from_proto(config: pb.GameConfig) -> tuple[str, int, dict[str, str]]:
             options["last_stack"] = "true"
         if config.kabaleo.colours:
             options["colours"] = config.kabaleo.colours
+    twice = sorted(set(options) & set(config.rule_options))
+    if twice:
+        raise InvalidConfigError(
+            f"option(s) {', '.join(twice)} given both in config.{game} and in rule_options"
+        )
+    # The game refuses keys it does not declare (parse_config), with its own message.
+    options.update(config.rule_options)
     if not config.seats:
         # Not read as 2: a client that forgot the count would get a game it did not ask for.
         raise InvalidConfigError(
@@ -89,7 +97,31 @@ def config_to_proto(game: str, seats: int, options: dict[str, str]) -> pb.GameCo
         out.kabaleo.deal = _DEAL_ENUMS[options.get("deal", "random")]
         out.kabaleo.last_stack = options.get("last_stack", "false") == "true"
         out.kabaleo.colours = options.get("colours", "")
+    else:  # a game with no typed options message: its options by name
+        out.rule_options.update(options)
     return out
+
+
+def game_info(rules: AnyRules) -> pb.GameInfo:
+    """What ``MatchService.ListGames`` says of one registered game: all of it declared by the game."""
+    return pb.GameInfo(
+        game=GAME_ENUMS[rules.name],
+        name=rules.name,
+        title=rules.title,
+        min_seats=rules.min_seats,
+        max_seats=rules.max_seats,
+        options=[
+            pb.GameOptionInfo(
+                key=option.key,
+                description=option.description,
+                choices=list(option.choices),
+                default_value=option.default,
+            )
+            for option in rules.options
+        ],
+        hidden_information=rules.hidden_information,
+        private_moves=rules.private_moves,
+    )
 
 
 def outcome_to_proto(outcome: Outcome) -> pb.Outcome:

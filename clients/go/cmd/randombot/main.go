@@ -1,6 +1,7 @@
 // Command randombot is the Go starter bot: it plays uniformly random legal moves.
 //
 //	randombot -server 127.0.0.1:50051 -create pylos          # create a match, print its id, play it
+//	randombot -server 127.0.0.1:50051 -create phantom-ttt    # any game the server lists (ListGames)
 //	randombot -server 127.0.0.1:50051 -match MATCH_ID        # join a match and play it
 //	randombot -server 127.0.0.1:50051 -remote -token SECRET  # wait to be handed seats
 //	ZIGGURAT_BOT_TOKEN=SECRET randombot -remote -name NAME   # the same, the token kept off the command line
@@ -10,6 +11,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -27,8 +29,8 @@ func choose(_ context.Context, turn *ziggurat.Turn) (string, error) {
 
 func main() {
 	server := flag.String("server", "127.0.0.1:50051", "server address HOST:PORT")
-	create := flag.String("create", "", "create a match of this game (pylos or kabaleo) and play it")
-	seats := flag.Uint("seats", 2, "seats of a created match")
+	create := flag.String("create", "", "create a match of this game (any name the server lists: pylos, kabaleo, phantom-ttt, ...) and play it")
+	seats := flag.Uint("seats", 0, "seats of a created match (default: the game's fewest)")
 	matchID := flag.String("match", "", "join this match and play it")
 	name := flag.String("name", "go-random", "player or bot name")
 	remote := flag.Bool("remote", false, "connect as a remote bot and play the seats handed to it")
@@ -60,9 +62,16 @@ func main() {
 		return
 	}
 	if *create != "" {
-		config := ziggurat.Pylos()
-		if *create == "kabaleo" {
-			config = ziggurat.Kabaleo(uint32(*seats))
+		// Any game the server hosts, by its name: resolved through ListGames, so this bot
+		// plays games added after it was written (choose only picks among LegalMoves).
+		config, err := client.GameConfig(ctx, *create, uint32(*seats), nil)
+		var unknown *ziggurat.UnknownGameError
+		if errors.As(err, &unknown) {
+			fmt.Fprintln(os.Stderr, err) // one line naming the server's games
+			os.Exit(2)
+		}
+		if err != nil {
+			log.Fatal(err)
 		}
 		match, err := client.CreateMatch(ctx, config, nil)
 		if err != nil {

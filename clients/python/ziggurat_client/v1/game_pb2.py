@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16ziggurat/v1/game.proto\x12\x0bziggurat.v1\"L\n\x0bPylosConfig\x12*\n\x07variant\x18\x01 \x01(\x0e\x32\x19.ziggurat.v1.PylosVariant\x12\x11\n\tmax_moves\x18\x02 \x01(\r\"\\\n\rKabaleoConfig\x12&\n\x04\x64\x65\x61l\x18\x01 \x01(\x0e\x32\x18.ziggurat.v1.KabaleoDeal\x12\x12\n\nlast_stack\x18\x02 \x01(\x08\x12\x0f\n\x07\x63olours\x18\x03 \x01(\t\"\xa1\x01\n\nGameConfig\x12\x1f\n\x04game\x18\x01 \x01(\x0e\x32\x11.ziggurat.v1.Game\x12\r\n\x05seats\x18\x02 \x01(\r\x12)\n\x05pylos\x18\x03 \x01(\x0b\x32\x18.ziggurat.v1.PylosConfigH\x00\x12-\n\x07kabaleo\x18\x04 \x01(\x0b\x32\x1a.ziggurat.v1.KabaleoConfigH\x00\x42\t\n\x07options\"X\n\x07Outcome\x12-\n\x0btermination\x18\x01 \x01(\x0e\x32\x18.ziggurat.v1.Termination\x12\r\n\x05ranks\x18\x02 \x03(\r\x12\x0f\n\x07winners\x18\x03 \x03(\r\"H\n\tPylosView\x12\x0e\n\x06levels\x18\x01 \x03(\t\x12\x15\n\rlight_reserve\x18\x02 \x01(\r\x12\x14\n\x0c\x64\x61rk_reserve\x18\x03 \x01(\r\"}\n\x0bKabaleoView\x12\x0e\n\x06stacks\x18\x01 \x03(\t\x12\r\n\x05hands\x18\x02 \x03(\t\x12\x12\n\nobjectives\x18\x03 \x03(\t\x12\x0e\n\x06unheld\x18\x04 \x03(\t\x12\x12\n\nlast_stack\x18\x05 \x01(\r\x12\x17\n\x0f\x66orfeited_seats\x18\x06 \x03(\r\"%\n\x14PhantomTicTacToeView\x12\r\n\x05\x63\x65lls\x18\x01 \x01(\t\"\xdd\x02\n\x08GameView\x12\x1f\n\x04game\x18\x01 \x01(\x0e\x32\x11.ziggurat.v1.Game\x12\x13\n\x0bviewer_seat\x18\x02 \x01(\r\x12\r\n\x05seats\x18\x03 \x01(\r\x12\x0f\n\x07to_move\x18\x04 \x01(\r\x12\x0b\n\x03ply\x18\x05 \x01(\r\x12\x10\n\x08position\x18\x06 \x01(\t\x12\x13\n\x0blegal_moves\x18\x07 \x03(\t\x12%\n\x07outcome\x18\x08 \x01(\x0b\x32\x14.ziggurat.v1.Outcome\x12\'\n\x05pylos\x18\t \x01(\x0b\x32\x16.ziggurat.v1.PylosViewH\x00\x12+\n\x07kabaleo\x18\n \x01(\x0b\x32\x18.ziggurat.v1.KabaleoViewH\x00\x12@\n\x13phantom_tic_tac_toe\x18\x0b \x01(\x0b\x32!.ziggurat.v1.PhantomTicTacToeViewH\x00\x42\x08\n\x06\x64\x65tail*\\\n\x04Game\x12\x14\n\x10GAME_UNSPECIFIED\x10\x00\x12\x0e\n\nGAME_PYLOS\x10\x01\x12\x10\n\x0cGAME_KABALEO\x10\x02\x12\x1c\n\x18GAME_PHANTOM_TIC_TAC_TOE\x10\x03*\x81\x01\n\x0cPylosVariant\x12\x1d\n\x19PYLOS_VARIANT_UNSPECIFIED\x10\x00\x12\x1a\n\x16PYLOS_VARIANT_STANDARD\x10\x01\x12\x1a\n\x16PYLOS_VARIANT_BEGINNER\x10\x02\x12\x1a\n\x16PYLOS_VARIANT_ADVANCED\x10\x03*\\\n\x0bKabaleoDeal\x12\x1c\n\x18KABALEO_DEAL_UNSPECIFIED\x10\x00\x12\x17\n\x13KABALEO_DEAL_RANDOM\x10\x01\x12\x16\n\x12KABALEO_DEAL_EQUAL\x10\x02*\xc3\x02\n\x0bTermination\x12\x1b\n\x17TERMINATION_UNSPECIFIED\x10\x00\x12\x16\n\x12TERMINATION_NORMAL\x10\x01\x12 \n\x1cTERMINATION_PYRAMID_COMPLETE\x10\x02\x12\x1d\n\x19TERMINATION_NO_LEGAL_MOVE\x10\x03\x12\x1a\n\x16TERMINATION_REPETITION\x10\x04\x12\x1a\n\x16TERMINATION_MOVE_LIMIT\x10\x05\x12\x1b\n\x17TERMINATION_RESIGNATION\x10\x06\x12\x17\n\x13TERMINATION_TIMEOUT\x10\x07\x12\x17\n\x13TERMINATION_ABORTED\x10\x08\x12\x1c\n\x18TERMINATION_ILLEGAL_MOVE\x10\t\x12\x19\n\x15TERMINATION_ABANDONED\x10\nB\x9a\x01\n\x0forg.ziggurat.v1B\tGameProtoP\x01ZCgithub.com/ziggurat-games/ziggurat/clients/go/zigguratv1;zigguratv1\xa2\x02\x03ZXX\xaa\x02\x0bZiggurat.V1\xba\x02\x03Zig\xca\x02\x0bZiggurat\\V1\xea\x02\x0cZiggurat::V1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16ziggurat/v1/game.proto\x12\x0bziggurat.v1\"L\n\x0bPylosConfig\x12*\n\x07variant\x18\x01 \x01(\x0e\x32\x19.ziggurat.v1.PylosVariant\x12\x11\n\tmax_moves\x18\x02 \x01(\r\"\\\n\rKabaleoConfig\x12&\n\x04\x64\x65\x61l\x18\x01 \x01(\x0e\x32\x18.ziggurat.v1.KabaleoDeal\x12\x12\n\nlast_stack\x18\x02 \x01(\x08\x12\x0f\n\x07\x63olours\x18\x03 \x01(\t\"\x95\x02\n\nGameConfig\x12\x1f\n\x04game\x18\x01 \x01(\x0e\x32\x11.ziggurat.v1.Game\x12\r\n\x05seats\x18\x02 \x01(\r\x12)\n\x05pylos\x18\x03 \x01(\x0b\x32\x18.ziggurat.v1.PylosConfigH\x00\x12-\n\x07kabaleo\x18\x04 \x01(\x0b\x32\x1a.ziggurat.v1.KabaleoConfigH\x00\x12>\n\x0crule_options\x18\x05 \x03(\x0b\x32(.ziggurat.v1.GameConfig.RuleOptionsEntry\x1a\x32\n\x10RuleOptionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\t\n\x07options\"\xcf\x01\n\x08GameInfo\x12\x1f\n\x04game\x18\x01 \x01(\x0e\x32\x11.ziggurat.v1.Game\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\r\n\x05title\x18\x03 \x01(\t\x12\x11\n\tmin_seats\x18\x04 \x01(\r\x12\x11\n\tmax_seats\x18\x05 \x01(\r\x12,\n\x07options\x18\x06 \x03(\x0b\x32\x1b.ziggurat.v1.GameOptionInfo\x12\x1a\n\x12hidden_information\x18\x07 \x01(\x08\x12\x15\n\rprivate_moves\x18\x08 \x01(\x08\"Z\n\x0eGameOptionInfo\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x0f\n\x07\x63hoices\x18\x03 \x03(\t\x12\x15\n\rdefault_value\x18\x04 \x01(\t\"X\n\x07Outcome\x12-\n\x0btermination\x18\x01 \x01(\x0e\x32\x18.ziggurat.v1.Termination\x12\r\n\x05ranks\x18\x02 \x03(\r\x12\x0f\n\x07winners\x18\x03 \x03(\r\"H\n\tPylosView\x12\x0e\n\x06levels\x18\x01 \x03(\t\x12\x15\n\rlight_reserve\x18\x02 \x01(\r\x12\x14\n\x0c\x64\x61rk_reserve\x18\x03 \x01(\r\"}\n\x0bKabaleoView\x12\x0e\n\x06stacks\x18\x01 \x03(\t\x12\r\n\x05hands\x18\x02 \x03(\t\x12\x12\n\nobjectives\x18\x03 \x03(\t\x12\x0e\n\x06unheld\x18\x04 \x03(\t\x12\x12\n\nlast_stack\x18\x05 \x01(\r\x12\x17\n\x0f\x66orfeited_seats\x18\x06 \x03(\r\"%\n\x14PhantomTicTacToeView\x12\r\n\x05\x63\x65lls\x18\x01 \x01(\t\"\xdd\x02\n\x08GameView\x12\x1f\n\x04game\x18\x01 \x01(\x0e\x32\x11.ziggurat.v1.Game\x12\x13\n\x0bviewer_seat\x18\x02 \x01(\r\x12\r\n\x05seats\x18\x03 \x01(\r\x12\x0f\n\x07to_move\x18\x04 \x01(\r\x12\x0b\n\x03ply\x18\x05 \x01(\r\x12\x10\n\x08position\x18\x06 \x01(\t\x12\x13\n\x0blegal_moves\x18\x07 \x03(\t\x12%\n\x07outcome\x18\x08 \x01(\x0b\x32\x14.ziggurat.v1.Outcome\x12\'\n\x05pylos\x18\t \x01(\x0b\x32\x16.ziggurat.v1.PylosViewH\x00\x12+\n\x07kabaleo\x18\n \x01(\x0b\x32\x18.ziggurat.v1.KabaleoViewH\x00\x12@\n\x13phantom_tic_tac_toe\x18\x0b \x01(\x0b\x32!.ziggurat.v1.PhantomTicTacToeViewH\x00\x42\x08\n\x06\x64\x65tail*\\\n\x04Game\x12\x14\n\x10GAME_UNSPECIFIED\x10\x00\x12\x0e\n\nGAME_PYLOS\x10\x01\x12\x10\n\x0cGAME_KABALEO\x10\x02\x12\x1c\n\x18GAME_PHANTOM_TIC_TAC_TOE\x10\x03*\x81\x01\n\x0cPylosVariant\x12\x1d\n\x19PYLOS_VARIANT_UNSPECIFIED\x10\x00\x12\x1a\n\x16PYLOS_VARIANT_STANDARD\x10\x01\x12\x1a\n\x16PYLOS_VARIANT_BEGINNER\x10\x02\x12\x1a\n\x16PYLOS_VARIANT_ADVANCED\x10\x03*\\\n\x0bKabaleoDeal\x12\x1c\n\x18KABALEO_DEAL_UNSPECIFIED\x10\x00\x12\x17\n\x13KABALEO_DEAL_RANDOM\x10\x01\x12\x16\n\x12KABALEO_DEAL_EQUAL\x10\x02*\xc3\x02\n\x0bTermination\x12\x1b\n\x17TERMINATION_UNSPECIFIED\x10\x00\x12\x16\n\x12TERMINATION_NORMAL\x10\x01\x12 \n\x1cTERMINATION_PYRAMID_COMPLETE\x10\x02\x12\x1d\n\x19TERMINATION_NO_LEGAL_MOVE\x10\x03\x12\x1a\n\x16TERMINATION_REPETITION\x10\x04\x12\x1a\n\x16TERMINATION_MOVE_LIMIT\x10\x05\x12\x1b\n\x17TERMINATION_RESIGNATION\x10\x06\x12\x17\n\x13TERMINATION_TIMEOUT\x10\x07\x12\x17\n\x13TERMINATION_ABORTED\x10\x08\x12\x1c\n\x18TERMINATION_ILLEGAL_MOVE\x10\t\x12\x19\n\x15TERMINATION_ABANDONED\x10\nB\x9a\x01\n\x0forg.ziggurat.v1B\tGameProtoP\x01ZCgithub.com/ziggurat-games/ziggurat/clients/go/zigguratv1;zigguratv1\xa2\x02\x03ZXX\xaa\x02\x0bZiggurat.V1\xba\x02\x03Zig\xca\x02\x0bZiggurat\\V1\xea\x02\x0cZiggurat::V1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -32,28 +32,36 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'ziggurat_client.v1.game_pb2
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\017org.ziggurat.v1B\tGameProtoP\001ZCgithub.com/ziggurat-games/ziggurat/clients/go/zigguratv1;zigguratv1\242\002\003ZXX\252\002\013Ziggurat.V1\272\002\003Zig\312\002\013Ziggurat\\V1\352\002\014Ziggurat::V1'
-  _globals['_GAME']._serialized_start=1057
-  _globals['_GAME']._serialized_end=1149
-  _globals['_PYLOSVARIANT']._serialized_start=1152
-  _globals['_PYLOSVARIANT']._serialized_end=1281
-  _globals['_KABALEODEAL']._serialized_start=1283
-  _globals['_KABALEODEAL']._serialized_end=1375
-  _globals['_TERMINATION']._serialized_start=1378
-  _globals['_TERMINATION']._serialized_end=1701
+  _globals['_GAMECONFIG_RULEOPTIONSENTRY']._loaded_options = None
+  _globals['_GAMECONFIG_RULEOPTIONSENTRY']._serialized_options = b'8\001'
+  _globals['_GAME']._serialized_start=1475
+  _globals['_GAME']._serialized_end=1567
+  _globals['_PYLOSVARIANT']._serialized_start=1570
+  _globals['_PYLOSVARIANT']._serialized_end=1699
+  _globals['_KABALEODEAL']._serialized_start=1701
+  _globals['_KABALEODEAL']._serialized_end=1793
+  _globals['_TERMINATION']._serialized_start=1796
+  _globals['_TERMINATION']._serialized_end=2119
   _globals['_PYLOSCONFIG']._serialized_start=39
   _globals['_PYLOSCONFIG']._serialized_end=115
   _globals['_KABALEOCONFIG']._serialized_start=117
   _globals['_KABALEOCONFIG']._serialized_end=209
   _globals['_GAMECONFIG']._serialized_start=212
-  _globals['_GAMECONFIG']._serialized_end=373
-  _globals['_OUTCOME']._serialized_start=375
-  _globals['_OUTCOME']._serialized_end=463
-  _globals['_PYLOSVIEW']._serialized_start=465
-  _globals['_PYLOSVIEW']._serialized_end=537
-  _globals['_KABALEOVIEW']._serialized_start=539
-  _globals['_KABALEOVIEW']._serialized_end=664
-  _globals['_PHANTOMTICTACTOEVIEW']._serialized_start=666
-  _globals['_PHANTOMTICTACTOEVIEW']._serialized_end=703
-  _globals['_GAMEVIEW']._serialized_start=706
-  _globals['_GAMEVIEW']._serialized_end=1055
+  _globals['_GAMECONFIG']._serialized_end=489
+  _globals['_GAMECONFIG_RULEOPTIONSENTRY']._serialized_start=428
+  _globals['_GAMECONFIG_RULEOPTIONSENTRY']._serialized_end=478
+  _globals['_GAMEINFO']._serialized_start=492
+  _globals['_GAMEINFO']._serialized_end=699
+  _globals['_GAMEOPTIONINFO']._serialized_start=701
+  _globals['_GAMEOPTIONINFO']._serialized_end=791
+  _globals['_OUTCOME']._serialized_start=793
+  _globals['_OUTCOME']._serialized_end=881
+  _globals['_PYLOSVIEW']._serialized_start=883
+  _globals['_PYLOSVIEW']._serialized_end=955
+  _globals['_KABALEOVIEW']._serialized_start=957
+  _globals['_KABALEOVIEW']._serialized_end=1082
+  _globals['_PHANTOMTICTACTOEVIEW']._serialized_start=1084
+  _globals['_PHANTOMTICTACTOEVIEW']._serialized_end=1121
+  _globals['_GAMEVIEW']._serialized_start=1124
+  _globals['_GAMEVIEW']._serialized_end=1473
 # @@protoc_insertion_point(module_scope)

@@ -198,10 +198,31 @@ class GameConfig(_message.Message):
 
     DESCRIPTOR: _descriptor.Descriptor
 
+    @_typing.final
+    class RuleOptionsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     GAME_FIELD_NUMBER: _builtins.int
     SEATS_FIELD_NUMBER: _builtins.int
     PYLOS_FIELD_NUMBER: _builtins.int
     KABALEO_FIELD_NUMBER: _builtins.int
+    RULE_OPTIONS_FIELD_NUMBER: _builtins.int
     game: Global___Game.ValueType
     seats: _builtins.int
     """Number of seats: 2 for Pylos and phantom tic-tac-toe, 2 to 4 for Kabaleo."""
@@ -209,6 +230,16 @@ class GameConfig(_message.Message):
     def pylos(self) -> Global___PylosConfig: ...
     @_builtins.property
     def kabaleo(self) -> Global___KabaleoConfig: ...
+    @_builtins.property
+    def rule_options(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Rule options by name, spelled as the rules pages, the command line and
+        GameInfo.options spell them ({"variant": "beginner"}): the way to set the options of
+        any game, including one with no typed message above. A key also set by the typed
+        message is refused (INVALID_CONFIG), as is a key the game does not declare. Answers
+        (Match.config, records) carry a game's options in its typed message when it has one,
+        and here otherwise.
+        """
+
     def __init__(
         self,
         *,
@@ -216,16 +247,106 @@ class GameConfig(_message.Message):
         seats: _builtins.int = ...,
         pylos: Global___PylosConfig | None = ...,
         kabaleo: Global___KabaleoConfig | None = ...,
+        rule_options: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["kabaleo", b"kabaleo", "options", b"options", "pylos", b"pylos"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "kabaleo", b"kabaleo", "options", b"options", "pylos", b"pylos", "seats", b"seats"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "kabaleo", b"kabaleo", "options", b"options", "pylos", b"pylos", "rule_options", b"rule_options", "seats", b"seats"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_options: _TypeAlias = _typing.Literal["pylos", "kabaleo"]  # noqa: Y015
     _WhichOneofArgType_options: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_options) -> _WhichOneofReturnType_options | None: ...
 
 Global___GameConfig: _TypeAlias = GameConfig  # noqa: Y015
+
+@_typing.final
+class GameInfo(_message.Message):
+    """A game this server hosts (MatchService.ListGames)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    TITLE_FIELD_NUMBER: _builtins.int
+    MIN_SEATS_FIELD_NUMBER: _builtins.int
+    MAX_SEATS_FIELD_NUMBER: _builtins.int
+    OPTIONS_FIELD_NUMBER: _builtins.int
+    HIDDEN_INFORMATION_FIELD_NUMBER: _builtins.int
+    PRIVATE_MOVES_FIELD_NUMBER: _builtins.int
+    game: Global___Game.ValueType
+    name: _builtins.str
+    """The game's name on the command line and in tournament files: "pylos", "kabaleo",
+    "phantom-ttt".
+    """
+    title: _builtins.str
+    """The name people read: "Pylos", "Phantom tic-tac-toe"."""
+    min_seats: _builtins.int
+    max_seats: _builtins.int
+    hidden_information: _builtins.bool
+    """Some seat may not see part of the game before the end (GameView shows it as '?')."""
+    private_moves: _builtins.bool
+    """A move is shown only to its mover; the others learn that a ply passed
+    (MovePlayed.move is empty for them) until the match has ended.
+    """
+    @_builtins.property
+    def options(self) -> _containers.RepeatedCompositeFieldContainer[Global___GameOptionInfo]:
+        """Every rule option GameConfig.rule_options accepts for this game, in the order a form shows them."""
+
+    def __init__(
+        self,
+        *,
+        game: Global___Game.ValueType = ...,
+        name: _builtins.str = ...,
+        title: _builtins.str = ...,
+        min_seats: _builtins.int = ...,
+        max_seats: _builtins.int = ...,
+        options: _abc.Iterable[Global___GameOptionInfo] | None = ...,
+        hidden_information: _builtins.bool = ...,
+        private_moves: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "hidden_information", b"hidden_information", "max_seats", b"max_seats", "min_seats", b"min_seats", "name", b"name", "options", b"options", "private_moves", b"private_moves", "title", b"title"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GameInfo: _TypeAlias = GameInfo  # noqa: Y015
+
+@_typing.final
+class GameOptionInfo(_message.Message):
+    """One rule option of a game."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KEY_FIELD_NUMBER: _builtins.int
+    DESCRIPTION_FIELD_NUMBER: _builtins.int
+    CHOICES_FIELD_NUMBER: _builtins.int
+    DEFAULT_VALUE_FIELD_NUMBER: _builtins.int
+    key: _builtins.str
+    """The key in GameConfig.rule_options, e.g. "variant"."""
+    description: _builtins.str
+    """One line for people choosing it."""
+    default_value: _builtins.str
+    """The value the option takes when it is left out ("" when leaving it out means "none")."""
+    @_builtins.property
+    def choices(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Every accepted value when there are few; empty when free text or a number (see description)."""
+
+    def __init__(
+        self,
+        *,
+        key: _builtins.str = ...,
+        description: _builtins.str = ...,
+        choices: _abc.Iterable[_builtins.str] | None = ...,
+        default_value: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["choices", b"choices", "default_value", b"default_value", "description", b"description", "key", b"key"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GameOptionInfo: _TypeAlias = GameOptionInfo  # noqa: Y015
 
 @_typing.final
 class Outcome(_message.Message):

@@ -889,6 +889,47 @@ class BuiltinBot(_message.Message):
 Global___BuiltinBot: _TypeAlias = BuiltinBot  # noqa: Y015
 
 @_typing.final
+class ListGamesRequest(_message.Message):
+    """ListGames input."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListGamesRequest: _TypeAlias = ListGamesRequest  # noqa: Y015
+
+@_typing.final
+class ListGamesResponse(_message.Message):
+    """ListGames output."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAMES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def games(self) -> _containers.RepeatedCompositeFieldContainer[_game_pb2.GameInfo]:
+        """Every game, in the order a lobby should offer them."""
+
+    def __init__(
+        self,
+        *,
+        games: _abc.Iterable[_game_pb2.GameInfo] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListGamesResponse: _TypeAlias = ListGamesResponse  # noqa: Y015
+
+@_typing.final
 class AddBotRequest(_message.Message):
     """AddBot input."""
 

@@ -162,6 +162,11 @@ class MatchServiceStub:
                 request_serializer=ziggurat_dot_v1_dot_match__service__pb2.AddBotRequest.SerializeToString,
                 response_deserializer=ziggurat_dot_v1_dot_match__service__pb2.AddBotResponse.FromString,
                 _registered_method=True)
+        self.ListGames = channel.unary_unary(
+                '/ziggurat.v1.MatchService/ListGames',
+                request_serializer=ziggurat_dot_v1_dot_match__service__pb2.ListGamesRequest.SerializeToString,
+                response_deserializer=ziggurat_dot_v1_dot_match__service__pb2.ListGamesResponse.FromString,
+                _registered_method=True)
 
 
 class MatchServiceServicer:
@@ -338,6 +343,15 @@ class MatchServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListGames(self, request, context):
+        """The games this server hosts: names, seat counts, rule options and what each game hides,
+        from the server's game registry. A lobby builds its "new match" form from it and a bot
+        can create any game by name (GameInfo.name) without knowing its enum.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MatchServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -405,6 +419,11 @@ def add_MatchServiceServicer_to_server(servicer, server):
                     servicer.AddBot,
                     request_deserializer=ziggurat_dot_v1_dot_match__service__pb2.AddBotRequest.FromString,
                     response_serializer=ziggurat_dot_v1_dot_match__service__pb2.AddBotResponse.SerializeToString,
+            ),
+            'ListGames': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListGames,
+                    request_deserializer=ziggurat_dot_v1_dot_match__service__pb2.ListGamesRequest.FromString,
+                    response_serializer=ziggurat_dot_v1_dot_match__service__pb2.ListGamesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -821,6 +840,33 @@ class MatchService:
             '/ziggurat.v1.MatchService/AddBot',
             ziggurat_dot_v1_dot_match__service__pb2.AddBotRequest.SerializeToString,
             ziggurat_dot_v1_dot_match__service__pb2.AddBotResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListGames(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ziggurat.v1.MatchService/ListGames',
+            ziggurat_dot_v1_dot_match__service__pb2.ListGamesRequest.SerializeToString,
+            ziggurat_dot_v1_dot_match__service__pb2.ListGamesResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -146,6 +146,11 @@ class MatchServiceStub:
     Refusals: UNKNOWN_BOT, BOT_GAME (it does not play this game), TOO_MANY_BOTS, and
     those of JoinMatch.
     """
+    ListGames: _grpc.UnaryUnaryMultiCallable[_match_service_pb2.ListGamesRequest, _match_service_pb2.ListGamesResponse]
+    """The games this server hosts: names, seat counts, rule options and what each game hides,
+    from the server's game registry. A lobby builds its "new match" form from it and a bot
+    can create any game by name (GameInfo.name) without knowing its enum.
+    """
 
 @_typing.type_check_only
 class MatchServiceAsyncStub(MatchServiceStub):
@@ -264,6 +269,11 @@ class MatchServiceAsyncStub(MatchServiceStub):
     player named "NAME (bot)"; the server then plays that seat until the match ends.
     Refusals: UNKNOWN_BOT, BOT_GAME (it does not play this game), TOO_MANY_BOTS, and
     those of JoinMatch.
+    """
+    ListGames: _aio.UnaryUnaryMultiCallable[_match_service_pb2.ListGamesRequest, _match_service_pb2.ListGamesResponse]  # type: ignore[assignment]
+    """The games this server hosts: names, seat counts, rule options and what each game hides,
+    from the server's game registry. A lobby builds its "new match" form from it and a bot
+    can create any game by name (GameInfo.name) without knowing its enum.
     """
 
 class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -458,6 +468,17 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         player named "NAME (bot)"; the server then plays that seat until the match ends.
         Refusals: UNKNOWN_BOT, BOT_GAME (it does not play this game), TOO_MANY_BOTS, and
         those of JoinMatch.
+        """
+
+    @_abc_1.abstractmethod
+    def ListGames(
+        self,
+        request: _match_service_pb2.ListGamesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_match_service_pb2.ListGamesResponse, _abc.Awaitable[_match_service_pb2.ListGamesResponse]]:
+        """The games this server hosts: names, seat counts, rule options and what each game hides,
+        from the server's game registry. A lobby builds its "new match" form from it and a bot
+        can create any game by name (GameInfo.name) without knowing its enum.
         """
 
 def add_MatchServiceServicer_to_server(servicer: MatchServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1,6 +1,7 @@
 //! The starter bot: plays uniformly random legal moves.
 //!
 //!     random_bot --server 127.0.0.1:50051 --create kabaleo --seats 4   # create a match, take a seat
+//!     random_bot --server 127.0.0.1:50051 --create phantom-ttt         # any game the server lists
 //!     random_bot --server 127.0.0.1:50051 --match MATCH_ID             # join a match
 //!     random_bot --server 127.0.0.1:50051 --remote --name NAME --token SECRET   # be handed seats
 //!
@@ -11,14 +12,14 @@ use std::process::ExitCode;
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
-use ziggurat_client::{Client, ConnectOptions, CreateOptions, MatchHandle, RemoteBot, Turn};
+use ziggurat_client::{Client, ConnectOptions, CreateOptions, MatchHandle, Reason, RemoteBot, Turn};
 
 /// The whole bot: pick one of the legal moves.
 fn choose(rng: &mut StdRng, turn: &Turn) -> String {
     turn.legal_moves.choose(rng).cloned().unwrap_or_default()
 }
 
-const USAGE: &str = "usage: random_bot [--server HOST:PORT] (--create pylos|kabaleo [--seats N] | --match ID | --remote --name NAME --token SECRET) [--name NAME] [--seed N] [--tls] [--ca PEM]";
+const USAGE: &str = "usage: random_bot [--server HOST:PORT] (--create GAME [--seats N] | --match ID | --remote --name NAME --token SECRET) [--name NAME] [--seed N] [--tls] [--ca PEM]";
 
 #[derive(Default)]
 struct Args {
@@ -116,10 +117,14 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
 
     let handle = match (&args.create, &args.match_id, &args.token) {
         (Some(game), _, _) => {
-            let config = match game.as_str() {
-                "pylos" => ziggurat_client::pylos(),
-                "kabaleo" => ziggurat_client::kabaleo(if args.seats == 0 { 2 } else { args.seats }),
-                other => return Err(format!("unknown game {other:?} (pylos or kabaleo)").into()),
+            // Any game the server hosts, by its name (`--seats` 0: the game's fewest): resolved
+            // through ListGames, so this bot plays games added after it was written.
+            let config = match client.game_config(game, args.seats, &[]).await {
+                // One line naming the server's games.
+                Err(error) if error.reason == Some(Reason::UnknownGame) => {
+                    return Err(error.message.into());
+                }
+                other => other?,
             };
             let created = client.create_match(config, CreateOptions::default()).await?;
             println!(

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file ziggurat/v1/game.proto.
  */
 export const file_ziggurat_v1_game: GenFile = /*@__PURE__*/
-  fileDesc("ChZ6aWdndXJhdC92MS9nYW1lLnByb3RvEgt6aWdndXJhdC52MSJMCgtQeWxvc0NvbmZpZxIqCgd2YXJpYW50GAEgASgOMhkuemlnZ3VyYXQudjEuUHlsb3NWYXJpYW50EhEKCW1heF9tb3ZlcxgCIAEoDSJcCg1LYWJhbGVvQ29uZmlnEiYKBGRlYWwYASABKA4yGC56aWdndXJhdC52MS5LYWJhbGVvRGVhbBISCgpsYXN0X3N0YWNrGAIgASgIEg8KB2NvbG91cnMYAyABKAkioQEKCkdhbWVDb25maWcSHwoEZ2FtZRgBIAEoDjIRLnppZ2d1cmF0LnYxLkdhbWUSDQoFc2VhdHMYAiABKA0SKQoFcHlsb3MYAyABKAsyGC56aWdndXJhdC52MS5QeWxvc0NvbmZpZ0gAEi0KB2thYmFsZW8YBCABKAsyGi56aWdndXJhdC52MS5LYWJhbGVvQ29uZmlnSABCCQoHb3B0aW9ucyJYCgdPdXRjb21lEi0KC3Rlcm1pbmF0aW9uGAEgASgOMhguemlnZ3VyYXQudjEuVGVybWluYXRpb24SDQoFcmFua3MYAiADKA0SDwoHd2lubmVycxgDIAMoDSJICglQeWxvc1ZpZXcSDgoGbGV2ZWxzGAEgAygJEhUKDWxpZ2h0X3Jlc2VydmUYAiABKA0SFAoMZGFya19yZXNlcnZlGAMgASgNIn0KC0thYmFsZW9WaWV3Eg4KBnN0YWNrcxgBIAMoCRINCgVoYW5kcxgCIAMoCRISCgpvYmplY3RpdmVzGAMgAygJEg4KBnVuaGVsZBgEIAMoCRISCgpsYXN0X3N0YWNrGAUgASgNEhcKD2ZvcmZlaXRlZF9zZWF0cxgGIAMoDSIlChRQaGFudG9tVGljVGFjVG9lVmlldxINCgVjZWxscxgBIAEoCSLdAgoIR2FtZVZpZXcSHwoEZ2FtZRgBIAEoDjIRLnppZ2d1cmF0LnYxLkdhbWUSEwoLdmlld2VyX3NlYXQYAiABKA0SDQoFc2VhdHMYAyABKA0SDwoHdG9fbW92ZRgEIAEoDRILCgNwbHkYBSABKA0SEAoIcG9zaXRpb24YBiABKAkSEwoLbGVnYWxfbW92ZXMYByADKAkSJQoHb3V0Y29tZRgIIAEoCzIULnppZ2d1cmF0LnYxLk91dGNvbWUSJwoFcHlsb3MYCSABKAsyFi56aWdndXJhdC52MS5QeWxvc1ZpZXdIABIrCgdrYWJhbGVvGAogASgLMhguemlnZ3VyYXQudjEuS2FiYWxlb1ZpZXdIABJAChNwaGFudG9tX3RpY190YWNfdG9lGAsgASgLMiEuemlnZ3VyYXQudjEuUGhhbnRvbVRpY1RhY1RvZVZpZXdIAEIICgZkZXRhaWwqXAoER2FtZRIUChBHQU1FX1VOU1BFQ0lGSUVEEAASDgoKR0FNRV9QWUxPUxABEhAKDEdBTUVfS0FCQUxFTxACEhwKGEdBTUVfUEhBTlRPTV9USUNfVEFDX1RPRRADKoEBCgxQeWxvc1ZhcmlhbnQSHQoZUFlMT1NfVkFSSUFOVF9VTlNQRUNJRklFRBAAEhoKFlBZTE9TX1ZBUklBTlRfU1RBTkRBUkQQARIaChZQWUxPU19WQVJJQU5UX0JFR0lOTkVSEAISGgoWUFlMT1NfVkFSSUFOVF9BRFZBTkNFRBADKlwKC0thYmFsZW9EZWFsEhwKGEtBQkFMRU9fREVBTF9VTlNQRUNJRklFRBAAEhcKE0tBQkFMRU9fREVBTF9SQU5ET00QARIWChJLQUJBTEVPX0RFQUxfRVFVQUwQAirDAgoLVGVybWluYXRpb24SGwoXVEVSTUlOQVRJT05fVU5TUEVDSUZJRUQQABIWChJURVJNSU5BVElPTl9OT1JNQUwQARIgChxURVJNSU5BVElPTl9QWVJBTUlEX0NPTVBMRVRFEAISHQoZVEVSTUlOQVRJT05fTk9fTEVHQUxfTU9WRRADEhoKFlRFUk1JTkFUSU9OX1JFUEVUSVRJT04QBBIaChZURVJNSU5BVElPTl9NT1ZFX0xJTUlUEAUSGwoXVEVSTUlOQVRJT05fUkVTSUdOQVRJT04QBhIXChNURVJNSU5BVElPTl9USU1FT1VUEAcSFwoTVEVSTUlOQVRJT05fQUJPUlRFRBAIEhwKGFRFUk1JTkFUSU9OX0lMTEVHQUxfTU9WRRAJEhkKFVRFUk1JTkFUSU9OX0FCQU5ET05FRBAKQpoBCg9vcmcuemlnZ3VyYXQudjFCCUdhbWVQcm90b1ABWkNnaXRodWIuY29tL3ppZ2d1cmF0LWdhbWVzL3ppZ2d1cmF0L2NsaWVudHMvZ28vemlnZ3VyYXR2MTt6aWdndXJhdHYxogIDWlhYqgILWmlnZ3VyYXQuVjG6AgNaaWfKAgtaaWdndXJhdFxWMeoCDFppZ2d1cmF0OjpWMWIGcHJvdG8z");
+  fileDesc("ChZ6aWdndXJhdC92MS9nYW1lLnByb3RvEgt6aWdndXJhdC52MSJMCgtQeWxvc0NvbmZpZxIqCgd2YXJpYW50GAEgASgOMhkuemlnZ3VyYXQudjEuUHlsb3NWYXJpYW50EhEKCW1heF9tb3ZlcxgCIAEoDSJcCg1LYWJhbGVvQ29uZmlnEiYKBGRlYWwYASABKA4yGC56aWdndXJhdC52MS5LYWJhbGVvRGVhbBISCgpsYXN0X3N0YWNrGAIgASgIEg8KB2NvbG91cnMYAyABKAkilQIKCkdhbWVDb25maWcSHwoEZ2FtZRgBIAEoDjIRLnppZ2d1cmF0LnYxLkdhbWUSDQoFc2VhdHMYAiABKA0SKQoFcHlsb3MYAyABKAsyGC56aWdndXJhdC52MS5QeWxvc0NvbmZpZ0gAEi0KB2thYmFsZW8YBCABKAsyGi56aWdndXJhdC52MS5LYWJhbGVvQ29uZmlnSAASPgoMcnVsZV9vcHRpb25zGAUgAygLMiguemlnZ3VyYXQudjEuR2FtZUNvbmZpZy5SdWxlT3B0aW9uc0VudHJ5GjIKEFJ1bGVPcHRpb25zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIJCgdvcHRpb25zIs8BCghHYW1lSW5mbxIfCgRnYW1lGAEgASgOMhEuemlnZ3VyYXQudjEuR2FtZRIMCgRuYW1lGAIgASgJEg0KBXRpdGxlGAMgASgJEhEKCW1pbl9zZWF0cxgEIAEoDRIRCgltYXhfc2VhdHMYBSABKA0SLAoHb3B0aW9ucxgGIAMoCzIbLnppZ2d1cmF0LnYxLkdhbWVPcHRpb25JbmZvEhoKEmhpZGRlbl9pbmZvcm1hdGlvbhgHIAEoCBIVCg1wcml2YXRlX21vdmVzGAggASgIIloKDkdhbWVPcHRpb25JbmZvEgsKA2tleRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIPCgdjaG9pY2VzGAMgAygJEhUKDWRlZmF1bHRfdmFsdWUYBCABKAkiWAoHT3V0Y29tZRItCgt0ZXJtaW5hdGlvbhgBIAEoDjIYLnppZ2d1cmF0LnYxLlRlcm1pbmF0aW9uEg0KBXJhbmtzGAIgAygNEg8KB3dpbm5lcnMYAyADKA0iSAoJUHlsb3NWaWV3Eg4KBmxldmVscxgBIAMoCRIVCg1saWdodF9yZXNlcnZlGAIgASgNEhQKDGRhcmtfcmVzZXJ2ZRgDIAEoDSJ9CgtLYWJhbGVvVmlldxIOCgZzdGFja3MYASADKAkSDQoFaGFuZHMYAiADKAkSEgoKb2JqZWN0aXZlcxgDIAMoCRIOCgZ1bmhlbGQYBCADKAkSEgoKbGFzdF9zdGFjaxgFIAEoDRIXCg9mb3JmZWl0ZWRfc2VhdHMYBiADKA0iJQoUUGhhbnRvbVRpY1RhY1RvZVZpZXcSDQoFY2VsbHMYASABKAki3QIKCEdhbWVWaWV3Eh8KBGdhbWUYASABKA4yES56aWdndXJhdC52MS5HYW1lEhMKC3ZpZXdlcl9zZWF0GAIgASgNEg0KBXNlYXRzGAMgASgNEg8KB3RvX21vdmUYBCABKA0SCwoDcGx5GAUgASgNEhAKCHBvc2l0aW9uGAYgASgJEhMKC2xlZ2FsX21vdmVzGAcgAygJEiUKB291dGNvbWUYCCABKAsyFC56aWdndXJhdC52MS5PdXRjb21lEicKBXB5bG9zGAkgASgLMhYuemlnZ3VyYXQudjEuUHlsb3NWaWV3SAASKwoHa2FiYWxlbxgKIAEoCzIYLnppZ2d1cmF0LnYxLkthYmFsZW9WaWV3SAASQAoTcGhhbnRvbV90aWNfdGFjX3RvZRgLIAEoCzIhLnppZ2d1cmF0LnYxLlBoYW50b21UaWNUYWNUb2VWaWV3SABCCAoGZGV0YWlsKlwKBEdhbWUSFAoQR0FNRV9VTlNQRUNJRklFRBAAEg4KCkdBTUVfUFlMT1MQARIQCgxHQU1FX0tBQkFMRU8QAhIcChhHQU1FX1BIQU5UT01fVElDX1RBQ19UT0UQAyqBAQoMUHlsb3NWYXJpYW50Eh0KGVBZTE9TX1ZBUklBTlRfVU5TUEVDSUZJRUQQABIaChZQWUxPU19WQVJJQU5UX1NUQU5EQVJEEAESGgoWUFlMT1NfVkFSSUFOVF9CRUdJTk5FUhACEhoKFlBZTE9TX1ZBUklBTlRfQURWQU5DRUQQAypcCgtLYWJhbGVvRGVhbBIcChhLQUJBTEVPX0RFQUxfVU5TUEVDSUZJRUQQABIXChNLQUJBTEVPX0RFQUxfUkFORE9NEAESFgoSS0FCQUxFT19ERUFMX0VRVUFMEAIqwwIKC1Rlcm1pbmF0aW9uEhsKF1RFUk1JTkFUSU9OX1VOU1BFQ0lGSUVEEAASFgoSVEVSTUlOQVRJT05fTk9STUFMEAESIAocVEVSTUlOQVRJT05fUFlSQU1JRF9DT01QTEVURRACEh0KGVRFUk1JTkFUSU9OX05PX0xFR0FMX01PVkUQAxIaChZURVJNSU5BVElPTl9SRVBFVElUSU9OEAQSGgoWVEVSTUlOQVRJT05fTU9WRV9MSU1JVBAFEhsKF1RFUk1JTkFUSU9OX1JFU0lHTkFUSU9OEAYSFwoTVEVSTUlOQVRJT05fVElNRU9VVBAHEhcKE1RFUk1JTkFUSU9OX0FCT1JURUQQCBIcChhURVJNSU5BVElPTl9JTExFR0FMX01PVkUQCRIZChVURVJNSU5BVElPTl9BQkFORE9ORUQQCkKaAQoPb3JnLnppZ2d1cmF0LnYxQglHYW1lUHJvdG9QAVpDZ2l0aHViLmNvbS96aWdndXJhdC1nYW1lcy96aWdndXJhdC9jbGllbnRzL2dvL3ppZ2d1cmF0djE7emlnZ3VyYXR2MaICA1pYWKoCC1ppZ2d1cmF0LlYxugIDWmlnygILWmlnZ3VyYXRcVjHqAgxaaWdndXJhdDo6VjFiBnByb3RvMw");
 
 /**
  * Pylos options.
@@ -105,6 +105,18 @@ export type GameConfig = Message<"ziggurat.v1.GameConfig"> & {
     value: KabaleoConfig;
     case: "kabaleo";
   } | { case: undefined; value?: undefined };
+
+  /**
+   * Rule options by name, spelled as the rules pages, the command line and
+   * GameInfo.options spell them ({"variant": "beginner"}): the way to set the options of
+   * any game, including one with no typed message above. A key also set by the typed
+   * message is refused (INVALID_CONFIG), as is a key the game does not declare. Answers
+   * (Match.config, records) carry a game's options in its typed message when it has one,
+   * and here otherwise.
+   *
+   * @generated from field: map<string, string> rule_options = 5;
+   */
+  ruleOptions: { [key: string]: string };
 };
 
 /**
@@ -113,6 +125,114 @@ export type GameConfig = Message<"ziggurat.v1.GameConfig"> & {
  */
 export const GameConfigSchema: GenMessage<GameConfig> = /*@__PURE__*/
   messageDesc(file_ziggurat_v1_game, 2);
+
+/**
+ * A game this server hosts (MatchService.ListGames).
+ *
+ * @generated from message ziggurat.v1.GameInfo
+ */
+export type GameInfo = Message<"ziggurat.v1.GameInfo"> & {
+  /**
+   * @generated from field: ziggurat.v1.Game game = 1;
+   */
+  game: Game;
+
+  /**
+   * The game's name on the command line and in tournament files: "pylos", "kabaleo",
+   * "phantom-ttt".
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * The name people read: "Pylos", "Phantom tic-tac-toe".
+   *
+   * @generated from field: string title = 3;
+   */
+  title: string;
+
+  /**
+   * @generated from field: uint32 min_seats = 4;
+   */
+  minSeats: number;
+
+  /**
+   * @generated from field: uint32 max_seats = 5;
+   */
+  maxSeats: number;
+
+  /**
+   * Every rule option GameConfig.rule_options accepts for this game, in the order a form shows them.
+   *
+   * @generated from field: repeated ziggurat.v1.GameOptionInfo options = 6;
+   */
+  options: GameOptionInfo[];
+
+  /**
+   * Some seat may not see part of the game before the end (GameView shows it as '?').
+   *
+   * @generated from field: bool hidden_information = 7;
+   */
+  hiddenInformation: boolean;
+
+  /**
+   * A move is shown only to its mover; the others learn that a ply passed
+   * (MovePlayed.move is empty for them) until the match has ended.
+   *
+   * @generated from field: bool private_moves = 8;
+   */
+  privateMoves: boolean;
+};
+
+/**
+ * Describes the message ziggurat.v1.GameInfo.
+ * Use `create(GameInfoSchema)` to create a new message.
+ */
+export const GameInfoSchema: GenMessage<GameInfo> = /*@__PURE__*/
+  messageDesc(file_ziggurat_v1_game, 3);
+
+/**
+ * One rule option of a game.
+ *
+ * @generated from message ziggurat.v1.GameOptionInfo
+ */
+export type GameOptionInfo = Message<"ziggurat.v1.GameOptionInfo"> & {
+  /**
+   * The key in GameConfig.rule_options, e.g. "variant".
+   *
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * One line for people choosing it.
+   *
+   * @generated from field: string description = 2;
+   */
+  description: string;
+
+  /**
+   * Every accepted value when there are few; empty when free text or a number (see description).
+   *
+   * @generated from field: repeated string choices = 3;
+   */
+  choices: string[];
+
+  /**
+   * The value the option takes when it is left out ("" when leaving it out means "none").
+   *
+   * @generated from field: string default_value = 4;
+   */
+  defaultValue: string;
+};
+
+/**
+ * Describes the message ziggurat.v1.GameOptionInfo.
+ * Use `create(GameOptionInfoSchema)` to create a new message.
+ */
+export const GameOptionInfoSchema: GenMessage<GameOptionInfo> = /*@__PURE__*/
+  messageDesc(file_ziggurat_v1_game, 4);
 
 /**
  * End of a game: why, and the rank of every seat (ties share a rank).
@@ -145,7 +265,7 @@ export type Outcome = Message<"ziggurat.v1.Outcome"> & {
  * Use `create(OutcomeSchema)` to create a new message.
  */
 export const OutcomeSchema: GenMessage<Outcome> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_game, 3);
+  messageDesc(file_ziggurat_v1_game, 5);
 
 /**
  * The Pylos board as a viewer sees it (all of it: Pylos has no hidden information).
@@ -176,7 +296,7 @@ export type PylosView = Message<"ziggurat.v1.PylosView"> & {
  * Use `create(PylosViewSchema)` to create a new message.
  */
 export const PylosViewSchema: GenMessage<PylosView> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_game, 4);
+  messageDesc(file_ziggurat_v1_game, 6);
 
 /**
  * The Kabaleo table as one viewer may see it.
@@ -233,7 +353,7 @@ export type KabaleoView = Message<"ziggurat.v1.KabaleoView"> & {
  * Use `create(KabaleoViewSchema)` to create a new message.
  */
 export const KabaleoViewSchema: GenMessage<KabaleoView> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_game, 5);
+  messageDesc(file_ziggurat_v1_game, 7);
 
 /**
  * The phantom tic-tac-toe board as one viewer may know it (rules/phantom-tic-tac-toe.md).
@@ -257,7 +377,7 @@ export type PhantomTicTacToeView = Message<"ziggurat.v1.PhantomTicTacToeView"> &
  * Use `create(PhantomTicTacToeViewSchema)` to create a new message.
  */
 export const PhantomTicTacToeViewSchema: GenMessage<PhantomTicTacToeView> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_game, 6);
+  messageDesc(file_ziggurat_v1_game, 8);
 
 /**
  * Everything one viewer may know of a game at one moment.
@@ -347,7 +467,7 @@ export type GameView = Message<"ziggurat.v1.GameView"> & {
  * Use `create(GameViewSchema)` to create a new message.
  */
 export const GameViewSchema: GenMessage<GameView> = /*@__PURE__*/
-  messageDesc(file_ziggurat_v1_game, 7);
+  messageDesc(file_ziggurat_v1_game, 9);
 
 /**
  * A game ziggurat can host.

@@ -15,6 +15,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
@@ -25,6 +26,7 @@ import org.ziggurat.v1.CreateMatchRequest;
 import org.ziggurat.v1.CreateMatchResponse;
 import org.ziggurat.v1.Game;
 import org.ziggurat.v1.GameConfig;
+import org.ziggurat.v1.GameInfo;
 import org.ziggurat.v1.GetMatchRecordRequest;
 import org.ziggurat.v1.GetMatchRequest;
 import org.ziggurat.v1.InviteBotRequest;
@@ -32,6 +34,7 @@ import org.ziggurat.v1.InviteBotResponse;
 import org.ziggurat.v1.JoinMatchRequest;
 import org.ziggurat.v1.JoinMatchResponse;
 import org.ziggurat.v1.ListBotsRequest;
+import org.ziggurat.v1.ListGamesRequest;
 import org.ziggurat.v1.ListMatchesRequest;
 import org.ziggurat.v1.ListMatchesResponse;
 import org.ziggurat.v1.Match;
@@ -212,6 +215,40 @@ public final class ZigguratClient implements AutoCloseable {
         }
       }
     }
+  }
+
+  /**
+   * Every game the server hosts ({@code MatchService.ListGames}), in the order a lobby should
+   * offer them: name, title, seat counts, rule options and whether anything is hidden. A bot
+   * written before a game existed can still create and play it from this.
+   */
+  public List<GameInfo> listGames() {
+    return call(() -> blocking.listGames(ListGamesRequest.getDefaultInstance())).getGamesList();
+  }
+
+  /**
+   * The configuration of the game the server lists under {@code name} ({@code "pylos"}, {@code
+   * "kabaleo"}, {@code "phantom-ttt"}, or one added since), resolved through {@link #listGames},
+   * so it needs no per-game code. {@code seats} 0 takes the game's fewest seats; {@code options}
+   * are its rule options by name, as {@code GameInfo.options} spells them ({@code
+   * GameConfig.rule_options}), judged by the server when the match is created ({@code
+   * INVALID_CONFIG}).
+   *
+   * @throws UnknownGameException for a name the server does not list (its message names those
+   *     it does)
+   */
+  public GameConfig gameConfig(String name, int seats, Map<String, String> options) {
+    List<GameInfo> games = listGames();
+    for (GameInfo game : games) {
+      if (game.getName().equals(name)) {
+        return GameConfig.newBuilder()
+            .setGame(game.getGame())
+            .setSeats(seats == 0 ? game.getMinSeats() : seats)
+            .putAllRuleOptions(options)
+            .build();
+      }
+    }
+    throw new UnknownGameException(name, games.stream().map(GameInfo::getName).toList());
   }
 
   /** A {@code GameConfig} for {@code game} with {@code seats} seats and default options. */

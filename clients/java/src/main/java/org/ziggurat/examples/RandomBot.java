@@ -20,6 +20,7 @@ import org.ziggurat.v1.MatchEndedEvent;
  *
  * <pre>
  * java -jar ziggurat-random-bot.jar --server 127.0.0.1:50051 --create kabaleo --seats 4
+ * java -jar ziggurat-random-bot.jar --server 127.0.0.1:50051 --create phantom-ttt
  * java -jar ziggurat-random-bot.jar --server 127.0.0.1:50051 --match MATCH_ID
  * java -jar ziggurat-random-bot.jar --server 127.0.0.1:50051 --remote --name NAME --token SECRET
  * </pre>
@@ -28,7 +29,7 @@ import org.ziggurat.v1.MatchEndedEvent;
  */
 public final class RandomBot {
   private static final String USAGE =
-      "usage: java -jar ziggurat-random-bot.jar [--server HOST:PORT] (--create pylos|kabaleo [--seats N]"
+      "usage: java -jar ziggurat-random-bot.jar [--server HOST:PORT] (--create GAME [--seats N]"
           + " | --match ID | --remote --name NAME --token SECRET) [--name NAME] [--seed N] [--tls] [--ca PEM]";
 
   private RandomBot() {}
@@ -96,12 +97,10 @@ public final class RandomBot {
       }
       MatchHandle handle;
       if (create != null) {
-        GameConfig config =
-            switch (create) {
-              case "pylos" -> ZigguratClient.pylos();
-              case "kabaleo" -> ZigguratClient.kabaleo(seats == 0 ? 2 : seats);
-              default -> throw new IllegalArgumentException("unknown game " + create + " (pylos or kabaleo)");
-            };
+        // Any game the server hosts, by its name (--seats 0: the game's fewest): resolved through
+        // ListGames, so this bot plays games added after it was written. An unknown name throws
+        // UnknownGameException, whose message names the server's games.
+        GameConfig config = client.gameConfig(create, seats, Map.of());
         CreatedMatch created = client.createMatch(config);
         System.out.println(
             "created match " + created.matchId() + " (commitment " + created.match().getSeedCommitment() + ")");

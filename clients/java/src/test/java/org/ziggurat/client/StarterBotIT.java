@@ -72,6 +72,49 @@ class StarterBotIT {
     }
   }
 
+  /**
+   * {@code --create NAME} takes any game the server lists: phantom tic-tac-toe, which this client
+   * has no helper for, to a verified end; an unknown name exits non-zero with one line naming
+   * the server's games, and creates nothing.
+   */
+  @Test
+  void theStarterBotCreatesAnyGameByItsName() throws Exception {
+    try (ServerProcess server = new ServerProcess(dir);
+        ZigguratClient client = ZigguratClient.connect(server.address)) {
+      Process creator =
+          new ProcessBuilder(java(), "-jar", jar(), "--server", server.address, "--create", "phantom-ttt")
+              .redirectError(ProcessBuilder.Redirect.INHERIT)
+              .start();
+      BufferedReader lines =
+          new BufferedReader(new InputStreamReader(creator.getInputStream(), StandardCharsets.UTF_8));
+      String created = lines.readLine();
+      assertTrue(created != null && created.startsWith("created match "), String.valueOf(created));
+      String matchId = created.split(" ")[2];
+      Process joiner =
+          new ProcessBuilder(java(), "-jar", jar(), "--server", server.address, "--match", matchId)
+              .redirectErrorStream(true)
+              .start();
+      String joined = new String(joiner.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertEquals(0, joiner.waitFor(), joined);
+      lines.transferTo(java.io.Writer.nullWriter());
+      assertTrue(creator.waitFor(60, TimeUnit.SECONDS));
+      assertEquals(0, creator.exitValue());
+      server.verify(matchId);
+      org.ziggurat.v1.MatchRecord record = client.record(matchId);
+      assertEquals(Game.GAME_PHANTOM_TIC_TAC_TOE, record.getConfig().getGame());
+      assertFalse(record.getMovesList().stream().anyMatch(org.ziggurat.v1.RecordedMove::getSubstituted));
+
+      Process unknown =
+          new ProcessBuilder(java(), "-jar", jar(), "--server", server.address, "--create", "chess").start();
+      String err = new String(unknown.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertTrue(unknown.waitFor(60, TimeUnit.SECONDS));
+      assertTrue(unknown.exitValue() != 0, err);
+      assertTrue(err.startsWith("error: unknown game \"chess\": this server hosts pylos, kabaleo, phantom-ttt"), err);
+      assertEquals(1, err.lines().count(), err);
+      assertEquals(1, client.listMatches(org.ziggurat.v1.MatchStatus.MATCH_STATUS_UNSPECIFIED, Game.GAME_UNSPECIFIED).size());
+    }
+  }
+
   @Test
   void remoteBotsAreHandedSeatsByATournament() throws Exception {
     Path config = dir.resolve("tournament.toml");
