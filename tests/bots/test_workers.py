@@ -77,7 +77,11 @@ async def test_a_search_runs_in_a_worker_and_never_touches_the_hosts_collector(p
 async def test_seats_at_once_get_workers_of_their_own(pool: SearchPool) -> None:
     bots = [pool.open("alphabeta", {"seed": i, "max_seconds": 0.3}) for i in range(4)]
     await asyncio.gather(*(bot.start() for bot in bots))
-    turn = _opening(time_left_ms=time_left_for_budget(0.3))
+    # Each search stops at max_seconds (0.3 s); the clock is far larger, so the host's safety
+    # net (a random move at half the turn's time) is 10 s away: a loaded machine (CI ran this
+    # beside the browser tests at load 9) delays a worker's answer, it does not make it a
+    # fallback. With a 1.3 s clock the net fired at 0.6 s there.
+    turn = _opening(time_left_ms=time_left_for_budget(5.0))
     started = time.monotonic()
     moves = await asyncio.gather(*(bot.choose(replace(turn, received=time.monotonic())) for bot in bots))
     took = time.monotonic() - started

@@ -46,7 +46,14 @@ test("a phantom tic-tac-toe game on the generic board, to a verified end", { tim
     // Ada's view: her own marks are lower-case x, an O only where she found one; never an o she
     // has not found (the server sends '.' there).
     const text = await page.textContent(".generic pre.position");
-    assert.doesNotMatch(text, /o/, "an opponent's mark Ada has not found");
+    if (/o/.test(text)) {
+      // The end releases the whole board, and the page may draw it a moment before the end
+      // screen: an unfound mark is a leak only if the match had not ended when it was read
+      // (asked after the reading, so a match still live now was live then).
+      const { match } = await callApi(server, "GetMatch", { matchId });
+      assert.equal(match.status, "MATCH_STATUS_FINISHED", `an opponent's mark Ada has not found: ${text}`);
+      continue;
+    }
     for (const line of await page.$$eval("ol.moves li", (items) => items.map((li) => li.textContent))) {
       assert.doesNotMatch(line, /^random \(bot\): [a-c][1-3]/, "where the opponent played");
     }
