@@ -86,6 +86,18 @@ class RunningArena:
         self.process.kill()
         self.process.wait(10)
 
+    def freeze_bots(self) -> None:
+        """SIGSTOP every remote bot: none moves until :meth:`thaw_bots`."""
+        for bot in self.bots:
+            if bot.poll() is None:
+                bot.send_signal(signal.SIGSTOP)
+
+    def thaw_bots(self) -> None:
+        """SIGCONT every remote bot (a stopped process would hold a SIGTERM pending)."""
+        for bot in self.bots:
+            if bot.poll() is None:
+                bot.send_signal(signal.SIGCONT)
+
     def kill_bots(self) -> None:
         for bot in self.bots:
             processes.stop(bot)

@@ -245,6 +245,21 @@ async def test_closed_and_approval_registration(tmp_path: Path) -> None:
         assert arena.stop() == 0
 
 
+def _frozen_mid_game(arena: RunningArena) -> bool:
+    """Stop (SIGSTOP) the remote bots, then look for a game in progress; thaw them if there is none.
+
+    Every game of the kill -9 test seats alice or bob (three entrants, two seats), so with both
+    frozen a game in progress stays in progress (its clock has 20 s) until the kill: a game seen
+    playing by a plain poll could end before the kill lands (random bots play fast), and then
+    nothing was cut off.
+    """
+    arena.freeze_bots()
+    if any(g.status == "playing" and g.match_id for g in arena.games()):
+        return True
+    arena.thaw_bots()
+    return False
+
+
 async def test_kill_9_mid_arena_keeps_ratings_and_records_and_the_arena_carries_on(tmp_path: Path) -> None:
     extra = '\n[[entrant]]\nname = "house2"\nbuiltin = "random"\n'
     config = _config(tmp_path, extra=extra)
@@ -252,16 +267,11 @@ async def test_kill_9_mid_arena_keeps_ratings_and_records_and_the_arena_carries_
     arena.remote_bot("random", "alice", ALICE_TOKEN)
     arena.remote_bot("random", "bob", BOB_TOKEN)
     try:
-        await wait_for(
-            lambda: (
-                sum(g.status == "rated" for g in arena.games()) >= 5
-                and any(g.status == "playing" and g.match_id for g in arena.games())
-            ),
-            90,
-            "5 rated games and one in progress",
-        )
+        await wait_for(lambda: sum(g.status == "rated" for g in arena.games()) >= 5, 90, "5 rated games")
+        await wait_for(lambda: _frozen_mid_game(arena), 90, "a game in progress with its remote bots frozen")
         arena.kill9()
     finally:
+        arena.thaw_bots()
         arena.kill_bots()
     before = {g.number: g for g in arena.games()}
     cut_off = [n for n, g in before.items() if g.status == "playing"]

@@ -32,15 +32,18 @@ def _mode(path: Path) -> int:
 
 
 def _read_as_nobody(path: Path) -> subprocess.CompletedProcess[bytes]:
-    """``cat path`` in a child process that has become the user nobody.
+    """``cat path`` as the user nobody, dropped by ``setpriv`` (util-linux) after exec.
 
-    Dropped by subprocess itself (``user``/``group``/``extra_groups``, done in C between fork and
-    exec), not by a Python ``preexec_fn``: that runs Python in the child of a threaded process
-    (xdist's, the server's), and one such child died of SIGABRT before it could cat in CI.
+    Not by subprocess (``user``/``group``, or a ``preexec_fn``): either makes CPython fork
+    rather than vfork, and a plain fork of a process that has gRPC's threads runs gRPC's fork
+    handlers in the child, which died there of SIGABRT once and of SIGSEGV once in CI, before it
+    could cat. A vforked child runs nothing but the exec of ``setpriv``.
     """
-    return processes.run(
-        ["cat", str(path)], capture_output=True, user=NOBODY, group=NOBODY, extra_groups=[], timeout=30
-    )
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("setpriv (util-linux) is needed to read a file as another user")
+    drop = [setpriv, "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups", "--"]
+    return processes.run([*drop, "cat", str(path)], capture_output=True, timeout=30)
 
 
 def _serve_and_create(db: Path) -> ServerProcess:
