@@ -86,17 +86,12 @@ class RunningArena:
         self.process.kill()
         self.process.wait(10)
 
-    def freeze_bots(self) -> None:
-        """SIGSTOP every remote bot: none moves until :meth:`thaw_bots`."""
+    def signal_bots(self, signum: signal.Signals) -> None:
+        """Send ``signum`` to every remote bot still running: SIGSTOP freezes them (none moves),
+        SIGCONT thaws them (a stopped process would hold a SIGTERM pending)."""
         for bot in self.bots:
             if bot.poll() is None:
-                bot.send_signal(signal.SIGSTOP)
-
-    def thaw_bots(self) -> None:
-        """SIGCONT every remote bot (a stopped process would hold a SIGTERM pending)."""
-        for bot in self.bots:
-            if bot.poll() is None:
-                bot.send_signal(signal.SIGCONT)
+                bot.send_signal(signum)
 
     def kill_bots(self) -> None:
         for bot in self.bots:

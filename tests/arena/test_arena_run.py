@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import signal
 import sys
 import time
 from pathlib import Path
@@ -253,10 +254,10 @@ def _frozen_mid_game(arena: RunningArena) -> bool:
     playing by a plain poll could end before the kill lands (random bots play fast), and then
     nothing was cut off.
     """
-    arena.freeze_bots()
+    arena.signal_bots(signal.SIGSTOP)
     if any(g.status == "playing" and g.match_id for g in arena.games()):
         return True
-    arena.thaw_bots()
+    arena.signal_bots(signal.SIGCONT)
     return False
 
 
@@ -271,7 +272,7 @@ async def test_kill_9_mid_arena_keeps_ratings_and_records_and_the_arena_carries_
         await wait_for(lambda: _frozen_mid_game(arena), 90, "a game in progress with its remote bots frozen")
         arena.kill9()
     finally:
-        arena.thaw_bots()
+        arena.signal_bots(signal.SIGCONT)
         arena.kill_bots()
     before = {g.number: g for g in arena.games()}
     cut_off = [n for n, g in before.items() if g.status == "playing"]
