@@ -156,8 +156,17 @@ async def test_entrants_versions_controls_and_least_privilege(tmp_path: Path) ->
         assert all(start <= switched for start in _starts_with(arena, "alice"))
         ladder = (await arena.arena()).ladders[0]
         states = {(line.entrant, line.version): line.state for line in ladder.standings}
-        async with grpc.aio.insecure_channel(arena.address) as channel:
-            profile = (await arena.stub(channel).GetEntrant(apb.GetEntrantRequest(name="alice@2"))).entrant
+
+        async def rated_profile() -> apb.EntrantProfile | None:
+            """alice's profile once five of her games are rated, one of them as alice@2 (a game
+            that has started is rated only when it ends)."""
+            async with grpc.aio.insecure_channel(arena.address) as channel:
+                answer = await arena.stub(channel).GetEntrant(apb.GetEntrantRequest(name="alice@2"))
+            entrant = answer.entrant
+            versions = {point.version for point in entrant.history}
+            return entrant if len(entrant.history) >= 5 and "2" in versions else None
+
+        profile = await wait_for(rated_profile, 60, "five rated games of alice, one as alice@2")
         assert profile.name == "alice" and [(x.version, x.game) for x in profile.lines] == [
             ("2", game_pb2.GAME_PYLOS),
             ("", game_pb2.GAME_PYLOS),
