@@ -200,22 +200,34 @@ async def _finished(client: ZigguratClient, match_ids: list[str], within: float)
         await asyncio.sleep(0.1)
 
 
-async def _workers_up(server: RunningServer) -> SearchPool:
-    """The server's search pool once its warm-up (started with the server) is done."""
+def _search_pool(server: RunningServer) -> SearchPool | None:
     house = server.server.house_bots
     assert isinstance(house, HouseBots)
-    for _ in range(600):
-        if house.search_pool is not None and house.search_pool.pids():
-            return house.search_pool
-        await asyncio.sleep(0.05)
-    raise AssertionError("the search workers did not start")
+    return house.search_pool
+
+
+async def test_the_first_search_bot_seated_starts_the_pool_and_waits_for_its_worker(
+    client: ZigguratClient, server: RunningServer
+) -> None:
+    # A server that seats no search bot never starts the pool (nor its forkserver): not at
+    # start, not for a random bot.
+    match = await client.create_match(pylos_config())
+    await _add_bot(client, match.match_id, "random")
+    assert _search_pool(server) is None
+    # The first search bot's AddBot returns once a worker answers: seated, it is ready.
+    match = await client.create_match(pylos_config())
+    await _add_bot(client, match.match_id, "mcts")
+    pool = _search_pool(server)
+    assert pool is not None and pool.pids(), "AddBot returned before a search worker was up"
+    assert os.getpid() not in pool.pids()
 
 
 async def test_the_servers_collector_stays_on_while_its_bots_search(
     client: ZigguratClient, server: RunningServer
 ) -> None:
-    pool = await _workers_up(server)
     match_id = await _bot_match(client, ("mcts", "alphabeta"), per_move_ms=2000, max_moves=6)
+    pool = _search_pool(server)
+    assert pool is not None
     samples: list[bool] = []
     while (await client.get_match(match_id)).status != match_pb2.MATCH_STATUS_FINISHED:
         for _ in range(50):  # the server runs on this very loop: sample its collector
@@ -233,7 +245,6 @@ async def test_the_servers_collector_stays_on_while_its_bots_search(
 async def test_twelve_timed_search_bots_at_once_never_run_out_of_time(
     client: ZigguratClient, server: RunningServer
 ) -> None:
-    await _workers_up(server)
     # Six matches at once, mcts against alphabeta, 1 s a move (0.2 s searches): before the bots
     # had workers of their own, their searches queued on one thread with deadlines from the
     # search's start, so the sixth in line answered after 1.3 s (and with 12 mcts bots at 3 s a

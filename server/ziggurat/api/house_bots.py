@@ -34,7 +34,7 @@ class HouseBotSeater(Protocol):
         """Every built-in bot, by name."""
         ...
 
-    def add(self, match: Match, bot_name: str, seat: int | None) -> int:
+    async def add(self, match: Match, bot_name: str, seat: int | None) -> int:
         """Seat ``bot_name`` (0-based ``seat``, or by the match's rule); returns the seat."""
         ...
 
@@ -57,7 +57,7 @@ class NoHouseBots:
         """None."""
         return []
 
-    def add(self, match: Match, bot_name: str, seat: int | None) -> int:
+    async def add(self, match: Match, bot_name: str, seat: int | None) -> int:
         """Always refused."""
         raise errors.invalid("UNKNOWN_BOT", f"this server plays no built-in bots (asked for {bot_name!r})")
 

@@ -321,7 +321,7 @@ class MatchServicer:
         if not self.create_limiter.allow(self.peers.address_of(context)):
             raise errors.refuse(Reason.RATE_LIMITED, "too many requests from this address; slow down")
         match = self.manager.get(request.match_id)
-        seat = self.house_bots.add(match, request.bot, request.seat - 1 if request.seat else None)
+        seat = await self.house_bots.add(match, request.bot, request.seat - 1 if request.seat else None)
         return spb.AddBotResponse(seat=seat + 1, match=self._render(match, None))
 
     async def WatchMatch(

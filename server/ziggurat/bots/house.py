@@ -13,6 +13,12 @@ server's event loop, never queues behind another bot's search, and never touches
 server's garbage collector. Its deadline counts from the turn's start as the server's clock
 does. ``random`` and ``greedy`` decide in milliseconds, on one thread beside the loop.
 
+The pool is started by the first search bot seated, not with the server: its forkserver and
+first worker cost about 0.3 CPU s and 80 MB on every start, which a server that never seats a
+search bot (a tournament's, a LAN lobby of people) should not pay. That first AddBot waits
+until the worker answers before it takes the seat, so the seconds a cold start takes on a
+loaded host are spent before the match can start, never on the bot's clock.
+
 The API edge knows this only through the
 :class:`~ziggurat.api.house_bots.HouseBotSeater` protocol; ``ziggurat serve`` hands
 this implementation to the server. A bot seat is taken by :meth:`Match.join` like any
@@ -102,9 +108,10 @@ class HouseBots:
         return self._search_pool
 
     def _warm_up(self) -> None:
-        """Start the search workers' forkserver and one worker in the background (server start):
-        the first search bot seated is then ready in milliseconds, not after the second or so
-        a fresh interpreter takes to load the bots, which a short clock would not forgive."""
+        """Start the search workers' forkserver and one worker in the background (a restart
+        that seats search bots again): their matches' clocks already run, so they start now."""
+        if self._warming is not None:
+            return
         with contextlib.suppress(RuntimeError):  # no running loop: nothing to warm for
             task = asyncio.get_running_loop().create_task(self._pool().warm(1), name="search pool warm-up")
             self._warming = task
@@ -120,8 +127,12 @@ class HouseBots:
         infos, _ = _catalogue()
         return [infos[name] for name in sorted(infos)]
 
-    def add(self, match: Match, bot_name: str, seat: int | None) -> int:
-        """Seat ``bot_name`` in ``match`` (0-based ``seat`` or by the match's rule); returns the seat."""
+    async def add(self, match: Match, bot_name: str, seat: int | None) -> int:
+        """Seat ``bot_name`` in ``match`` (0-based ``seat`` or by the match's rule); returns the seat.
+
+        A search bot waits first until the pool has a worker that answers (the first one seated
+        starts the pool: see the module docstring); the checks are made again after that wait.
+        """
         infos, make_bot = _catalogue()
         info = infos.get(bot_name)
         if info is None:
@@ -129,12 +140,18 @@ class HouseBots:
             raise errors.invalid("UNKNOWN_BOT", f"no built-in bot {bot_name!r}; known: {known}")
         if match.game not in info.games:
             raise errors.precondition("BOT_GAME", f"the built-in bot {bot_name!r} does not play {match.game}")
-        if len(self.tasks) >= self.limit:
-            raise errors.exhausted("TOO_MANY_BOTS", "the server already plays its maximum number of bots")
+        self._check_room()
+        if bot_name in SEARCH_BOTS:
+            await self._pool().warm(1)
+            self._check_room()
         bot = self._build(bot_name, make_bot)
         _, joined = match.join(house_bot_display(bot_name), seat, house_bot=bot_name)
         self._start(match, joined, bot_name, bot)
         return joined
+
+    def _check_room(self) -> None:
+        if len(self.tasks) >= self.limit:
+            raise errors.exhausted("TOO_MANY_BOTS", "the server already plays its maximum number of bots")
 
     def restore(self) -> int:
         """Seat again the built-in bots of every unfinished match (server start-up); returns how many.
@@ -142,7 +159,6 @@ class HouseBots:
         Which bot plays a seat is in the log; a seat it no longer holds (resigned, timed out)
         is left alone.
         """
-        self._warm_up()
         infos, make_bot = _catalogue()
         restored = 0
         for match in list(self.manager.live.values()):
@@ -159,6 +175,8 @@ class HouseBots:
                         record.house_bot,
                     )
                     continue
+                if record.house_bot in SEARCH_BOTS:
+                    self._warm_up()
                 self._start(match, seat, record.house_bot, self._build(record.house_bot, make_bot))
                 restored += 1
         if restored:
