@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import signal
@@ -36,6 +37,7 @@ class RunningArena:
     log_path: Path
     page: str = ""
     bots: list[subprocess.Popen[str]] = field(default_factory=list)
+    builtin_pids: set[int] = field(default_factory=set)
 
     def store(self) -> ArenaStore:
         """The arena's tables, read-only (as `arena standings` reads them while it runs)."""
@@ -87,11 +89,17 @@ class RunningArena:
         self.process.wait(10)
 
     def signal_bots(self, signum: signal.Signals) -> None:
-        """Send ``signum`` to every remote bot still running: SIGSTOP freezes them (none moves),
-        SIGCONT thaws them (a stopped process would hold a SIGTERM pending)."""
+        """Send ``signum`` to every bot still running, the remote ones and the arena's built-in
+        entrants (its child processes, remembered: after a kill -9 of the arena they are
+        orphans): SIGSTOP freezes them (none moves), SIGCONT thaws them (a stopped process
+        would hold a SIGTERM pending)."""
         for bot in self.bots:
             if bot.poll() is None:
                 bot.send_signal(signum)
+        self.builtin_pids.update(_children(self.process.pid))
+        for pid in self.builtin_pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signum)
 
     def kill_bots(self) -> None:
         for bot in self.bots:
@@ -100,6 +108,15 @@ class RunningArena:
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
+
+
+def _children(pid: int) -> list[int]:
+    """The child processes of ``pid`` (none once it is gone)."""
+    found: list[int] = []
+    with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            found += [int(child) for child in (task / "children").read_text().split()]
+    return found
 
 
 def start_arena(config_path: Path, *, log_name: str = "arena.log", timeout: float = 60.0) -> RunningArena:

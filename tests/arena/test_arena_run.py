@@ -256,14 +256,18 @@ async def test_closed_and_approval_registration(tmp_path: Path) -> None:
 
 
 def _frozen_mid_game(arena: RunningArena) -> bool:
-    """Stop (SIGSTOP) the remote bots, then look for a game in progress; thaw them if there is none.
+    """Stop (SIGSTOP) every bot, let the moves already sent land, then look for a game in
+    progress; thaw them if there is none.
 
-    Every game of the kill -9 test seats alice or bob (three entrants, two seats), so with both
-    frozen a game in progress stays in progress (its clock has 20 s) until the kill: a game seen
-    playing by a plain poll could end before the kill lands (random bots play fast), and then
-    nothing was cut off.
+    With every seat's program frozen, a game still in progress half a second later stays so (its
+    clock has 20 s) until the kill: a game seen playing by a plain poll could end before the kill
+    lands (random bots play fast), and then nothing was cut off. Freezing the remote bots alone
+    was not enough on a loaded machine: the built-in entrant (house2) played on, and a move sent
+    just before the freeze still lands, either of which can end the game between the look and
+    the kill.
     """
     arena.signal_bots(signal.SIGSTOP)
+    time.sleep(0.5)
     if any(g.status == "playing" and g.match_id for g in arena.games()):
         return True
     arena.signal_bots(signal.SIGCONT)

@@ -129,6 +129,7 @@ async def test_a_finished_match_is_replayed_to_its_end_without_a_move(
     assert bot.turns == []
 
 
+@pytest.mark.slow
 async def test_failure_budget_counts_consecutive_failures_only(tmp_path: Path) -> None:
     """Six restarts with a budget of four attempts (each restart costs at least one: the stream that
     broke): each reconnection works and resets the count, so it never runs out; then the server

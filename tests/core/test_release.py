@@ -157,6 +157,7 @@ async def _events(
     assert seen == last, f"{where}: caught up to {seen} of {last}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seats", [3, 4])
 async def test_a_held_end_shows_nothing_on_any_read_path_until_released(tmp_path: Path, seats: int) -> None:
     server = ZigguratServer(

@@ -245,6 +245,7 @@ builtin = "random"
     assert rows["x"].forfeits == len(forfeited) <= 1  # its second game, if it had not begun
 
 
+@pytest.mark.slow
 async def test_kabaleo_forfeits_in_duplicate_deals(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """Two crashers are disqualified early: later tables hold one forfeiting seat (the two seats
     that played stay rated against each other) or two (the held rotation is decided at its start

@@ -169,6 +169,7 @@ async def test_remote_participants_connect_by_themselves(tmp_path: Path) -> None
     verify_matches(db, [r["match_id"] for r in results])
 
 
+@pytest.mark.slow
 async def test_a_slow_starting_bot_does_not_lose_on_time(tmp_path: Path) -> None:
     """The clock starts once every participant is ready: 3 s of start-up under a 1 s per-move clock."""
     body = """

@@ -82,6 +82,7 @@ def kill_all(pids: list[int]) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
 async def test_kill_9_mid_tournament_then_resume_matches_uninterrupted_run(tmp_path: Path) -> None:
     config = write_config(tmp_path, RESUMABLE)
@@ -281,6 +282,7 @@ def _killed_mid_game(tmp_path: Path, config: Path) -> tuple[Path, str, list[Game
     return (db, tournament_id, before) if any(g.status == "running" for g in before) else None
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
 async def test_kill_9_mid_kabaleo_game_then_resume_replays_with_a_seed_never_revealed(tmp_path: Path) -> None:
     config = write_config(tmp_path, KABALEO_RESUMABLE)
@@ -429,6 +431,7 @@ def entrant(name: str, kind: str, argv: list[str], extra: str = "") -> str:
     return f"\n[[participants]]\nname = '{name}'\n{kind} = {toml_list(argv)}\n{extra}\n"
 
 
+@pytest.mark.slow
 def test_a_run_ends_without_traceback_text(tmp_path: Path) -> None:
     """Every kind of participant, one that never answers among them (its bridge is cut off at the
     end of each game and its program killed): the run's stderr has its own lines only — no
