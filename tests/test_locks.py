@@ -5,6 +5,9 @@ Why it matters: ./scripts/bootstrap --runtime accepts a development .venv as it 
 tests run on dev.lock: a package at another version in serve.lock would be served untested. The
 runtime lock must also hold what the server needs (setup.py's pins and the mdns extra, the build
 backend bootstrap installs with) and none of the development tools or the terminal UI.
+
+A third lock, requirements/bootstrap.lock, pins what bootstrap installs those two with: uv alone,
+with the hashes of its wheels.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SERVE_LOCK = ROOT / "requirements" / "serve.lock"
 DEV_LOCK = ROOT / "requirements" / "dev.lock"
+BOOTSTRAP_LOCK = ROOT / "requirements" / "bootstrap.lock"
 PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s\\;]+)")
 HASH = re.compile(r"--hash=(sha256:[0-9a-f]{64})")
 # The terminal UI's packages: never in a server's runtime.
@@ -112,3 +116,15 @@ def test_the_extras_pin_the_dev_lock_s_versions() -> None:
     wrong = {name: (version, dev.get(name, ("absent",))[0]) for name, version in pinned.items()}
     wrong = {name: pair for name, pair in wrong.items() if pair[0] != pair[1]}
     assert not wrong, f"setup.py or pyproject.toml pin (left) what dev.lock does not (right): {wrong}"
+
+
+def test_the_bootstrap_lock_pins_uv_alone_with_its_wheels_hashes() -> None:
+    bootstrap = read_lock(BOOTSTRAP_LOCK)
+    assert set(bootstrap) == {"uv"}, f"bootstrap.lock pins uv and nothing else: {sorted(bootstrap)}"
+    version, hashes = bootstrap["uv"]
+    # x86_64 and aarch64 Linux wheels at least (pip --require-hashes refuses any other file).
+    assert re.fullmatch(r"\d+\.\d+\.\d+", version) and len(hashes) >= 2
+    # scripts/bootstrap reads the version from the pin's line (sed 's/^uv==\([^ ]*\) .*/\1/p').
+    pinned = re.search(r"^uv==([^ ]*) ", BOOTSTRAP_LOCK.read_text(), re.M)
+    assert pinned is not None and pinned.group(1) == version
+    assert "requirements/bootstrap.lock" in (ROOT / "scripts" / "bootstrap").read_text()
