@@ -19,5 +19,7 @@ echo "== web: built assets up to date"; node build.mjs --check
 # clients/typescript/test.sh checks that it is fresh.
 [ -L src/gen ] && [ -f src/gen/ziggurat/v1/match_service_pb.ts ] || { echo "src/gen must link to ../../typescript/src/gen" >&2; exit 1; }
 rm -rf test-output
+# Two test files at a time: each mostly waits (on its browser, its server, the timers the
+# tests are about), about half a core for one file at a time.
 echo "== web: browser tests (chromium)"
-node --test --test-concurrency=1 tests/
+node --test --test-concurrency="${ZIGGURAT_WEB_TEST_CONCURRENCY:-2}" tests/
