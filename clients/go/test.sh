@@ -7,6 +7,12 @@ set -euo pipefail
 cd "$(dirname "$0")"
 command -v go >/dev/null || { echo "clients/go/test.sh: needs Go >= 1.24 on PATH" >&2; exit 1; }
 ../../scripts/bootstrap
+# -trimpath (as random-bot builds): the clone's path is then no part of what Go's build cache
+# (~/.cache/go-build) keys compiled packages by, so vet, build and test reuse what another clone
+# compiled from the same sources (CI's fresh clone otherwise compiles every package of this
+# module again; the starter bot itself usually comes from random-bot's cache without a build).
+GOFLAGS="$(go env GOFLAGS) -trimpath"
+export GOFLAGS
 go mod download
 go mod verify >/dev/null
 unformatted=$(gofmt -l cmd ziggurat)
