@@ -54,6 +54,8 @@ test("a Pylos draw by repetition reads as a draw, in a sentence", { timeout: 120
   await shot(page, "words-pylos-draw-by-repetition-phone");
   // The replay's last step says the same.
   await page.click("a.to-replay");
+  // (the replay's buttons are drawn before its record arrives: wait for the tenth move's step)
+  await page.waitForSelector("#replay-moves button.ply[data-ply='10']");
   await page.click("#replay-last");
   assert.equal(await page.textContent("#replay-caption"),
     "Dark played 1c3x1c3. Game over: Draw. The game ended in a draw when the same position occurred for the third time.");
