@@ -282,7 +282,7 @@ async def test_kill_9_mid_arena_keeps_ratings_and_records_and_the_arena_carries_
     arena.remote_bot("random", "bob", BOB_TOKEN)
     try:
         await wait_for(lambda: sum(g.status == "rated" for g in arena.games()) >= 5, 90, "5 rated games")
-        await wait_for(lambda: _frozen_mid_game(arena), 90, "a game in progress with its remote bots frozen")
+        await wait_for(lambda: _frozen_mid_game(arena), 90, "a game in progress with every bot frozen")
         arena.kill9()
     finally:
         arena.signal_bots(signal.SIGCONT)
