@@ -12,6 +12,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import pytest
+
 from tests import processes
 from tests.servers import ServerProcess
 from ziggurat.verify import verify_record
@@ -114,6 +116,7 @@ async def _server_and_remote_bot(
         server.stop()
 
 
+@pytest.mark.slow
 async def test_an_invited_remote_bot_plays_a_human_to_the_end(tmp_path: Path) -> None:
     async with _server_and_remote_bot(tmp_path, "robo", "secret-robo") as (server, client, _):
         match = await client.create_match(game_config("pylos"))

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import pytest
 from connectrpc.client import ConnectClient
 from connectrpc.compat import google_protobuf_json_codec
 from connectrpc.errors import ConnectError
@@ -196,6 +197,7 @@ class Outsider:
         await self.channel.close()
 
 
+@pytest.mark.slow
 async def test_no_participant_reads_a_deal_before_its_last_rotation_ends(tmp_path: Path) -> None:
     port, http_port = _free_port(), _free_port()
     runner = make_runner(write_config(tmp_path, _config(port, http_port)), tmp_path / "t.db", page_linger=0)

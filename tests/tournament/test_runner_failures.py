@@ -42,6 +42,7 @@ def verdicts_by_name(results: list[dict[str, object]]) -> dict[str, list[str]]:
     return out
 
 
+@pytest.mark.slow
 async def test_verdicts_of_misbehaving_participants(tmp_path: Path) -> None:
     body = """
 name = "misbehaving"

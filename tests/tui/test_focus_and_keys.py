@@ -11,6 +11,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
 from rich.color import Color
 from rich.style import Style
 from textual.geometry import Region
@@ -105,6 +106,7 @@ async def test_the_focus_shows_on_the_server_chooser() -> None:
         await assert_focus_shows(pilot, chooser, {"servers", "address"})
 
 
+@pytest.mark.slow
 async def test_the_create_form_shows_the_focus_and_the_chosen_game_s_fields_only(
     server: RunningServer,
 ) -> None:

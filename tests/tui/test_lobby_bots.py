@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import random
 
+import pytest
 from textual.widgets import Button, Input, Select
 
 from tests.servers import RunningServer, pylos_config, random_chooser
@@ -46,6 +47,7 @@ async def test_a_builtin_bot_is_seated_in_the_highlighted_match(server: RunningS
         assert ended.outcome.ranks
 
 
+@pytest.mark.slow
 async def test_a_new_match_against_builtin_bots_is_played_to_the_end(server: RunningServer) -> None:
     app = ZigguratApp(server=server.address, player_name="human")
     async with app.run_test(size=SIZE) as pilot:

@@ -116,6 +116,7 @@ async def play_to_the_end(
     return typed
 
 
+@pytest.mark.slow
 async def test_pylos_whole_game_with_refused_moves(server: RunningServer) -> None:
     app = ZigguratApp(server=server.address, player_name="human")
     async with app.run_test(size=SIZE) as pilot, ZigguratClient(server.address) as bots:
@@ -249,6 +250,7 @@ async def test_clock_counts_down_between_events_and_resign_ends(server: RunningS
         assert (await asyncio.wait_for(bot, 5)) is not None
 
 
+@pytest.mark.slow
 async def test_typing_goes_to_the_move_box_and_enter_plays_what_was_typed(server: RunningServer) -> None:
     """Nothing is focused by hand: the keys typed on the game screen are the move played,
     never the highlighted entry of the legal-move list."""
@@ -390,6 +392,7 @@ def test_state_ignores_replayed_events_and_clock_counts_down() -> None:
     assert clock.remaining_ms(99_000) == 1000  # a clock behind the server's: never above the turn's time
 
 
+@pytest.mark.slow
 async def test_leaving_and_quitting_never_lose_the_seat(server: RunningServer, seat_files: Path) -> None:
     """Esc back to the lobby, then the match again: the same seat. A new program (quit and
     start again) finds the seat in its file too; nothing turns the player into a spectator."""
@@ -430,6 +433,7 @@ async def test_leaving_and_quitting_never_lose_the_seat(server: RunningServer, s
         await asyncio.wait_for(bot, 10)
 
 
+@pytest.mark.slow
 async def test_history_pane_lists_every_move_and_marks_cancellations(server: RunningServer) -> None:
     app = ZigguratApp(server=server.address, player_name="human")
     async with app.run_test(size=SIZE) as pilot, ZigguratClient(server.address) as bots:

@@ -107,6 +107,7 @@ async def test_static_files_and_client_routes(web: ZigguratServer) -> None:
     assert status == 200 and body == b"" and int(headers["content-length"]) > 0
 
 
+@pytest.mark.slow
 async def test_the_web_client_is_announced_over_mdns(tmp_path: Path) -> None:
     server = ZigguratServer(
         ServeOptions(
