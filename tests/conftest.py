@@ -3,7 +3,7 @@ tests/processes.py (no process a test started outlives the run), tests/servers.p
 real-server fixtures ``server``, ``client`` and ``server_process``, for every folder),
 tests/cpu_report.py (--cpu-report: CPU seconds per folder and test), tests/ordering.py (slow
 tests at the head of every xdist worker's share, so that none is the tail of a parallel run),
-tests/tail_signal.py (--tail-file: a file created once the run reaches its tail), pytester."""
+pytester."""
 
 pytest_plugins = [
     "tests.status_guard",
@@ -11,6 +11,5 @@ pytest_plugins = [
     "tests.servers",
     "tests.cpu_report",
     "tests.ordering",
-    "tests.tail_signal",
     "pytester",
 ]
