@@ -1,7 +1,8 @@
-# The build cache of the starter bots' launchers (clients/*/random-bot), sourced by each after
-# it has set `cache` (its language's directory: ${ZIGGURAT_BUILD_CACHE:-~/.cache/ziggurat/builds}/
-# LANGUAGE) and `launcher` (its name, for messages). Each launcher keys its entries by a hash of
-# exactly what its build reads; what is shared here is how an entry is made, kept and put in place.
+# The build cache of the starter bots' launchers (clients/*/random-bot) and of the web client's
+# node_modules (clients/web/test.sh), sourced by each after it has set `cache` (its directory:
+# ${ZIGGURAT_BUILD_CACHE:-~/.cache/ziggurat/builds}/LANGUAGE) and `launcher` (its name, for
+# messages). Each keys its entries by a hash of exactly what its build reads; what is shared here
+# is how an entry is made, kept and put in place.
 # shellcheck shell=bash
 
 # The cache: an entry appears by one rename of a finished build, so it is whole or absent, never
