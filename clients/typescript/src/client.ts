@@ -2,7 +2,7 @@
 // that survives dropped connections, spectating, and the remote-bot loop.
 import { create } from "@bufbuild/protobuf";
 import { type Client as RpcClient, createClient } from "@connectrpc/connect";
-import { Http2SessionManager, createGrpcTransport } from "@connectrpc/connect-node";
+import { createGrpcTransport } from "@connectrpc/connect-node";
 
 import { BackoffState, type Backoff, DEFAULT_BACKOFF } from "./backoff.js";
 import {
@@ -34,6 +34,7 @@ import {
   PlayRequestSchema,
   type SubmitMoveResponse,
 } from "./gen/ziggurat/v1/match_service_pb.js";
+import { GuardedSessionManager } from "./sessions.js";
 
 /** A joined seat: the match, the 1-based seat and its secret token. */
 export interface Handle {
@@ -148,7 +149,7 @@ export class ZigguratClient {
   /** The raw generated clients, for anything the helpers do not cover. */
   readonly matches: RpcClient<typeof MatchService>;
   readonly bots: RpcClient<typeof BotService>;
-  private readonly sessions: Http2SessionManager;
+  private readonly sessions: GuardedSessionManager;
   /** Where each match is served when the server runs several worker processes
    * (`ziggurat serve --workers N`, docs/scaling.md): learnt from Match.serverAddress and
    * MATCH_ELSEWHERE refusals; that match's calls then go there. An address that stops
@@ -165,7 +166,7 @@ export class ZigguratClient {
   ) {
     const secure = options.tls === true || options.ca !== undefined;
     const baseUrl = `${secure ? "https" : "http"}://${address}`;
-    this.sessions = new Http2SessionManager(
+    this.sessions = new GuardedSessionManager(
       baseUrl,
       { pingIntervalMs: 20_000, pingTimeoutMs: 10_000 },
       options.ca !== undefined ? { ca: options.ca } : {},
