@@ -36,10 +36,10 @@ from connectrpc.errors import ConnectError
 from tests import processes
 from tests.clients.test_sdk import _self_signed
 from tests.hosting.test_shutdown import _bot_messages, _play_events, assert_shutting_down, collect, started
+from tests.lan import discovered
 from tests.servers import ServerProcess, kabaleo_config, pylos_config, random_chooser
 from ziggurat.hosting.gate import default_binary
 from ziggurat.hosting.server import ServeOptions, ZigguratServer
-from ziggurat.tui.discovery import discover
 from ziggurat.v1 import bot_service_pb2 as bpb
 from ziggurat.v1 import bot_service_pb2_grpc as bgrpc
 from ziggurat.v1 import game_pb2, match_pb2
@@ -744,7 +744,7 @@ async def test_the_lan_is_told_the_gate_s_address(gate_built: Path, tmp_path: Pa
         assert server.gate is not None and port == server.gate.port != 0
         assert server.advertiser is not None
         await server.advertiser.wait_announced()
-        found = [info for info in await discover(1.5, interfaces=["127.0.0.1"]) if info.port == port]
+        found = await discovered(port)
         assert [info.address for info in found] == [f"127.0.0.1:{port}"]
         async with ZigguratClient(found[0].address) as client:
             assert await client.list_matches() == []

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.lan import LOOPBACK, discovered
 from ziggurat import __version__
 from ziggurat.hosting.mdns import interfaces_for, txt_properties
 from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.rules.registry import GAMES
 from ziggurat.tui.discovery import ServerInfo, discover
 from ziggurat_client import ZigguratClient
-
-LOOPBACK = ["127.0.0.1"]
 
 
 async def _mine(port: int, timeout: float = 1.5) -> list[ServerInfo]:
@@ -33,7 +32,7 @@ async def test_served_server_is_discovered_and_reachable(tmp_path: Path) -> None
     try:
         assert server.advertiser is not None
         await server.advertiser.wait_announced()
-        mine = await _mine(port)
+        mine = await discovered(port)
         assert len(mine) == 1, mine
         info = mine[0]
         assert info.host == "127.0.0.1"

@@ -21,11 +21,11 @@ from textual.screen import Screen
 from textual.widgets import Button, Input, OptionList, Select, Static
 from textual.worker import WorkerState
 
+from tests.lan import discovered
 from tests.servers import RunningServer, random_chooser
 from ziggurat.hosting.server import ServeOptions, ZigguratServer
 from ziggurat.rules.kabaleo_model import score_key
 from ziggurat.tui import ZigguratApp
-from ziggurat.tui.discovery import discover
 from ziggurat.tui.game import ConfirmResign, GameScreen
 from ziggurat.tui.lobby import LobbyScreen
 from ziggurat.tui.recovery import bases
@@ -313,12 +313,7 @@ async def test_server_list_from_lan_discovery_leads_to_the_lobby(tmp_path: Path)
         await running.advertiser.wait_announced()
 
         async def loopback() -> Any:
-            # A loaded machine may miss the answer within one 1.5 s scan: scan again, up to 5 times.
-            for _ in range(5):
-                found = [s for s in await discover(1.5, interfaces=["127.0.0.1"]) if s.port == port]
-                if found:
-                    break
-            return found
+            return await discovered(port)
 
         app = ZigguratApp(discover_servers=loopback)
         async with app.run_test(size=SIZE) as pilot:
