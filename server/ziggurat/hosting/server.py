@@ -98,12 +98,10 @@ from ziggurat.v1 import (
     bot_service_pb2_grpc,
     match_service_pb2,
 )
-from ziggurat.web.serving import WebServer
-from ziggurat.web.serving import bind as bind_web
-from ziggurat.web.tls import server_context
 
 if TYPE_CHECKING:
     from ziggurat.hosting.mdns import Advertiser
+    from ziggurat.web.serving import WebServer
 
 log = logging.getLogger("ziggurat.server")
 
@@ -417,6 +415,8 @@ class ZigguratServer:
     async def _start(self) -> int:
         self.port = self._bind()  # first: a port in use fails at once, before any long check
         if self.options.http_port is not None:
+            from ziggurat.web.serving import bind as bind_web
+
             try:
                 self._web_socket = bind_web(
                     self.options.host, self.options.http_port, reuse_port=self.options.worker is not None
@@ -494,6 +494,7 @@ class ZigguratServer:
             from ziggurat.web.competition import CompetitionConnectInterceptor
             from ziggurat.web.connect import TOURNAMENT_SERVICE, Binding, browser_bindings
             from ziggurat.web.limits import BodyDeadline, ConnectionLimits, GuardInterceptor, OpenConnections
+            from ziggurat.web.serving import WebServer
 
             assert self._web_socket is not None
             tournament = next(
@@ -551,6 +552,8 @@ class ZigguratServer:
         if not self.options.tls:
             return
         assert self.options.tls_cert is not None and self.options.tls_key is not None
+        from ziggurat.web.tls import server_context
+
         try:
             self._tls = server_context(self.options.tls_cert, self.options.tls_key)
         except ssl.SSLError as error:  # e.g. KEY_VALUES_MISMATCH: the key is not the certificate's
