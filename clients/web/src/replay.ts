@@ -45,13 +45,17 @@ export function showReplay(root: HTMLElement, matchId: string): () => void {
     index = Math.max(0, Math.min(frames.length - 1, next));
     render();
   };
-  const controls = h("div", { class: "replay-controls" },
-    h("button", { id: "replay-first", onclick: () => go(0) }, t("replay.first")),
-    h("button", { id: "replay-prev", onclick: () => go(index - 1) }, t("replay.back")),
-    position,
-    h("button", { id: "replay-next", onclick: () => go(index + 1) }, t("replay.next")),
-    h("button", { id: "replay-last", onclick: () => go(frames.length - 1) }, t("replay.last")),
-    slider);
+  // Until the record has arrived there is nothing to step through: the controls say so by being
+  // disabled (and the caption says why), rather than answering clicks with nothing.
+  const steppers = [
+    h("button", { id: "replay-first", disabled: true, onclick: () => go(0) }, t("replay.first")),
+    h("button", { id: "replay-prev", disabled: true, onclick: () => go(index - 1) }, t("replay.back")),
+    h("button", { id: "replay-next", disabled: true, onclick: () => go(index + 1) }, t("replay.next")),
+    h("button", { id: "replay-last", disabled: true, onclick: () => go(frames.length - 1) }, t("replay.last")),
+  ];
+  slider.disabled = true;
+  caption.textContent = t("replay.loading");
+  const controls = h("div", { class: "replay-controls" }, steppers[0], steppers[1], position, steppers[2], steppers[3], slider);
   slider.addEventListener("input", () => go(Number(slider.value)));
   // One key press, one move: the keys are ours everywhere on the page (the slider's own
   // handling of them is cancelled, else → with the slider focused moved two moves).
@@ -126,8 +130,12 @@ export function showReplay(root: HTMLElement, matchId: string): () => void {
   void (async () => {
     try {
       const match = (await api.getMatch({ matchId })).match;
-      if (!match) return;
+      if (!match) {
+        caption.textContent = "";
+        return;
+      }
       if (match.status !== MatchStatus.FINISHED) {
+        caption.textContent = "";
         message.textContent = t("replay.running");
         return;
       }
@@ -162,8 +170,13 @@ export function showReplay(root: HTMLElement, matchId: string): () => void {
       }
       renderMoves();
       go(0);
+      if (frames.length) {
+        for (const control of [...steppers, slider]) control.disabled = false;
+      }
     } catch (error) {
-      if (!abort.signal.aborted) message.textContent = explain(error);
+      if (abort.signal.aborted) return;
+      caption.textContent = "";
+      message.textContent = explain(error);
     }
   })();
   return () => {

@@ -85,3 +85,33 @@ test("the replay fits a 390 px phone, with touch targets of 44 px", { timeout: 1
   await shot(page, "replay-phone");
   await context.close();
 });
+
+test("while the record is on its way the replay's controls are disabled and the page says it is loading", { timeout: 120_000 }, async () => {
+  const matchId = await finishedGame();
+  const page = await chrome.browser.newPage({ viewport: { width: 1280, height: 900 } });
+  // The server stalls the record: the WatchMatch call is held until the test lets it through.
+  let release;
+  const released = new Promise((resolve) => { release = resolve; });
+  let held = 0;
+  await page.route("**/ziggurat.v1.MatchService/WatchMatch", async (route) => {
+    held += 1;
+    await released;
+    await route.continue();
+  });
+  await page.goto(`${server.url}#/replay/${matchId}`);
+  await page.waitForFunction(() => document.querySelector("#replay-players")?.textContent.startsWith("Players:"));
+  assert.equal(held, 1, "the record was asked for and is held");
+  const controls = ["#replay-first", "#replay-prev", "#replay-next", "#replay-last", "#replay-slider"];
+  for (const control of controls) assert.equal(await page.isDisabled(control), true, `${control} before the record`);
+  assert.equal(await page.textContent("#replay-caption"), "Loading the game's record…");
+  await page.keyboard.press("End");
+  assert.equal(await page.textContent("#replay-ply"), "", "a key does nothing before the record");
+  await shot(page, "replay-loading");
+  release();
+  await page.waitForSelector("#replay-moves button.ply[data-ply='10']");
+  for (const control of controls) assert.equal(await page.isDisabled(control), false, `${control} with the record`);
+  assert.equal(await page.textContent("#replay-caption"), "The start.");
+  await page.click("#replay-last");
+  assert.match(await page.textContent("#replay-ply"), /^move 10 of 10$/);
+  await page.close();
+});

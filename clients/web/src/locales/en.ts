@@ -324,6 +324,7 @@ export const en = {
   "replay.played": "{who} played {move}.",
   "replay.playedCancelled": "{who} played {move} — cancelled.",
   "replay.running": "This match is still running: open it to watch it live.",
+  "replay.loading": "Loading the game's record…",
   "replay.players": "Players: {list}",
   "replay.gameOver": "Game over: {headline}. {why}",
 

@@ -311,6 +311,7 @@ export const eu: Catalogue = {
   "replay.played": "{who}: {move}.",
   "replay.playedCancelled": "{who}: {move} — baliogabetuta.",
   "replay.running": "Partida hau oraindik martxan dago: ireki zuzenean ikusteko.",
+  "replay.loading": "Partidaren erregistroa kargatzen…",
   "replay.players": "Jokalariak: {list}",
   "replay.gameOver": "Partida amaituta: {headline}. {why}",
 

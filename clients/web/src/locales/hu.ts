@@ -311,6 +311,7 @@ export const hu: Catalogue = {
   "replay.played": "{who} lépése: {move}.",
   "replay.playedCancelled": "{who} lépése: {move} — semlegesítve.",
   "replay.running": "Ez a mérkőzés még tart: nyisd meg, és nézd élőben.",
+  "replay.loading": "A játszma felvételének betöltése…",
   "replay.players": "Játékosok: {list}",
   "replay.gameOver": "Vége a játszmának: {headline}. {why}",
 

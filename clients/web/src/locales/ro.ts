@@ -311,6 +311,7 @@ export const ro: Catalogue = {
   "replay.played": "{who} a jucat {move}.",
   "replay.playedCancelled": "{who} a jucat {move} — anulată.",
   "replay.running": "Meciul este încă în desfășurare: deschide-l ca să-l urmărești în direct.",
+  "replay.loading": "Se încarcă înregistrarea partidei…",
   "replay.players": "Jucători: {list}",
   "replay.gameOver": "Joc încheiat: {headline}. {why}",
 
