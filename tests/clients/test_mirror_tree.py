@@ -7,7 +7,6 @@ from __future__ import annotations
 import doctest
 import importlib.util
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -18,9 +17,8 @@ OLD = 1_000_000_000  # 2001: a time no file written by this test has
 
 
 def _git(checkout: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(checkout), *args], check=True, capture_output=True, text=True
-    ).stdout
+    done = processes.run(["git", "-C", str(checkout), *args], check=True, capture_output=True, text=True)
+    return str(done.stdout)
 
 
 def _mirror(checkout: Path, mirror: Path) -> str:
