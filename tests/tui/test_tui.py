@@ -312,10 +312,7 @@ async def test_server_list_from_lan_discovery_leads_to_the_lobby(tmp_path: Path)
         assert running.advertiser is not None
         await running.advertiser.wait_announced()
 
-        async def loopback() -> Any:
-            return await discovered(port)
-
-        app = ZigguratApp(discover_servers=loopback)
+        app = ZigguratApp(discover_servers=lambda: discovered(port))
         async with app.run_test(size=SIZE) as pilot:
             servers: ServerScreen = await screen_of(pilot, ServerScreen)
             listing = servers.query_one("#servers", OptionList)

@@ -55,7 +55,7 @@ export function showReplay(root: HTMLElement, matchId: string): () => void {
   ];
   slider.disabled = true;
   caption.textContent = t("replay.loading");
-  const controls = h("div", { class: "replay-controls" }, steppers[0], steppers[1], position, steppers[2], steppers[3], slider);
+  const controls = h("div", { class: "replay-controls" }, ...steppers.slice(0, 2), position, ...steppers.slice(2), slider);
   slider.addEventListener("input", () => go(Number(slider.value)));
   // One key press, one move: the keys are ours everywhere on the page (the slider's own
   // handling of them is cancelled, else → with the slider focused moved two moves).
@@ -130,12 +130,8 @@ export function showReplay(root: HTMLElement, matchId: string): () => void {
   void (async () => {
     try {
       const match = (await api.getMatch({ matchId })).match;
-      if (!match) {
-        caption.textContent = "";
-        return;
-      }
+      if (!match) return;
       if (match.status !== MatchStatus.FINISHED) {
-        caption.textContent = "";
         message.textContent = t("replay.running");
         return;
       }
@@ -174,9 +170,10 @@ export function showReplay(root: HTMLElement, matchId: string): () => void {
         for (const control of [...steppers, slider]) control.disabled = false;
       }
     } catch (error) {
-      if (abort.signal.aborted) return;
-      caption.textContent = "";
-      message.textContent = explain(error);
+      if (!abort.signal.aborted) message.textContent = explain(error);
+    } finally {
+      // Still disabled: no record was shown (a running match, an error), so nothing is loading.
+      if (slider.disabled) caption.textContent = "";
     }
   })();
   return () => {
