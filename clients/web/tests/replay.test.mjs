@@ -115,3 +115,13 @@ test("while the record is on its way the replay's controls are disabled and the 
   assert.match(await page.textContent("#replay-ply"), /^move 10 of 10$/);
   await page.close();
 });
+
+test("the replay of a match still running says so, with its controls disabled and no loading words", { timeout: 60_000 }, async () => {
+  const created = await callApi(server, "CreateMatch", { config: { game: "GAME_PYLOS", seats: 2 } });
+  const page = await chrome.browser.newPage({ viewport: { width: 1280, height: 900 } });
+  await page.goto(`${server.url}#/replay/${created.match.matchId}`);
+  await page.waitForFunction(() => document.querySelector("p.message")?.textContent.startsWith("This match is still running"));
+  assert.equal(await page.textContent("#replay-caption"), "");
+  for (const control of ["#replay-first", "#replay-next", "#replay-slider"]) assert.equal(await page.isDisabled(control), true, control);
+  await page.close();
+});
